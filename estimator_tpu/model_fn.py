@@ -1,0 +1,72 @@
+"""model_fn and metric_fn for TPUEstimator.
+
+`model_fn_builder` closes over the hyper-parameters (BERT's pattern), so nothing in here reads global flags and
+the same function serves TPUEstimator on CPU, on TPU, and in tests.
+"""
+import tensorflow.compat.v1 as tf
+
+from estimator_tpu import model
+
+IMAGE_KEY = 'image'
+# Per-example weight feature: 1.0 for real examples, 0.0 for padding rows added to fill the last static batch.
+WEIGHT_KEY = 'weight'
+
+
+def metric_fn(labels, logits, weights=None):
+  """Accuracy and mean cross-entropy; runs on the host CPU (TPUEstimatorSpec.eval_metrics).
+
+  `weights` (optional, [batch] float) lets padded rows count zero, so evaluation over a padded split is exact.
+  """
+  predictions = tf.argmax(logits, axis=1, output_type=tf.int32)
+  per_example_loss = tf.nn.sparse_softmax_cross_entropy_with_logits(labels=labels, logits=logits)
+  return {
+      'accuracy': tf.metrics.accuracy(labels=labels, predictions=predictions, weights=weights),
+      # 'loss' is taken: Estimator reports the mean of the per-batch losses under that name.
+      'mean_loss': tf.metrics.mean(per_example_loss, weights=weights),
+  }
+
+
+def learning_rate_schedule(initial_rate, decay_steps, decay_rate):
+  """Exponentially decayed learning rate, staircase-free, driven by the global step."""
+  return tf.train.exponential_decay(
+      initial_rate, tf.train.get_global_step(), decay_steps=decay_steps, decay_rate=decay_rate)
+
+
+def model_fn_builder(learning_rate, decay_steps, decay_rate):
+  """Returns a TPUEstimator model_fn(features, labels, mode, params) with these optimisation settings."""
+
+  def model_fn(features, labels, mode, params):
+    """Builds the TRAIN, EVAL or PREDICT graph; `params` comes from TPUEstimator (use_tpu, batch_size)."""
+    # TPUEstimator sets params['use_tpu'] True only when the graph really runs on TPU cores.
+    use_tpu = params.get('use_tpu', False)
+    images = features[IMAGE_KEY] if isinstance(features, dict) else features
+    logits = model.mnist_cnn(images, training=(mode == tf.estimator.ModeKeys.TRAIN))
+
+    if mode == tf.estimator.ModeKeys.PREDICT:
+      predictions = {
+          'class_ids': tf.argmax(logits, axis=1, output_type=tf.int32),
+          'probabilities': tf.nn.softmax(logits),
+      }
+      return tf.estimator.tpu.TPUEstimatorSpec(mode=mode, predictions=predictions)
+
+    loss = tf.losses.sparse_softmax_cross_entropy(labels=labels, logits=logits)
+
+    if mode == tf.estimator.ModeKeys.EVAL:
+      # eval_metrics replaces Estimator's eval_metric_ops: metric ops cannot run on the TPU, so TPUEstimator
+      # ships these batch-major tensors to the host and calls metric_fn there. Passing them by name (a dict)
+      # lets the optional weights be left out: a list must match metric_fn's arity exactly.
+      metric_args = {'labels': labels, 'logits': logits}
+      if isinstance(features, dict) and WEIGHT_KEY in features:
+        metric_args['weights'] = features[WEIGHT_KEY]
+      return tf.estimator.tpu.TPUEstimatorSpec(mode=mode, loss=loss, eval_metrics=(metric_fn, metric_args))
+
+    rate = learning_rate_schedule(learning_rate, decay_steps, decay_rate)
+    optimizer = tf.train.AdamOptimizer(rate)
+    if use_tpu:
+      # Each TPU core computes gradients on its own shard of the batch; CrossShardOptimizer all-reduces them
+      # (CrossReplicaSum) before applying. Off TPU that op has no kernel, hence the condition.
+      optimizer = tf.tpu.CrossShardOptimizer(optimizer)
+    train_op = optimizer.minimize(loss, global_step=tf.train.get_global_step())
+    return tf.estimator.tpu.TPUEstimatorSpec(mode=mode, loss=loss, train_op=train_op)
+
+  return model_fn

@@ -1,0 +1,135 @@
+"""MNIST as TFRecords, in the layout TensorFlow's own MNIST tools write (convert_to_records.py).
+
+`<data_dir>/{train,validation,test}.tfrecords`; each tf.train.Example holds `image_raw` (784 uint8 bytes),
+`label` (int64), `height`, `width`, `depth`. Data prepared for tensorflow/tpu's mnist_tpu.py reads here unchanged,
+and ours there. All file access goes through tf.io.gfile, so `gs://` paths work too.
+"""
+import os
+
+import numpy as np
+import tensorflow.compat.v1 as tf
+from absl import logging
+
+from estimator_tpu import idx
+from estimator_tpu.errors import UserError
+
+SPLITS = ('train', 'validation', 'test')
+VALIDATION_SIZE = 5000  # the last 5,000 training images, as convert_to_records.py does
+IDX_FILES = {
+    'train_images': 'train-images-idx3-ubyte',
+    'train_labels': 'train-labels-idx1-ubyte',
+    'test_images': 't10k-images-idx3-ubyte',
+    'test_labels': 't10k-labels-idx1-ubyte',
+}
+PROGRESS_EVERY = 10000
+
+
+def split_path(data_dir, split):
+  return os.path.join(data_dir, '%s.tfrecords' % split)
+
+
+def has_all_splits(data_dir):
+  return all(tf.io.gfile.exists(split_path(data_dir, s)) for s in SPLITS)
+
+
+def require_split(data_dir, split):
+  """Returns the split's path, or raises a UserError that says how to create it."""
+  path = split_path(data_dir, split)
+  if not tf.io.gfile.exists(path):
+    raise UserError('%s is missing.' % path,
+                    'run `python prepare_data.py --data_dir=%s` (downloads MNIST), or pass --source_dir with '
+                    'your own IDX files.' % data_dir)
+  return path
+
+
+def serialize_example(image, label):
+  """One tf.train.Example in the standard layout; `image` is uint8 [28, 28]."""
+  height, width = image.shape
+  int64 = lambda v: tf.train.Feature(int64_list=tf.train.Int64List(value=[int(v)]))
+  feature = {
+      'height': int64(height),
+      'width': int64(width),
+      'depth': int64(1),
+      'label': int64(label),
+      'image_raw': tf.train.Feature(bytes_list=tf.train.BytesList(value=[image.tobytes()])),
+  }
+  return tf.train.Example(features=tf.train.Features(feature=feature)).SerializeToString()
+
+
+def write_split(path, images, labels):
+  """Writes one split under a temporary name and renames it when complete, so no reader sees half a file."""
+  if len(images) != len(labels):
+    raise UserError('%d images but %d labels for %s.' % (len(images), len(labels), path),
+                    'pass matching images and labels files.')
+  tmp_path = path + '.tmp-%d' % os.getpid()
+  try:
+    with tf.io.TFRecordWriter(tmp_path) as writer:
+      for i, (image, label) in enumerate(zip(images, labels)):
+        writer.write(serialize_example(image, label))
+        if (i + 1) % PROGRESS_EVERY == 0:
+          logging.info('%s: %d/%d examples', os.path.basename(path), i + 1, len(images))
+    tf.io.gfile.rename(tmp_path, path, overwrite=True)
+  finally:
+    if tf.io.gfile.exists(tmp_path):
+      tf.io.gfile.remove(tmp_path)
+  logging.info('Wrote %s (%d examples).', path, len(images))
+
+
+def find_idx_file(source_dir, name):
+  """Returns `<name>` or `<name>.gz` in source_dir, or raises a UserError naming what is missing."""
+  for candidate in (name, name + '.gz'):
+    path = os.path.join(source_dir, candidate)
+    if tf.io.gfile.exists(path):
+      return path
+  raise UserError('%s(.gz) not found in %s.' % (name, source_dir),
+                  'put the four IDX files (%s) there, gzipped or not.' % ', '.join(sorted(IDX_FILES.values())))
+
+
+def read_idx_dir(source_dir, validation_size=VALIDATION_SIZE):
+  """Reads and checks the four standard IDX files; returns dict of uint8 arrays keyed like IDX_FILES."""
+  arrays = {}
+  for key, name in sorted(IDX_FILES.items()):
+    path = find_idx_file(source_dir, name)
+    reader = idx.read_images if key.endswith('images') else idx.read_labels
+    arrays[key] = reader(path, open_fn=tf.io.gfile.GFile)
+  for split in ('train', 'test'):
+    n_images, n_labels = len(arrays[split + '_images']), len(arrays[split + '_labels'])
+    if n_images != n_labels:
+      raise UserError('the %s split has %d images but %d labels.' % (split, n_images, n_labels),
+                      'use the images and labels files that belong together.')
+  if len(arrays['train_images']) <= validation_size:
+    raise UserError('the training set has %d images; at least %d are needed (the last %d become validation).'
+                    % (len(arrays['train_images']), validation_size + 1, validation_size),
+                    'use a larger training set or a smaller --validation_size.')
+  return arrays
+
+
+def convert_idx_dir(source_dir, data_dir, validation_size=VALIDATION_SIZE):
+  """Writes train/validation/test TFRecords in data_dir from the IDX files in source_dir.
+
+  The last `validation_size` training images become the validation split (5,000 for MNIST, as TF's tools do).
+  """
+  arrays = read_idx_dir(source_dir, validation_size)
+  tf.io.gfile.makedirs(data_dir)
+  cut = len(arrays['train_images']) - validation_size
+  write_split(split_path(data_dir, 'train'), arrays['train_images'][:cut], arrays['train_labels'][:cut])
+  write_split(split_path(data_dir, 'validation'), arrays['train_images'][cut:], arrays['train_labels'][cut:])
+  write_split(split_path(data_dir, 'test'), arrays['test_images'], arrays['test_labels'])
+
+
+def count_examples(path):
+  """Number of records in a TFRecord file (reads it once; 10k MNIST records take well under a second)."""
+  return sum(1 for _ in tf.io.tf_record_iterator(path))
+
+
+def read_split(path):
+  """Returns (images uint8 [n, 28, 28], labels int64 [n]) from a split file; for tests and small tools."""
+  images, labels = [], []
+  for record in tf.io.tf_record_iterator(path):
+    example = tf.train.Example.FromString(record)
+    feature = example.features.feature
+    height, width = feature['height'].int64_list.value[0], feature['width'].int64_list.value[0]
+    pixels = np.frombuffer(feature['image_raw'].bytes_list.value[0], dtype=np.uint8)
+    images.append(pixels.reshape(height, width))
+    labels.append(feature['label'].int64_list.value[0])
+  return np.array(images, dtype=np.uint8).reshape(-1, 28, 28), np.array(labels, dtype=np.int64)

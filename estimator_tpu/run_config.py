@@ -1,0 +1,35 @@
+"""RunConfig/TPUConfig and the TPU cluster resolver, built from plain values (never from global flags)."""
+import tensorflow.compat.v1 as tf
+
+from estimator_tpu.errors import UserError
+
+
+def resolve_tpu_cluster(tpu_name, tpu_zone=None, gcp_project=None, resolver_cls=None):
+  """Returns a TPUClusterResolver for a named Cloud TPU (zone/project are looked up from GCE when omitted)."""
+  resolver_cls = resolver_cls or tf.distribute.cluster_resolver.TPUClusterResolver
+  try:
+    return resolver_cls(tpu=[tpu_name], zone=tpu_zone, project=gcp_project)
+  except (ValueError, RuntimeError, OSError) as e:
+    raise UserError('could not resolve TPU %r (zone=%r, project=%r): %s' % (tpu_name, tpu_zone, gcp_project, e),
+                    'check --tpu_name, --tpu_zone and --gcp_project, and that this VM may use the Cloud TPU API.')
+
+
+def build_run_config(model_dir, iterations_per_loop, num_shards, save_checkpoints_steps,
+                     master=None, cluster=None, keep_checkpoint_max=5):
+  """TPU RunConfig: `iterations_per_loop` steps run on the device per session.run (one host round trip).
+
+  Pass either `master` (a grpc:// address, or '' for local) or `cluster` (a resolver), never both: RunConfig
+  refuses the combination.
+  """
+  tpu_config = tf.estimator.tpu.TPUConfig(
+      iterations_per_loop=iterations_per_loop,
+      num_shards=num_shards,
+      # PER_HOST_V2: one input pipeline per host feeding all its cores; params['batch_size'] is per core.
+      per_host_input_for_training=tf.estimator.tpu.InputPipelineConfig.PER_HOST_V2)
+  return tf.estimator.tpu.RunConfig(
+      cluster=cluster,
+      master=None if cluster is not None else master,
+      model_dir=model_dir,
+      save_checkpoints_steps=save_checkpoints_steps,
+      keep_checkpoint_max=keep_checkpoint_max,
+      tpu_config=tpu_config)

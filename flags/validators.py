@@ -1,0 +1,28 @@
+"""Checks that span flag groups (call after the define_* functions)."""
+from absl import flags
+
+from flags import training
+
+
+def register_cross_validators():
+  flags.register_multi_flags_validator(
+      ['use_tpu', 'batch_size', 'eval_batch_size', 'num_shards'], _batches_split_across_cores,
+      message='on TPU every batch is split evenly across the cores: --batch_size and --eval_batch_size must be '
+              'divisible by --num_shards (e.g. --batch_size=1024 --num_shards=8).')
+  flags.register_multi_flags_validator(
+      ['use_tpu', 'model_dir', 'data_dir'], _cloud_paths_on_tpu,
+      message='TPU workers cannot read this VM\'s disk: with --tpu_name, --model_dir and --data_dir must be '
+              'gs:// paths (e.g. --model_dir=gs://BUCKET/mnist/model).')
+
+
+def _batches_split_across_cores(values):
+  if not values['use_tpu']:
+    return True
+  batches = [values['eval_batch_size'], training.effective_batch_size(values['batch_size'], use_tpu=True)]
+  return all(batch % values['num_shards'] == 0 for batch in batches)
+
+
+def _cloud_paths_on_tpu(values):
+  if not values['use_tpu']:
+    return True
+  return all(path is not None and path.startswith('gs://') for path in (values['model_dir'], values['data_dir']))

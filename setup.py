@@ -1,0 +1,33 @@
+"""Installs the estimator_tpu library with the TensorFlow that matches the running Python.
+
+Two supported stacks, chosen by environment markers so that one `pip install .` works for both:
+  * Python 3.7  -> TensorFlow 1.15.5 (the primary target; pins below are the ones known to install).
+  * Python 3.11 -> tensorflow-cpu 2.15.1 + tensorflow-estimator 2.15.0 (the last TF with TPUEstimator).
+The runnable scripts (mnist_tpu.py, ...) and the `flags/` package stay in the source tree on purpose: a
+top-level package named `flags` would be a poor citizen of site-packages.
+"""
+import setuptools
+
+TF1 = 'python_version < "3.8"'
+TF2 = 'python_version >= "3.9" and python_version < "3.12"'
+
+setuptools.setup(
+    name='estimator_tpu',
+    version='0.1.0',
+    description='Reference implementation of the TensorFlow TPUEstimator mnist_tpu pattern.',
+    packages=setuptools.find_packages(include=['estimator_tpu', 'estimator_tpu.*']),
+    python_requires='>=3.7, <3.12',
+    install_requires=[
+        'absl-py',
+        'tensorflow==1.15.5; ' + TF1,
+        'numpy==1.18.5; ' + TF1,
+        'protobuf==3.20.3; ' + TF1,
+        'h5py==2.10.0; ' + TF1,
+        'tensorflow-cpu==2.15.1; ' + TF2,
+        'tensorflow-estimator==2.15.0; ' + TF2,
+        'numpy<2; ' + TF2,
+    ],
+    extras_require={
+        'test': ['pytest<8'],
+    },
+)
