@@ -24,22 +24,11 @@ from estimator_tpu import prepare
 from estimator_tpu import records
 from estimator_tpu import run_config as run_config_lib
 from estimator_tpu.errors import UserError
-from flags import data as data_flags
-from flags import tpu_cluster
-from flags import tpu_loop
+from flags import mnist_tpu as mnist_tpu_flags
 from flags import training
-from flags import validators
 
 FLAGS = flags.FLAGS
 RESULTS_FILE = 'mnist_tpu_results.json'
-
-
-def define_flags():
-  tpu_cluster.define_tpu_cluster_flags()
-  tpu_loop.define_tpu_loop_flags()
-  training.define_training_flags()
-  data_flags.define_data_flags()
-  validators.register_cross_validators()
 
 
 def default_model_dir():
@@ -135,11 +124,10 @@ def main(argv):
   try:
     run()
   except UserError as e:
-    logging.error('%s', e)
     sys.stderr.write('error: %s\n' % e)
     sys.exit(1)
 
 
 if __name__ == '__main__':
-  define_flags()
+  mnist_tpu_flags.define_mnist_tpu_flags()
   app.run(main)

@@ -6,28 +6,34 @@ from absl import flags
 GRPC_ADDRESS = re.compile(r'^grpc://[^\s:/]+:\d+$')
 
 
-def define_tpu_cluster_flags():
-  flags.DEFINE_bool('use_tpu', True, 'Run on a TPU. --use_tpu=false runs the same TPUEstimator on the local CPU.')
-  flags.DEFINE_string('tpu_name', None, 'Name of the Cloud TPU to use (resolved with TPUClusterResolver).')
-  flags.DEFINE_string('tpu_zone', None, 'GCE zone of the Cloud TPU; looked up from the VM when omitted.')
-  flags.DEFINE_string('gcp_project', None, 'GCP project of the Cloud TPU; looked up from the VM when omitted.')
-  flags.DEFINE_string('master', None, "TPU worker address grpc://HOST:PORT; '' (with --use_tpu=false) is local.")
+def define_tpu_cluster_flags(fv=flags.FLAGS):
+  flags.DEFINE_bool('use_tpu', True, 'Run on a TPU. --use_tpu=false runs the same TPUEstimator on the local CPU.',
+                    flag_values=fv)
+  flags.DEFINE_string('tpu_name', None, 'Name of the Cloud TPU to use (resolved with TPUClusterResolver).',
+                      flag_values=fv)
+  flags.DEFINE_string('tpu_zone', None, 'GCE zone of the Cloud TPU; looked up from the VM when omitted.',
+                      flag_values=fv)
+  flags.DEFINE_string('gcp_project', None, 'GCP project of the Cloud TPU; looked up from the VM when omitted.',
+                      flag_values=fv)
+  flags.DEFINE_string('master', None, "TPU worker address grpc://HOST:PORT; '' (with --use_tpu=false) is local.",
+                      flag_values=fv)
 
   flags.register_validator(
       'master', lambda value: value is None or value == '' or bool(GRPC_ADDRESS.match(value)),
-      message="--master must be '' (local) or grpc://HOST:PORT, e.g. --master=grpc://10.240.1.2:8470.")
+      message="--master must be '' (local) or grpc://HOST:PORT, e.g. --master=grpc://10.240.1.2:8470.",
+      flag_values=fv)
   flags.register_multi_flags_validator(
-      ['use_tpu', 'tpu_name', 'master'], _check_tpu_target,
+      ['use_tpu', 'tpu_name', 'master'],
+      lambda f: not f['use_tpu'] or bool(f['tpu_name']) or bool(f['master']),
       message="with --use_tpu=true name the TPU: --tpu_name=NAME (or --master=grpc://HOST:PORT); "
-              "for a local run pass --use_tpu=false --master=''.")
+              "for a local run pass --use_tpu=false --master=''.",
+      flag_values=fv)
   flags.register_multi_flags_validator(
       ['tpu_name', 'master'], lambda f: not (f['tpu_name'] and f['master']),
-      message='--tpu_name and --master both say where the TPU is; pass only one of them.')
+      message='--tpu_name and --master both say where the TPU is; pass only one of them.',
+      flag_values=fv)
   flags.register_multi_flags_validator(
       ['use_tpu', 'tpu_name', 'tpu_zone', 'gcp_project'],
       lambda f: f['use_tpu'] or not (f['tpu_name'] or f['tpu_zone'] or f['gcp_project']),
-      message='--tpu_name/--tpu_zone/--gcp_project are set but --use_tpu=false; drop them or pass --use_tpu=true.')
-
-
-def _check_tpu_target(values):
-  return not values['use_tpu'] or bool(values['tpu_name']) or bool(values['master'])
+      message='--tpu_name/--tpu_zone/--gcp_project are set but --use_tpu=false; drop them or pass --use_tpu=true.',
+      flag_values=fv)

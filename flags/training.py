@@ -1,7 +1,7 @@
 """Model directory, batch sizes, steps and optimiser settings.
 
-Defaults suit the local CPU run (they reach >= 99% test accuracy on MNIST in under 10 minutes on 2 cores);
-`--batch_size` left unset becomes LOCAL_BATCH_SIZE off TPU and TPU_BATCH_SIZE on TPU.
+Defaults suit the local CPU run (measured: >= 99% MNIST test accuracy in under 10 minutes on 2 cores, see
+README); `--batch_size` left unset becomes LOCAL_BATCH_SIZE off TPU and TPU_BATCH_SIZE on TPU.
 """
 from absl import flags
 
@@ -9,21 +9,25 @@ LOCAL_BATCH_SIZE = 128
 TPU_BATCH_SIZE = 1024
 
 
-def define_training_flags():
+def define_training_flags(fv=flags.FLAGS):
   flags.DEFINE_string('model_dir', None, 'Checkpoints and event files. On a Cloud TPU it must be a gs:// path. '
-                      'Default (local runs only): a new directory under the system temp dir.')
+                      'Default (local runs only): a new directory under the system temp dir.', flag_values=fv)
   flags.DEFINE_integer('batch_size', None, 'Global training batch (all cores together). Default: %d locally, %d '
                        'on TPU. On TPU it must be divisible by --num_shards.' % (LOCAL_BATCH_SIZE, TPU_BATCH_SIZE),
-                       lower_bound=1)
-  flags.DEFINE_integer('eval_batch_size', 1000, 'Global evaluation and prediction batch.', lower_bound=1)
-  flags.DEFINE_integer('train_steps', 2000, 'Total training steps (TPUEstimator max_steps).', lower_bound=1)
-  flags.DEFINE_float('learning_rate', 1e-3, 'Initial Adam learning rate.', lower_bound=0.0)
+                       lower_bound=1, flag_values=fv)
+  flags.DEFINE_integer('eval_batch_size', 1000, 'Global evaluation and prediction batch.',
+                       lower_bound=1, flag_values=fv)
+  flags.DEFINE_integer('train_steps', 2000, 'Total training steps (TPUEstimator max_steps).',
+                       lower_bound=1, flag_values=fv)
+  flags.DEFINE_float('learning_rate', 1e-3, 'Initial Adam learning rate.', lower_bound=0.0, flag_values=fv)
   flags.DEFINE_integer('lr_decay_steps', 1000, 'Steps over which the learning rate decays by --lr_decay_rate.',
-                       lower_bound=1)
-  flags.DEFINE_float('lr_decay_rate', 0.5, 'Exponential learning-rate decay factor.', lower_bound=0.0,
-                     upper_bound=1.0)
-  flags.DEFINE_integer('save_checkpoints_steps', 1000, 'Checkpoint cadence in steps.', lower_bound=1)
-  flags.DEFINE_integer('num_predictions', 10, 'Test images to predict and log after evaluation.', lower_bound=0)
+                       lower_bound=1, flag_values=fv)
+  flags.DEFINE_float('lr_decay_rate', 0.5, 'Exponential learning-rate decay factor.',
+                     lower_bound=0.0, upper_bound=1.0, flag_values=fv)
+  flags.DEFINE_integer('save_checkpoints_steps', 1000, 'Checkpoint cadence in steps.',
+                       lower_bound=1, flag_values=fv)
+  flags.DEFINE_integer('num_predictions', 10, 'Test images to predict and log after evaluation.',
+                       lower_bound=0, flag_values=fv)
 
 
 def effective_batch_size(batch_size, use_tpu):

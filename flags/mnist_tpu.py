@@ -1,0 +1,16 @@
+"""All flags of mnist_tpu.py, composed from the groups."""
+from absl import flags
+
+from flags import data
+from flags import tpu_cluster
+from flags import tpu_loop
+from flags import training
+from flags import validators
+
+
+def define_mnist_tpu_flags(fv=flags.FLAGS):
+  tpu_cluster.define_tpu_cluster_flags(fv)
+  tpu_loop.define_tpu_loop_flags(fv)
+  training.define_training_flags(fv)
+  data.define_data_flags(fv)
+  validators.register_cross_validators(fv)

@@ -1,0 +1,31 @@
+"""Shared fixtures: tiny synthetic datasets and the repository root on sys.path (for `flags` and `tests`)."""
+import os
+import sys
+
+import pytest
+
+REPO_ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+for path in (REPO_ROOT, os.path.join(REPO_ROOT, 'tests')):
+  if path not in sys.path:
+    sys.path.insert(0, path)
+
+import synthetic  # noqa: E402  (needs the path above)
+from estimator_tpu import records  # noqa: E402
+
+TINY_VALIDATION = 50
+
+
+@pytest.fixture
+def idx_dir(tmp_path):
+  """Four gzipped IDX files: 300 train (last 50 = validation) and 110 test synthetic digits."""
+  directory = str(tmp_path / 'idx')
+  synthetic.write_idx_dir(directory)
+  return directory
+
+
+@pytest.fixture
+def data_dir(tmp_path, idx_dir):
+  """The standard TFRecord layout written from `idx_dir`."""
+  directory = str(tmp_path / 'data')
+  records.convert_idx_dir(idx_dir, directory, validation_size=TINY_VALIDATION)
+  return directory

@@ -1,0 +1,61 @@
+"""Flag definitions and validation, on a private FlagValues so tests don't share state."""
+import pytest
+from absl import flags
+
+from flags import mnist_tpu as mnist_tpu_flags
+from flags import training
+
+LOCAL = ['--use_tpu=false', '--master=']
+TPU_PATHS = ['--model_dir=gs://b/model', '--data_dir=gs://b/data']
+
+
+def parse(args):
+  fv = flags.FlagValues()
+  mnist_tpu_flags.define_mnist_tpu_flags(fv)
+  fv(['mnist_tpu.py'] + args)
+  return fv
+
+
+def test_local_defaults():
+  fv = parse(LOCAL)
+  assert (fv.use_tpu, fv.master, fv.iterations, fv.num_shards) == (False, '', 50, 8)
+  assert training.effective_batch_size(fv.batch_size, fv.use_tpu) == training.LOCAL_BATCH_SIZE
+
+
+def test_tpu_by_name_gets_the_tpu_batch():
+  fv = parse(['--tpu_name=my-tpu', '--tpu_zone=us-central1-b', '--gcp_project=p'] + TPU_PATHS)
+  assert fv.use_tpu and fv.tpu_name == 'my-tpu'
+  assert training.effective_batch_size(fv.batch_size, fv.use_tpu) == training.TPU_BATCH_SIZE
+
+
+def test_master_address_is_accepted():
+  assert parse(['--master=grpc://10.0.0.2:8470'] + TPU_PATHS).master == 'grpc://10.0.0.2:8470'
+
+
+@pytest.mark.parametrize('args, message', [
+    (['--use_tpu=false', '--train_steps=0'], 'train_steps'),
+    (['--use_tpu=false', '--batch_size=-4'], 'batch_size'),
+    (['--use_tpu=false', '--iterations=0'], 'iterations'),
+    (['--use_tpu=false', '--master=localhost:8470'], 'grpc://HOST:PORT'),
+    ([], 'name the TPU'),
+    (['--tpu_name=t', '--master=grpc://h:1'] + TPU_PATHS, 'pass only one of them'),
+    (['--use_tpu=false', '--tpu_name=t'], 'drop them or pass --use_tpu=true'),
+    (['--tpu_name=t', '--batch_size=100'] + TPU_PATHS, 'divisible by --num_shards'),
+    (['--tpu_name=t', '--num_shards=3'] + TPU_PATHS, 'divisible by --num_shards'),
+    (['--tpu_name=t', '--model_dir=/tmp/m', '--data_dir=gs://b/d'], 'gs:// paths'),
+    (['--tpu_name=t', '--model_dir=gs://b/m'], 'gs:// paths'),
+])
+def test_bad_values_are_rejected_with_the_fix(args, message):
+  with pytest.raises(flags.IllegalFlagValueError, match=message):
+    parse(args)
+
+
+def test_batch_not_divisible_is_fine_on_cpu():
+  assert parse(LOCAL + ['--batch_size=100', '--num_shards=8']).batch_size == 100
+
+
+def test_flagfile(tmp_path):
+  flagfile = tmp_path / 'local.flags'
+  flagfile.write_text('--use_tpu=false\n--master=\n--train_steps=7\n--batch_size=32\n')
+  fv = parse(['--flagfile=%s' % flagfile])
+  assert (fv.use_tpu, fv.train_steps, fv.batch_size) == (False, 7, 32)

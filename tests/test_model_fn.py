@@ -1,0 +1,83 @@
+"""model_fn per mode, built directly with the params TPUEstimator would pass, and metric_fn alone."""
+import numpy as np
+import pytest
+import tensorflow.compat.v1 as tf
+
+from estimator_tpu import model_fn as model_fn_lib
+
+BATCH = 8
+MODE = tf.estimator.ModeKeys
+
+
+def build_spec(mode, use_tpu, with_weights=False):
+  graph = tf.Graph()
+  with graph.as_default():
+    tf.train.create_global_step()
+    features = {model_fn_lib.IMAGE_KEY: tf.zeros([BATCH, 784])}
+    if with_weights:
+      features[model_fn_lib.WEIGHT_KEY] = tf.ones([BATCH])
+    labels = None if mode == MODE.PREDICT else tf.zeros([BATCH], tf.int32)
+    fn = model_fn_lib.model_fn_builder(learning_rate=1e-3, decay_steps=100, decay_rate=0.5)
+    spec = fn(features, labels, mode, params={'use_tpu': use_tpu, 'batch_size': BATCH})
+  return graph, spec
+
+
+def op_types(graph):
+  return {op.type for op in graph.get_operations()}
+
+
+@pytest.mark.parametrize('use_tpu', [False, True])
+def test_train_graph_has_cross_replica_sum_iff_on_tpu(use_tpu):
+  graph, spec = build_spec(MODE.TRAIN, use_tpu)
+  assert spec.train_op is not None
+  assert ('CrossReplicaSum' in op_types(graph)) == use_tpu
+
+
+def test_eval_returns_metric_fn_on_named_tensors():
+  _, spec = build_spec(MODE.EVAL, use_tpu=False)
+  fn, tensors = spec.eval_metrics
+  assert fn is model_fn_lib.metric_fn
+  assert sorted(tensors) == ['labels', 'logits']
+  assert spec.train_op is None
+
+
+def test_eval_passes_weights_when_the_input_has_them():
+  _, spec = build_spec(MODE.EVAL, use_tpu=True, with_weights=True)
+  assert sorted(spec.eval_metrics[1]) == ['labels', 'logits', 'weights']
+
+
+def test_predict_returns_class_ids_and_probabilities():
+  _, spec = build_spec(MODE.PREDICT, use_tpu=False)
+  assert spec.predictions['class_ids'].shape.as_list() == [BATCH]
+  assert spec.predictions['class_ids'].dtype == tf.int32
+  assert spec.predictions['probabilities'].shape.as_list() == [BATCH, 10]
+
+
+def evaluate_metric_fn(labels, logits, weights=None):
+  with tf.Graph().as_default(), tf.Session() as sess:
+    metrics = model_fn_lib.metric_fn(tf.constant(labels), tf.constant(logits, tf.float32),
+                                     None if weights is None else tf.constant(weights, tf.float32))
+    sess.run(tf.local_variables_initializer())
+    sess.run([update for _, update in metrics.values()])
+    return sess.run({name: value for name, (value, _) in metrics.items()})
+
+
+def test_metric_fn_accuracy_and_loss_match_numpy():
+  labels = np.array([0, 1, 2, 3], np.int32)
+  logits = np.eye(4, 10) * 5.0
+  logits[3] = 0.0
+  logits[3, 1] = 5.0  # the last example is wrong
+  result = evaluate_metric_fn(labels, logits)
+  shifted = logits - logits.max(axis=1, keepdims=True)
+  log_probs = shifted - np.log(np.exp(shifted).sum(axis=1, keepdims=True))
+  assert result['accuracy'] == pytest.approx(0.75)
+  assert result['mean_loss'] == pytest.approx(-log_probs[np.arange(4), labels].mean(), rel=1e-5)
+
+
+def test_metric_fn_weights_exclude_padding_rows():
+  labels = np.array([0, 1, 2, 3], np.int32)
+  logits = np.eye(4, 10) * 5.0
+  logits[3] = 0.0
+  logits[3, 1] = 5.0
+  result = evaluate_metric_fn(labels, logits, weights=[1.0, 1.0, 1.0, 0.0])
+  assert result['accuracy'] == pytest.approx(1.0)
