@@ -1,0 +1,32 @@
+"""Writes the MNIST TFRecord layout (train/validation/test.tfrecords) into --data_dir.
+
+  python prepare_data.py --data_dir=DIR                   # fetch MNIST (checksums verified), then convert
+  python prepare_data.py --data_dir=DIR --source_dir=IDX  # convert your own four IDX files (gzipped or not)
+
+mnist_tpu.py does this by itself on first use; run it directly to prepare a gs:// bucket for a Cloud TPU.
+"""
+import sys
+
+from absl import app
+from absl import flags
+
+from estimator_tpu import prepare
+from estimator_tpu.errors import UserError
+from flags import data as data_flags
+
+FLAGS = flags.FLAGS
+
+
+def main(argv):
+  if len(argv) > 1:
+    raise app.UsageError('unexpected arguments: %s' % ' '.join(argv[1:]))
+  try:
+    prepare.prepare_data(FLAGS.data_dir, FLAGS.source_dir, FLAGS.download_timeout, FLAGS.validation_size)
+  except UserError as e:
+    sys.stderr.write('error: %s\n' % e)
+    sys.exit(1)
+
+
+if __name__ == '__main__':
+  data_flags.define_data_flags()
+  app.run(main)
