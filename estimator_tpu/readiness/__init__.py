@@ -21,7 +21,7 @@ from estimator_tpu.readiness import step_checks
 from estimator_tpu.readiness.plan import TpuPlan  # noqa: F401  (public API)
 from estimator_tpu.readiness.results import CheckResult, print_results  # noqa: F401  (public API)
 
-STEP_CHECKS = ('xla_compile', 'step_shapes', 'step_dtypes', 'gradient_all_reduce')
+STEP_CHECKS = ('xla_compile', 'step_shapes', 'step_dtypes', 'step_summaries', 'gradient_all_reduce')
 
 
 def check_tpu_readiness(model_fn, input_fn, plan, probe_timeout_secs=reachability.DEFAULT_TIMEOUT_SECS):
@@ -43,6 +43,7 @@ def check_step(model_fn, params, plan, batch):
     return [results.skipped(name, 'needs one batch from input_fn.') for name in STEP_CHECKS]
   try:
     step = step_checks.build_tpu_step(model_fn, params, plan.num_shards, batch)
+    summary_ops = step_checks.summaries_in_train_step(model_fn, params, plan.num_shards, batch)
   except Exception as e:  # pylint: disable=broad-except -- user code: report it as a check, not a traceback
     failure = results.failed(
         'xla_compile', 'model_fn failed to build the TPU training step: %s: %s' % (type(e).__name__, e),
@@ -51,4 +52,5 @@ def check_step(model_fn, params, plan, batch):
     return [failure] + [results.skipped(name, 'the step did not build.') for name in STEP_CHECKS[1:]]
   compiled = step_checks.check_xla_compile(step, plan.per_shard_batch_size)
   return compiled[:1] + [step_checks.check_step_shapes(step), step_checks.check_step_dtypes(step),
+                         step_checks.check_step_summaries(summary_ops),
                          step_checks.check_all_reduce(step, plan.num_shards)] + compiled[1:]

@@ -37,26 +37,34 @@ class TpuStep(object):
 
 def build_tpu_step(model_fn, params, num_shards, batch):
   """Builds the step for `batch` = (features, labels) numpy values from input_fn; returns a TpuStep."""
-  features, labels = batch
   graph = tf.Graph()
   with graph.as_default():
     global_step = create_global_step()
-    inputs = [placeholders_like(features, 'features')]
-    if labels is not None:
-      inputs.append(placeholders_like(labels, 'labels'))
-
-    def computation(features, labels=None):
-      with tpu_function.tpu_shard_context(num_shards):
-        spec = model_fn(features, labels, tf.estimator.ModeKeys.TRAIN, params)
-      if spec.train_op is None:
-        raise ValueError('model_fn returned no train_op in TRAIN mode.')
-      return spec.loss, spec.train_op
-
-    loss = tf.xla.experimental.compile(computation, inputs=inputs)[0]
+    inputs = placeholders_for(batch)
+    loss = tf.xla.experimental.compile(lambda *args: train_step(model_fn, params, num_shards, *args),
+                                       inputs=inputs)[0]
     init = tf.global_variables_initializer()
     step_value = global_step.read_value()
   feed = {placeholder.name: value for placeholder, value in zip(tf.nest.flatten(inputs), tf.nest.flatten(batch))}
   return TpuStep(graph, feed, loss.name, init.name, step_value.name)
+
+
+def train_step(model_fn, params, num_shards, features, labels=None):
+  """Calls model_fn as TPUEstimator does on each core; returns (loss, train_op)."""
+  with tpu_function.tpu_shard_context(num_shards):
+    spec = model_fn(features, labels, tf.estimator.ModeKeys.TRAIN, params)
+  if spec.train_op is None:
+    raise ValueError('model_fn returned no train_op in TRAIN mode.')
+  return spec.loss, spec.train_op
+
+
+def placeholders_for(batch):
+  """[features] or [features, labels] as placeholders with the exact shapes and dtypes of the numpy batch."""
+  features, labels = batch
+  inputs = [placeholders_like(features, 'features')]
+  if labels is not None:
+    inputs.append(placeholders_like(labels, 'labels'))
+  return inputs
 
 
 def create_global_step():
@@ -159,7 +167,9 @@ def dynamic_tensors(ops):
 
 def check_step_dtypes(step):
   """The TPU has no float64: the step must compute in float32 (or bfloat16)."""
-  wide = [op for op in step.ops if any(t.dtype == tf.float64 for t in op.outputs)]
+  # xla.compile passes each input through an Identity; a float64 input is the input check's finding.
+  inputs = set(op.name for op in step.ops if op.type == 'Identity' and op.inputs[0].op not in step.ops)
+  wide = [op for op in step.ops if op.name not in inputs and any(t.dtype == tf.float64 for t in op.outputs)]
   if wide:
     return results.failed(
         'step_dtypes', '%s of the TPU training step compute in float64, which the TPU does not have: %s.'
@@ -192,3 +202,27 @@ def check_global_step_advances(step_value):
     return results.passed('global_step', 'one training step advanced the global step by 1.')
   return results.failed('global_step', 'one training step moved the global step from 0 to %d.' % step_value,
                         'pass global_step=tf.train.get_global_step() to optimizer.minimize (or apply_gradients).')
+
+
+def summaries_in_train_step(model_fn, params, num_shards, batch):
+  """The summary ops model_fn creates in TRAIN mode, found by building it once outside XLA.
+
+  Inside an XLA (TPU) computation, tf.summary calls return an empty constant instead of a summary op, so on a TPU
+  these summaries are silently missing; they never show up in the compiled step at all.
+  """
+  graph = tf.Graph()
+  with graph.as_default():
+    create_global_step()
+    train_step(model_fn, params, num_shards, *placeholders_for(batch))
+  return [op for op in graph.get_operations() if 'Summary' in op.type]
+
+
+def check_step_summaries(summary_ops):
+  if summary_ops:
+    return results.failed(
+        'step_summaries', 'model_fn writes %s in the TRAIN step (%s); inside the TPU computation tf.summary does '
+        'nothing, so they would silently be missing.' % (results.plural(len(summary_ops), 'summary'), ', '.join(
+            "'%s'" % op.name for op in summary_ops[:MAX_LISTED])),
+        'pass the tensors to TPUEstimatorSpec(host_call=(fn, [tensors])) and write the summaries in fn, which runs '
+        'on the host (give scalars a leading batch dimension: tf.reshape(x, [1])).')
+  return results.passed('step_summaries', 'no tf.summary calls in the TRAIN step (they would be dropped on TPU).')
