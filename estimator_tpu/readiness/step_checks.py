@@ -168,7 +168,8 @@ def dynamic_tensors(ops):
 def check_step_dtypes(step):
   """The TPU has no float64: the step must compute in float32 (or bfloat16)."""
   # xla.compile passes each input through an Identity; a float64 input is the input check's finding.
-  inputs = set(op.name for op in step.ops if op.type == 'Identity' and op.inputs[0].op not in step.ops)
+  in_step = set(op.name for op in step.ops)
+  inputs = set(op.name for op in step.ops if op.type == 'Identity' and op.inputs[0].op.name not in in_step)
   wide = [op for op in step.ops if op.name not in inputs and any(t.dtype == tf.float64 for t in op.outputs)]
   if wide:
     return results.failed(
