@@ -96,6 +96,7 @@ def test_py_func_in_the_model_is_an_op_xla_rejects():
 
   checks = run_check(tiny_model_fn_builder(python_side))
   assert failures(checks) == ['xla_compile']
+  assert checks['global_step'].status == results.SKIP
   assert "XLA cannot compile 1 op of the TPU training step: PyFunc 'python_side'" in checks['xla_compile'].message
   assert 'do that work in input_fn' in checks['xla_compile'].fix
 
@@ -117,6 +118,17 @@ def test_unique_is_a_dynamic_shape():
     assert failures(checks) == ['step_shapes']
 
 
+def test_shape_computed_from_data_fails_to_compile():
+  def data_shaped(images, labels):
+    rows = tf.reduce_max(labels) * 0 + 8  # always 8, but XLA only sees a value computed from the data
+    return tf.reshape(tf.reshape(images, tf.stack([rows, -1])), [8, 784])
+
+  checks = run_check(tiny_model_fn_builder(data_shaped))
+  assert failures(checks) == ['step_shapes', 'xla_compile']
+  assert 'Reshape must be a compile-time constant' in checks['xla_compile'].message
+  assert "'Reshape:0' (Reshape) has shape [?, ?]" in checks['step_shapes'].message
+
+
 def test_summary_in_the_step_would_be_dropped_on_tpu():
   def with_summary(images, labels):
     tf.summary.scalar('mean_pixel', tf.reduce_mean(images))
@@ -126,6 +138,17 @@ def test_summary_in_the_step_would_be_dropped_on_tpu():
   assert failures(checks) == ['step_summaries']
   assert "writes 1 summary in the TRAIN step ('mean_pixel')" in checks['step_summaries'].message
   assert 'host_call' in checks['step_summaries'].fix
+
+
+def test_model_fn_that_fails_to_build_on_tpu():
+  def model_fn(features, labels, mode, params):
+    del features, labels, mode
+    return params['hidden_units']  # a param only the CPU run was given
+
+  checks = run_check(model_fn)
+  assert failures(checks) == ['xla_compile']
+  assert "model_fn failed to build the TPU training step: KeyError: 'hidden_units'" in checks['xla_compile'].message
+  assert all(checks[name].status == results.SKIP for name in readiness.STEP_CHECKS[1:])
 
 
 def test_input_with_a_dynamic_batch_dimension():

@@ -18,10 +18,11 @@ from estimator_tpu.readiness import config_checks
 from estimator_tpu.readiness import input_checks
 from estimator_tpu.readiness import results
 from estimator_tpu.readiness import step_checks
-from estimator_tpu.readiness.plan import TpuPlan  # noqa: F401  (public API)
-from estimator_tpu.readiness.results import CheckResult, print_results  # noqa: F401  (public API)
+from estimator_tpu.readiness.plan import TpuPlan
+from estimator_tpu.readiness.results import CheckResult, print_results
 
-STEP_CHECKS = ('xla_compile', 'step_shapes', 'step_dtypes', 'step_summaries', 'gradient_all_reduce')
+__all__ = ['CheckResult', 'TpuPlan', 'check_tpu_readiness', 'print_results']
+STEP_CHECKS = ('xla_compile', 'step_shapes', 'step_dtypes', 'step_summaries', 'gradient_all_reduce', 'global_step')
 
 
 def check_tpu_readiness(model_fn, input_fn, plan, probe_timeout_secs=reachability.DEFAULT_TIMEOUT_SECS):

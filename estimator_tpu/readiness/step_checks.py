@@ -85,24 +85,18 @@ def placeholders_like(values, prefix):
 def check_xla_compile(step, per_shard_batch):
   """Every op of the step has an XLA kernel, and the step compiles and runs one training step.
 
-  Returns the xla_compile result, followed by the global_step result when the step ran.
+  Returns the xla_compile result, followed by the global_step result (skipped when the step did not run).
   """
+  # The registry lookup runs first because it names every op without a kernel, whatever the compile error
+  # says; the compile has the last word (it also catches ops whose arguments XLA cannot handle).
   rejected = [(op.type, op.name) for op in xla.ops_without_xla_kernel(step.ops)]
-  outcome = None
   try:
     (loss,), (global_step,) = xla.compile_and_run(
         step.graph.as_graph_def(), step.init_name, step.feed, [step.loss_name], [step.global_step_name])
   except tf.errors.OpError as e:
     rejected += [pair for pair in xla.rejected_ops_in_error(e.message) if pair not in rejected]
-    outcome = xla.first_error_line(e.message)
-  if rejected:
-    return [results.failed(
-        'xla_compile', 'XLA cannot compile %s of the TPU training step: %s.'
-        % (results.plural(len(rejected), 'op'), list_ops(rejected)), fix_for_rejected([t for t, _ in rejected]))]
-  if outcome is not None:
-    return [results.failed('xla_compile', 'XLA failed on the TPU training step: %s' % outcome,
-                           'make the step compile with XLA: shapes and shape arguments (reshape targets, '
-                           'slice sizes, ...) must be known when the step is compiled, not computed from data.')]
+    return [compile_failure(rejected, xla.first_error_line(e.message)),
+            results.skipped('global_step', 'the step did not run.')]
   collectives = sum(op.type in xla.TPU_COLLECTIVES for op in step.ops)
   return [results.passed(
       'xla_compile',
@@ -111,6 +105,16 @@ def check_xla_compile(step, per_shard_batch):
                                   '; its %d CrossReplicaSum ops, which only the TPU backend compiles, ran as '
                                   'identities (one core)' % collectives if collectives else '')),
           check_global_step_advances(global_step)]
+
+
+def compile_failure(rejected, error_line):
+  if rejected:
+    return results.failed(
+        'xla_compile', 'XLA cannot compile %s of the TPU training step: %s.'
+        % (results.plural(len(rejected), 'op'), list_ops(rejected)), fix_for_rejected([t for t, _ in rejected]))
+  return results.failed('xla_compile', 'XLA failed on the TPU training step: %s' % error_line,
+                        'make the step compile with XLA: shapes and shape arguments (reshape targets, slice sizes, '
+                        '...) must be known when the step is compiled, not computed from data.')
 
 
 def list_ops(pairs):
