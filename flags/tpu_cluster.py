@@ -1,9 +1,8 @@
 """Where the computation runs: local CPU, a named Cloud TPU, or an explicit grpc:// master."""
-import re
-
 from absl import flags
 
-GRPC_ADDRESS = re.compile(r'^grpc://[^\s:/]+:\d+$')
+from estimator_tpu.reachability import GRPC_ADDRESS
+from flags import readiness
 
 
 def define_tpu_cluster_flags(fv=flags.FLAGS):
@@ -24,7 +23,7 @@ def define_tpu_cluster_flags(fv=flags.FLAGS):
       flag_values=fv)
   flags.register_multi_flags_validator(
       ['use_tpu', 'tpu_name', 'master'],
-      lambda f: not f['use_tpu'] or bool(f['tpu_name']) or bool(f['master']),
+      lambda f: not f['use_tpu'] or bool(f['tpu_name']) or bool(f['master']) or readiness.checking_tpu(fv),
       message="with --use_tpu=true name the TPU: --tpu_name=NAME (or --master=grpc://HOST:PORT); "
               "for a local run pass --use_tpu=false --master=''.",
       flag_values=fv)

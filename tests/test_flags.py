@@ -50,6 +50,12 @@ def test_bad_values_are_rejected_with_the_fix(args, message):
     parse(args)
 
 
+def test_check_tpu_needs_no_tpu_and_leaves_the_tpu_rules_to_the_check():
+  assert parse(['--check_tpu']).check_tpu
+  fv = parse(['--check_tpu', '--master=grpc://127.0.0.1:8470', '--model_dir=/tmp/m', '--batch_size=100'])
+  assert (fv.model_dir, fv.batch_size) == ('/tmp/m', 100)
+
+
 def test_batch_not_divisible_is_fine_on_cpu():
   assert parse(LOCAL + ['--batch_size=100', '--num_shards=8']).batch_size == 100
 

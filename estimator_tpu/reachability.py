@@ -1,0 +1,58 @@
+"""Is the TPU worker there? A bounded TCP probe, run before TPUEstimator gets a chance to retry for minutes.
+
+TPUEstimator connects to `grpc://HOST:PORT` only when the first session starts, and an absent worker then costs
+minutes of gRPC retries before an error that rarely says "unreachable". A TCP connect to the same port answers in
+milliseconds (refused) or within a timeout (dropped). It proves that something listens there, not that it is a
+healthy TPU worker; it is a cheap pre-flight, not a health check.
+"""
+import re
+import socket
+import threading
+
+from estimator_tpu.errors import UserError
+
+DEFAULT_TIMEOUT_SECS = 10.0
+GRPC_ADDRESS = re.compile(r'^grpc://(?P<host>[^\s:/]+):(?P<port>\d+)$')
+# Name resolution is not covered by the socket timeout, so the whole probe runs in a thread we wait for at most
+# this much longer than the timeout.
+JOIN_SLACK_SECS = 1.0
+
+
+def split_address(address):
+  """Returns (host, port) of 'grpc://HOST:PORT', or raises a UserError."""
+  match = GRPC_ADDRESS.match(address or '')
+  if not match:
+    raise UserError('%r is not a TPU worker address.' % address,
+                    'name the worker as grpc://HOST:PORT (e.g. grpc://10.240.1.2:8470), or use --tpu_name.')
+  return match.group('host'), int(match.group('port'))
+
+
+def probe(host, port, timeout_secs=DEFAULT_TIMEOUT_SECS):
+  """Tries a TCP connection; returns None if it was accepted, else the reason (refused, timed out, ...)."""
+  outcome = {'error': 'no answer within %g s' % timeout_secs}
+
+  def connect():
+    try:
+      socket.create_connection((host, port), timeout=timeout_secs).close()
+      outcome['error'] = None
+    except socket.timeout:
+      pass  # the default message says it
+    except OSError as e:
+      outcome['error'] = e.strerror or str(e)
+
+  worker = threading.Thread(target=connect, name='tpu-probe')
+  worker.daemon = True  # a resolver stuck past the deadline must not keep the process alive
+  worker.start()
+  worker.join(timeout_secs + JOIN_SLACK_SECS)
+  return outcome['error']
+
+
+def require_reachable(address, timeout_secs=DEFAULT_TIMEOUT_SECS):
+  """Raises a UserError unless a TCP connection to the grpc:// `address` succeeds within `timeout_secs`."""
+  host, port = split_address(address)
+  error = probe(host, port, timeout_secs)
+  if error is not None:
+    raise UserError('the TPU worker %s is not reachable: %s (TCP connect, %g s limit).' % (address, error,
+                                                                                           timeout_secs),
+                    "check that the TPU is READY (`gcloud compute tpus list`), that --tpu_name/--master name it, and "
+                    "that this VM can reach it (same network and zone, firewall allows port %d)." % port)

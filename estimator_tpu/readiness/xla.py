@@ -1,0 +1,110 @@
+"""XLA on the CPU as a stand-in for the TPU compiler: kernel registry lookups, compiling and running a cluster.
+
+Both TensorFlows ship XLA's CPU backend. Its op coverage is close to the TPU backend's, with known differences
+that the step checks cover separately: the TPU backend compiles the cross-core collectives (CrossReplicaSum)
+that the CPU one lacks, and it refuses float64 and data-dependent shapes, which newer CPU XLA accepts.
+"""
+import re
+
+import tensorflow.compat.v1 as tf
+# No public API lists XLA's kernels; this module reads TensorFlow's kernel registry, where XLA registers its
+# compilation kernels under the device type below.
+from tensorflow.python.framework import kernels
+
+XLA_DEVICE = 'XLA_CPU_JIT'
+# The attribute xla.compile puts on every op of the computation it compiles.
+XLA_COMPILE_ATTR = '_xla_compile_id'
+# Cross-core collectives: only the TPU backend compiles them (CPU XLA has no kernel), and with one core their
+# result is their input, which is how compile_and_run() stands them in.
+TPU_COLLECTIVES = frozenset(['CrossReplicaSum'])
+# 'No registered 'PyFunc' OpKernel for XLA_CPU_JIT devices compatible with node {{node py_func}}' -- TF 1.15 turns
+# '{{node X}}' into 'node X (defined at ...)' when it raises the error in Python.
+UNSUPPORTED_OP = re.compile(r"No registered '(?P<type>[^']+)' OpKernel for XLA_\w+ devices compatible with node "
+                            r"(?:\{\{)?node (?P<name>[^\s}]+)")
+ERROR_NOISE = re.compile(r'^(Graph execution error|Detected at node|Node:|The op is created at|dummy_|\s*\[\[)')
+
+_registered = []
+
+
+def register_xla_kernels():
+  """XLA adds its compilation kernels to the registry lazily, on the first compile: compile something tiny."""
+  if _registered:
+    return
+  with tf.Graph().as_default():
+    total = tf.xla.experimental.compile(lambda: tf.constant(1.0) + 1.0)
+    with tf.Session() as session:
+      session.run(total)
+  _registered.append(True)
+
+
+def cluster_ops(graph):
+  """The ops xla.compile put into its computation, in creation (= topological) order."""
+  return [op for op in graph.get_operations() if XLA_COMPILE_ATTR in op.node_def.attr]
+
+
+def has_xla_kernel(op):
+  """True if XLA registers a kernel for op's type whose type constraints admit op's attributes."""
+  return any(_admits(kernel, op) for kernel in kernels.get_registered_kernels_for_op(op.type).kernel
+             if kernel.device_type == XLA_DEVICE)
+
+
+def _admits(kernel, op):
+  for constraint in kernel.constraint:
+    allowed = set(constraint.allowed_values.list.type)
+    try:
+      value = op.get_attr(constraint.name)
+    except ValueError:
+      continue  # attribute left at its default: nothing to compare
+    values = value if isinstance(value, list) else [value]
+    if any(tf.as_dtype(v).as_datatype_enum not in allowed for v in values):
+      return False
+  return True
+
+
+def ops_without_xla_kernel(ops):
+  register_xla_kernels()
+  return [op for op in ops if op.type not in TPU_COLLECTIVES and not has_xla_kernel(op)]
+
+
+def compile_and_run(graph_def, init_name, feed, fetches, fetches_after):
+  """Imports the graph with its collectives replaced, runs init, `fetches` (fed), then `fetches_after`.
+
+  The graph is the exact TPU step. Only the TPU backend can compile CrossReplicaSum, so each one becomes an
+  Identity (a sum over one core is its input) and everything else -- forward, loss, gradients, optimizer update
+  -- compiles and runs as XLA would compile it for one TPU core. Returns both lists of values; raises
+  tf.errors.OpError if XLA fails.
+  """
+  graph_def = _replace_collectives(graph_def)
+  with tf.Graph().as_default():
+    tf.import_graph_def(graph_def, name='')
+    with tf.Session() as session:
+      session.run(init_name)
+      values = session.run(fetches, feed_dict=feed)
+      return values, session.run(fetches_after)
+
+
+def _replace_collectives(graph_def):
+  rewritten = tf.GraphDef()
+  rewritten.CopyFrom(graph_def)
+  for node in rewritten.node:
+    if node.op in TPU_COLLECTIVES:
+      node.op = 'Identity'
+      del node.input[1:]  # CrossReplicaSum(input, group_assignment) -> Identity(input)
+  return rewritten
+
+
+def rejected_ops_in_error(message):
+  """[(type, name)] of the ops an XLA compile error names as unsupported, in order, without repeats."""
+  seen = []
+  for match in UNSUPPORTED_OP.finditer(message):
+    pair = (match.group('type'), match.group('name'))
+    if pair not in seen:
+      seen.append(pair)
+  return seen
+
+
+def first_error_line(message, limit=300):
+  """The informative line of a TensorFlow error message (TF 2.x prefixes several lines of context)."""
+  lines = [line.strip() for line in message.splitlines() if line.strip() and not ERROR_NOISE.match(line)]
+  text = lines[0] if lines else message.strip()
+  return text if len(text) <= limit else text[:limit - 3] + '...'

@@ -1,0 +1,265 @@
+"""The TPU readiness check as a library: the project's model passes; each broken variant fails with its fix.
+
+Broken variants use a one-layer model (compiles in well under a second) so that every failure is the variant's.
+"""
+import io
+
+import numpy as np
+import pytest
+import tensorflow.compat.v1 as tf
+
+from estimator_tpu import input_pipeline
+from estimator_tpu import model_fn as model_fn_lib
+from estimator_tpu import readiness
+from estimator_tpu.readiness import config_checks
+from estimator_tpu.readiness import results
+from loopback import closed_port
+
+TF1 = tf.__version__.startswith('1.')
+EXAMPLES = 64
+
+
+def tiny_model_fn_builder(transform=None, cross_shard=True, count_steps=True):
+  """A TPUEstimator model_fn with one dense layer; `transform(images, labels)` injects the variant under test."""
+
+  def model_fn(features, labels, mode, params):
+    images = tf.cast(features[model_fn_lib.IMAGE_KEY], tf.float32)
+    if transform is not None:
+      images = transform(images, labels)
+    logits = tf.layers.dense(images, 10)
+    loss = tf.losses.sparse_softmax_cross_entropy(labels=tf.cast(labels, tf.int32), logits=logits)
+    optimizer = tf.train.GradientDescentOptimizer(0.1)
+    if params['use_tpu'] and cross_shard:
+      optimizer = tf.tpu.CrossShardOptimizer(optimizer)
+    train_op = optimizer.minimize(loss, global_step=tf.train.get_global_step() if count_steps else None)
+    return tf.estimator.tpu.TPUEstimatorSpec(mode=mode, loss=loss, train_op=train_op)
+
+  return model_fn
+
+
+def array_input_fn_builder(image_dtype=np.float32, label_dtype=np.int32, drop_remainder=True):
+  """input_fn(params) over in-memory random digits of the given dtypes."""
+  rng = np.random.RandomState(0)
+  images = (rng.rand(EXAMPLES, 784) * 255).astype(image_dtype)
+  labels = rng.randint(0, 10, EXAMPLES).astype(label_dtype)
+
+  def input_fn(params):
+    dataset = tf.data.Dataset.from_tensor_slices(({model_fn_lib.IMAGE_KEY: images}, labels))
+    return dataset.repeat().batch(params['batch_size'], drop_remainder=drop_remainder)
+
+  return input_fn
+
+
+def tiny_plan(**overrides):
+  values = dict(num_shards=2, train_batch_size=16, eval_batch_size=8, predict_batch_size=8, iterations_per_loop=5,
+                save_checkpoints_steps=10, eval_examples=EXAMPLES, eval_steps=EXAMPLES // 8)
+  values.update(overrides)
+  return readiness.TpuPlan(**values)
+
+
+def run_check(model_fn=None, input_fn=None, plan=None):
+  checks = readiness.check_tpu_readiness(model_fn or tiny_model_fn_builder(), input_fn or array_input_fn_builder(),
+                                         plan or tiny_plan(), probe_timeout_secs=2.0)
+  return {check.name: check for check in checks}
+
+
+def failures(checks):
+  return sorted(name for name, check in checks.items() if check.status == results.FAIL)
+
+
+def test_the_projects_model_and_input_pass(data_dir):
+  plan = readiness.TpuPlan(num_shards=2, train_batch_size=32, eval_batch_size=10, predict_batch_size=10,
+                           iterations_per_loop=10, save_checkpoints_steps=100, eval_examples=110, eval_steps=11,
+                           model_dir='/tmp/not-used', data_dir=data_dir)
+  model_fn = model_fn_lib.model_fn_builder(learning_rate=1e-3, decay_steps=100, decay_rate=0.5)
+  input_fn = input_pipeline.input_fn_builder(data_dir, 'train', is_training=True)
+  checks = run_check(model_fn, input_fn, plan)
+  assert failures(checks) == []
+  assert [name for name, check in checks.items() if check.status == results.SKIP] == ['cloud_storage',
+                                                                                       'tpu_reachable']
+  assert "features['image'] [16, 784], labels [16]" in checks['input_shapes'].message
+  # The compiled step held the project's CrossShardOptimizer: 8 variables, one cross-core sum each.
+  assert 'global step 0 -> 1' in checks['xla_compile'].message
+  assert '8 CrossReplicaSum ops' in checks['xla_compile'].message
+  assert 'gradients of 8 variables are summed across the 2 cores' in checks['gradient_all_reduce'].message
+
+
+def test_the_tiny_baseline_passes():
+  assert failures(run_check()) == []
+
+
+def test_py_func_in_the_model_is_an_op_xla_rejects():
+  def python_side(images, labels):
+    result = tf.py_func(lambda x: x, [images], tf.float32, name='python_side')
+    result.set_shape(images.shape)
+    return result
+
+  checks = run_check(tiny_model_fn_builder(python_side))
+  assert failures(checks) == ['xla_compile']
+  assert checks['global_step'].status == results.SKIP
+  assert "XLA cannot compile 1 op of the TPU training step: PyFunc 'python_side'" in checks['xla_compile'].message
+  assert 'do that work in input_fn' in checks['xla_compile'].fix
+
+
+def test_unique_is_a_dynamic_shape():
+  def with_unique(images, labels):
+    distinct, _ = tf.unique(labels, name='distinct_labels')
+    return images + tf.cast(tf.reduce_sum(distinct), tf.float32)
+
+  checks = run_check(tiny_model_fn_builder(with_unique))
+  message = checks['step_shapes'].message
+  assert checks['step_shapes'].status == results.FAIL
+  assert "'distinct_labels:0' (Unique) has shape [?]" in message
+  assert 'tf.unique' in checks['step_shapes'].fix
+  if TF1:  # TF 1.15's XLA has no Unique kernel at all; TF 2.15's CPU XLA compiles it, the TPU still would not.
+    assert failures(checks) == ['step_shapes', 'xla_compile']
+    assert "Unique 'distinct_labels'" in checks['xla_compile'].message
+  else:
+    assert failures(checks) == ['step_shapes']
+
+
+def test_shape_computed_from_data_fails_to_compile():
+  def data_shaped(images, labels):
+    rows = tf.reduce_max(labels) * 0 + 8  # always 8, but XLA only sees a value computed from the data
+    return tf.reshape(tf.reshape(images, tf.stack([rows, -1])), [8, 784])
+
+  checks = run_check(tiny_model_fn_builder(data_shaped))
+  assert failures(checks) == ['step_shapes', 'xla_compile']
+  assert 'Reshape must be a compile-time constant' in checks['xla_compile'].message
+  assert "'Reshape:0' (Reshape) has shape [?, ?]" in checks['step_shapes'].message
+
+
+def test_summary_in_the_step_would_be_dropped_on_tpu():
+  def with_summary(images, labels):
+    tf.summary.scalar('mean_pixel', tf.reduce_mean(images))
+    return images
+
+  checks = run_check(tiny_model_fn_builder(with_summary))
+  assert failures(checks) == ['step_summaries']
+  assert "writes 1 summary in the TRAIN step ('mean_pixel')" in checks['step_summaries'].message
+  assert 'host_call' in checks['step_summaries'].fix
+
+
+def test_model_fn_that_fails_to_build_on_tpu():
+  def model_fn(features, labels, mode, params):
+    del features, labels, mode
+    return params['hidden_units']  # a param only the CPU run was given
+
+  checks = run_check(model_fn)
+  assert failures(checks) == ['xla_compile']
+  assert "model_fn failed to build the TPU training step: KeyError: 'hidden_units'" in checks['xla_compile'].message
+  assert all(checks[name].status == results.SKIP for name in readiness.STEP_CHECKS[1:])
+
+
+def test_input_with_a_dynamic_batch_dimension():
+  checks = run_check(input_fn=array_input_fn_builder(drop_remainder=False))
+  assert failures(checks) == ['input_shapes']
+  assert "features['image'] has shape [?, 784], labels has shape [?]" in checks['input_shapes'].message
+  assert 'drop_remainder=True' in checks['input_shapes'].fix
+
+
+def test_float64_images():
+  checks = run_check(input_fn=array_input_fn_builder(image_dtype=np.float64))
+  assert failures(checks) == ['input_dtypes']
+  assert "features['image'] is float64" in checks['input_dtypes'].message
+  assert 'cast float64 to float32 in input_fn' in checks['input_dtypes'].fix
+
+
+def test_int64_features_and_labels():
+  checks = run_check(input_fn=array_input_fn_builder(image_dtype=np.int64, label_dtype=np.int64))
+  assert failures(checks) == ['input_dtypes']
+  assert "features['image'] is int64, labels is int64" in checks['input_dtypes'].message
+  assert 'cast int64 to int32 in input_fn' in checks['input_dtypes'].fix
+
+
+def test_float64_inside_the_model():
+  checks = run_check(tiny_model_fn_builder(lambda images, labels: tf.cast(tf.cast(images, tf.float64) * 2.0,
+                                                                          tf.float32)))
+  assert failures(checks) == ['step_dtypes']
+  assert 'compute in float64' in checks['step_dtypes'].message
+
+
+def test_input_fn_ignoring_the_per_core_batch():
+  def global_batch_input_fn(params):
+    return array_input_fn_builder()(dict(params, batch_size=16))
+
+  checks = run_check(input_fn=global_batch_input_fn)
+  assert failures(checks) == ['input_batch']
+  assert "features['image'] has batch dimension 16" in checks['input_batch'].message
+  assert "params['batch_size'] is 8 per core" in checks['input_batch'].message
+
+
+def test_missing_cross_shard_optimizer():
+  checks = run_check(tiny_model_fn_builder(cross_shard=False))
+  assert failures(checks) == ['gradient_all_reduce']
+  assert 'tf.tpu.CrossShardOptimizer' in checks['gradient_all_reduce'].fix
+
+
+def test_train_op_that_never_moves_the_global_step():
+  checks = run_check(tiny_model_fn_builder(count_steps=False))
+  assert failures(checks) == ['global_step']
+  assert 'global_step=tf.train.get_global_step()' in checks['global_step'].fix
+
+
+def test_failing_input_fn_skips_the_step_checks(tmp_path):
+  input_fn = input_pipeline.input_fn_builder(str(tmp_path), 'train', is_training=True)
+  checks = run_check(input_fn=input_fn)
+  assert failures(checks) == ['input_fn']
+  assert 'reading one batch failed' in checks['input_fn'].message
+  assert all(checks[name].status == results.SKIP for name in readiness.STEP_CHECKS)
+
+
+def test_batch_not_divisible_by_num_shards():
+  checks = run_check(plan=tiny_plan(num_shards=8, train_batch_size=100, eval_batch_size=64, predict_batch_size=60,
+                                    eval_steps=1))
+  assert failures(checks) == ['batch_split']
+  assert 'train batch 100, predict batch 60 not divisible by num_shards=8' in checks['batch_split'].message
+  assert 'train batch 96, predict batch 64' in checks['batch_split'].fix
+
+
+def test_local_model_dir_with_a_named_tpu():
+  port = closed_port()
+  checks = run_check(plan=tiny_plan(master='grpc://127.0.0.1:%d' % port, model_dir='/tmp/model',
+                                    data_dir='gs://bucket/data'))
+  assert failures(checks) == ['cloud_storage', 'tpu_reachable']
+  assert "model_dir='/tmp/model' not on Cloud Storage" in checks['cloud_storage'].message
+  assert 'gs://BUCKET' in checks['cloud_storage'].fix
+  assert 'grpc://127.0.0.1:%d is not reachable' % port in checks['tpu_reachable'].message
+
+
+@pytest.mark.parametrize('save, loop, landing', [(1000, 300, 'steps 1200, 2400'), (100, 30, 'steps 120, 240')])
+def test_checkpoint_cadence_off_the_loop_boundaries(save, loop, landing):
+  check = config_checks.check_checkpoint_cadence(tiny_plan(save_checkpoints_steps=save, iterations_per_loop=loop))
+  assert check.status == results.FAIL and landing in check.message
+
+
+def test_checkpoint_cadence_on_the_loop_boundaries():
+  check = config_checks.check_checkpoint_cadence(tiny_plan(save_checkpoints_steps=1000, iterations_per_loop=50))
+  assert check.status == results.PASS and '20 device loops' in check.message
+
+
+@pytest.mark.parametrize('examples, batch, steps, status, words', [
+    (10000, 1000, 10, results.PASS, 'every example is scored exactly once'),
+    (10000, 1024, 9, results.FAIL, '784 are never scored'),
+    (10000, 1000, 11, results.FAIL, 'the input would end early'),
+])
+def test_eval_steps_cover_the_eval_split(examples, batch, steps, status, words):
+  check = config_checks.check_eval_coverage(tiny_plan(num_shards=8, eval_examples=examples, eval_batch_size=batch,
+                                                      eval_steps=steps))
+  assert check.status == status and words in check.message
+
+
+def test_eval_coverage_fix_suggests_a_batch_that_fits():
+  check = config_checks.check_eval_coverage(tiny_plan(num_shards=8, eval_examples=10000, eval_batch_size=1024,
+                                                      eval_steps=9))
+  assert '(e.g. 1000)' in check.fix
+
+
+def test_printer_writes_one_line_per_check_and_returns_the_status():
+  stream = io.StringIO()
+  status = readiness.print_results([results.passed('a', 'fine.'), results.failed('b', 'broken.', 'mend it.'),
+                                    results.skipped('c', 'not asked.')], stream)
+  assert status == 1
+  assert stream.getvalue().splitlines() == ['PASS a: fine.', 'FAIL b: broken. Fix: mend it.', 'SKIP c: not asked.',
+                                            'TPU readiness: 1 passed, 1 failed, 1 skipped.']
+  assert readiness.print_results([results.passed('a', 'fine.')], io.StringIO()) == 0
