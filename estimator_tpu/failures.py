@@ -204,6 +204,12 @@ class TensorFlowErrors(object):
     return None
 
   def _nan_loss(self):
+    # Where the NaN check comes from: Estimator adds NanTensorHook(loss) to every training run (TPUEstimator
+    # included); it raises NanLossDuringTrainingError at the first NaN, and TPUEstimator re-raises it after its
+    # error recorder. Off TPU it sees every step. On TPU it sees the loss TPUEstimator hands back per device loop
+    # (the last step's), so a NaN is caught within --iterations steps; NaN weights keep the loss NaN from then on.
+    # It checks for NaN only: a diverging but finite loss (TF 2.15 trains --learning_rate=1e30 to a loss of ~1e29,
+    # where TF 1.15 reaches NaN) runs to the end.
     steps = self.steps
     if steps.after is None:
       where = 'during training'
