@@ -19,6 +19,7 @@ from absl import app
 from absl import flags
 from absl import logging
 
+from estimator_tpu import failures
 from estimator_tpu import input_pipeline
 from estimator_tpu import model_fn as model_fn_lib
 from estimator_tpu import prepare
@@ -57,8 +58,10 @@ def build_estimator(model_dir, batch_size, cluster=None):
   config = run_config_lib.build_run_config(
       model_dir=model_dir, iterations_per_loop=FLAGS.iterations, num_shards=FLAGS.num_shards,
       save_checkpoints_steps=FLAGS.save_checkpoints_steps, master=FLAGS.master, cluster=cluster)
+  model_fn = build_model_fn()
+  failures.check_checkpoint(model_dir, model_fn)
   return tf.estimator.tpu.TPUEstimator(
-      model_fn=build_model_fn(), config=config, use_tpu=FLAGS.use_tpu, train_batch_size=batch_size,
+      model_fn=model_fn, config=config, use_tpu=FLAGS.use_tpu, train_batch_size=batch_size,
       eval_batch_size=FLAGS.eval_batch_size, predict_batch_size=FLAGS.eval_batch_size)
 
 
@@ -102,10 +105,17 @@ def eval_steps_for(num_examples):
 def run():
   # Before any data or graph work: an unreachable TPU must fail in seconds.
   cluster = connect_tpu() if FLAGS.use_tpu else None
-  batch_size = training.effective_batch_size(FLAGS.batch_size, FLAGS.use_tpu)
   model_dir = FLAGS.model_dir or default_model_dir()
+  # TensorFlow errors a user can fix (damaged data, NaN loss, ...) end as one UserError line, not a traceback.
+  with failures.TensorFlowErrors(FLAGS.data_dir, model_dir) as guard:
+    train_evaluate_predict(model_dir, cluster, guard.hooks)
+
+
+def train_evaluate_predict(model_dir, cluster, hooks):
+  batch_size = training.effective_batch_size(FLAGS.batch_size, FLAGS.use_tpu)
   logging.info('Data directory: %s', FLAGS.data_dir)
   logging.info('Model directory: %s', model_dir)
+  failures.require_writable_dir(model_dir, 'model_dir')  # before a download or a training run could be wasted
   prepare.ensure_data(FLAGS.data_dir, FLAGS.source_dir, FLAGS.download_timeout, FLAGS.validation_size)
   train_path = records.require_split(FLAGS.data_dir, 'train')
   test_path = records.require_split(FLAGS.data_dir, 'test')
@@ -115,7 +125,7 @@ def run():
   logging.info('Training %d steps, batch %d, on %s.', FLAGS.train_steps, batch_size,
                'TPU' if FLAGS.use_tpu else 'CPU')
   estimator.train(input_pipeline.input_fn_builder(FLAGS.data_dir, 'train', is_training=True),
-                  max_steps=FLAGS.train_steps)
+                  max_steps=FLAGS.train_steps, hooks=hooks)
 
   num_test = records.count_examples(test_path)
   eval_steps = eval_steps_for(num_test)

@@ -10,6 +10,7 @@ import sys
 from absl import app
 from absl import flags
 
+from estimator_tpu import failures
 from estimator_tpu import prepare
 from estimator_tpu.errors import UserError
 from flags import data as data_flags
@@ -21,7 +22,8 @@ def main(argv):
   if len(argv) > 1:
     raise app.UsageError('unexpected arguments: %s' % ' '.join(argv[1:]))
   try:
-    prepare.prepare_data(FLAGS.data_dir, FLAGS.source_dir, FLAGS.download_timeout, FLAGS.validation_size)
+    with failures.TensorFlowErrors(data_dir=FLAGS.data_dir):
+      prepare.prepare_data(FLAGS.data_dir, FLAGS.source_dir, FLAGS.download_timeout, FLAGS.validation_size)
   except UserError as e:
     sys.stderr.write('error: %s\n' % e)
     sys.exit(1)

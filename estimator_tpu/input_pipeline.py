@@ -22,14 +22,35 @@ SHUFFLE_BUFFER = 10000
 READ_BUFFER_BYTES = 8 * 1024 * 1024
 
 
-def parse_batch(serialized, batch_size):
-  """Parses a [batch_size] vector of serialized Examples at once (one op per batch, not per example)."""
+# Start of the message of a failed label check; failures.py recognises it and names the file.
+LABEL_RANGE_ERROR = 'labels outside 0-%d in' % (model.NUM_CLASSES - 1)
+
+
+def parse_batch(serialized, batch_size, source='the input'):
+  """Parses a [batch_size] vector of serialized Examples at once (one op per batch, not per example).
+
+  `source` (the file name) goes into the error raised when a label is not a class id.
+  """
   parsed = tf.io.parse_example(serialized, FEATURE_SPEC)
   pixels = tf.io.decode_raw(parsed['image_raw'], tf.uint8)
   # The reshape pins the static shape [batch_size, 784] that decode_raw cannot know.
   images = tf.cast(tf.reshape(pixels, [batch_size, model.NUM_PIXELS]), tf.float32)
-  labels = tf.cast(tf.reshape(parsed['label'], [batch_size]), tf.int32)
-  return {IMAGE_KEY: images}, labels
+  labels = check_labels(tf.reshape(parsed['label'], [batch_size]), source)
+  return {IMAGE_KEY: images}, tf.cast(labels, tf.int32)
+
+
+def check_labels(labels, source):
+  """Returns `labels`, failing (InvalidArgumentError) when one is not in [0, NUM_CLASSES).
+
+  The loss cannot be trusted to do this: only the CPU kernel of sparse_softmax_cross_entropy checks the range;
+  on GPU and TPU a bad label silently gives a wrong loss or NaN. The input pipeline runs on the host CPU in
+  every mode, so the check here holds on TPU too, and costs one comparison per label.
+  """
+  bad = tf.logical_or(labels < 0, labels >= model.NUM_CLASSES)
+  check = tf.debugging.Assert(tf.logical_not(tf.reduce_any(bad)),
+                              ['%s %s: found' % (LABEL_RANGE_ERROR, source), tf.boolean_mask(labels, bad)])
+  with tf.control_dependencies([check]):
+    return tf.identity(labels)
 
 
 def input_fn_builder(data_dir, split, is_training):
@@ -47,7 +68,7 @@ def input_fn_builder(data_dir, split, is_training):
       # The serialized split is small (MNIST train: ~50 MB), so keep it in memory after the first epoch.
       dataset = dataset.cache().shuffle(SHUFFLE_BUFFER).repeat()
     dataset = dataset.batch(batch_size, drop_remainder=True)
-    dataset = dataset.map(lambda serialized: parse_batch(serialized, batch_size), num_parallel_calls=AUTOTUNE)
+    dataset = dataset.map(lambda serialized: parse_batch(serialized, batch_size, path), num_parallel_calls=AUTOTUNE)
     return dataset.prefetch(AUTOTUNE)
 
   return input_fn

@@ -17,13 +17,13 @@ import subprocess
 import sys
 import tempfile
 import urllib.request
-import uuid
 import zipfile
 import zlib
 
 from absl import logging
 import numpy as np
 
+from estimator_tpu import atomic_files
 from estimator_tpu import idx
 from estimator_tpu.errors import UserError
 
@@ -132,13 +132,15 @@ def write_verified(path, idx_bytes, expected_sha256):
   """Writes idx_bytes gzipped to path, only if their sha256 is expected_sha256; raises UserError otherwise.
 
   The data goes to a temporary name next to path and is renamed into place after the written file reads back with
-  the right checksum, so path never holds a partial or wrong file and a failure leaves nothing behind.
+  the right checksum, so path never holds a partial or wrong file and a failure leaves nothing behind. A writer
+  killed mid-write cannot clean up; its temporary file is removed here, by the next write of the same file.
   """
+  atomic_files.remove_stale_temps(path)
   name = os.path.basename(path)
   actual = sha256_hex(idx_bytes)
   if actual != expected_sha256:
     raise _checksum_error(name, expected_sha256, actual)
-  tmp_path = '%s.part-%s' % (path, uuid.uuid4().hex[:8])
+  tmp_path = atomic_files.temp_path(path)
   try:
     _write_gzip(tmp_path, name, idx_bytes)
     written = gz_content_sha256(tmp_path)

@@ -10,6 +10,7 @@ import numpy as np
 import tensorflow.compat.v1 as tf
 from absl import logging
 
+from estimator_tpu import atomic_files
 from estimator_tpu import idx
 from estimator_tpu.errors import UserError
 
@@ -58,21 +59,43 @@ def serialize_example(image, label):
 
 def write_split(path, images, labels):
   """Writes one split under a temporary name and renames it when complete, so no reader sees half a file."""
-  if len(images) != len(labels):
-    raise UserError('%d images but %d labels for %s.' % (len(images), len(labels), path),
-                    'pass matching images and labels files.')
-  tmp_path = path + '.tmp-%d' % os.getpid()
+  write_splits([(path, images, labels)])
+
+
+def write_splits(splits):
+  """Writes [(path, images, labels)] so that the files appear together, each one complete.
+
+  Every split goes to a temporary name first; the renames, back to back, happen only after all of them are
+  written. A writer killed before that changes none of the final names (the next writer removes its temporary
+  files, see atomic_files), so a data directory never holds half a file, and a killed first preparation leaves
+  no splits rather than some.
+  """
+  for path, images, labels in splits:
+    if len(images) != len(labels):
+      raise UserError('%d images but %d labels for %s.' % (len(images), len(labels), path),
+                      'pass matching images and labels files.')
+  temps = []
   try:
-    with tf.io.TFRecordWriter(tmp_path) as writer:
-      for i, (image, label) in enumerate(zip(images, labels)):
-        writer.write(serialize_example(image, label))
-        if (i + 1) % PROGRESS_EVERY == 0:
-          logging.info('%s: %d/%d examples', os.path.basename(path), i + 1, len(images))
-    tf.io.gfile.rename(tmp_path, path, overwrite=True)
+    for path, images, labels in splits:
+      atomic_files.remove_stale_temps(path)
+      temps.append((atomic_files.temp_path(path), path))
+      _write_examples(temps[-1][0], os.path.basename(path), images, labels)
+    for temp, path in temps:
+      tf.io.gfile.rename(temp, path, overwrite=True)
+      logging.info('Wrote %s.', path)
   finally:
-    if tf.io.gfile.exists(tmp_path):
-      tf.io.gfile.remove(tmp_path)
-  logging.info('Wrote %s (%d examples).', path, len(images))
+    for temp, _ in temps:
+      if tf.io.gfile.exists(temp):
+        tf.io.gfile.remove(temp)
+
+
+def _write_examples(path, name, images, labels):
+  with tf.io.TFRecordWriter(path) as writer:
+    for i, (image, label) in enumerate(zip(images, labels)):
+      writer.write(serialize_example(image, label))
+      if (i + 1) % PROGRESS_EVERY == 0:
+        logging.info('%s: %d/%d examples', name, i + 1, len(images))
+  logging.info('%s: all %d examples written.', name, len(images))
 
 
 def find_idx_file(source_dir, name):
@@ -112,14 +135,27 @@ def convert_idx_dir(source_dir, data_dir, validation_size=VALIDATION_SIZE):
   arrays = read_idx_dir(source_dir, validation_size)
   tf.io.gfile.makedirs(data_dir)
   cut = len(arrays['train_images']) - validation_size
-  write_split(split_path(data_dir, 'train'), arrays['train_images'][:cut], arrays['train_labels'][:cut])
-  write_split(split_path(data_dir, 'validation'), arrays['train_images'][cut:], arrays['train_labels'][cut:])
-  write_split(split_path(data_dir, 'test'), arrays['test_images'], arrays['test_labels'])
+  write_splits([
+      (split_path(data_dir, 'train'), arrays['train_images'][:cut], arrays['train_labels'][:cut]),
+      (split_path(data_dir, 'validation'), arrays['train_images'][cut:], arrays['train_labels'][cut:]),
+      (split_path(data_dir, 'test'), arrays['test_images'], arrays['test_labels']),
+  ])
 
 
 def count_examples(path):
-  """Number of records in a TFRecord file (reads it once; 10k MNIST records take well under a second)."""
-  return sum(1 for _ in tf.io.tf_record_iterator(path))
+  """Number of records in a TFRecord file; reads it once, checking every record's CRC (55k MNIST: ~0.1 s).
+
+  A damaged file (flipped bytes, truncated) raises a UserError naming the file and the first bad record.
+  """
+  count = 0
+  try:
+    for _ in tf.io.tf_record_iterator(path):
+      count += 1
+  except tf.errors.DataLossError as e:
+    raise UserError('%s is damaged: record %d fails its check (%s).' % (path, count, str(e).splitlines()[0]),
+                    'prepare the data again (python prepare_data.py --data_dir=%s, plus --source_dir if it came '
+                    'from your own IDX files), or restore the file from a good copy.' % os.path.dirname(path))
+  return count
 
 
 def read_split(path):

@@ -275,7 +275,7 @@ def test_write_verified_removes_the_temp_file_when_the_written_copy_reads_back_w
   monkeypatch.setattr(mnist_source, 'gz_content_sha256', bad_read_back)
   with pytest.raises(UserError, match='as written to disk'):
     mnist_source.write_verified(str(tmp_path / 'x.gz'), data, hashlib.sha256(data).hexdigest())
-  assert len(seen) == 1 and seen[0].startswith('x.gz.part-')  # it did write, to a temporary name
+  assert len(seen) == 1 and seen[0].startswith('x.gz.tmp-')  # it did write, to a temporary name
   assert os.listdir(str(tmp_path)) == []
 
 

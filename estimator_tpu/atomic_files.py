@@ -1,0 +1,60 @@
+"""Files that appear complete or not at all, even when the writer is killed.
+
+Writers put data under a temporary name next to the final one and rename it when it is complete (a rename within
+one directory is atomic on local disks; on gs:// an object only exists once its upload has finished). A writer
+killed with `kill -9` cannot clean up, so its temporary file stays behind; the temporary name records the host
+and process id, and the next writer of the same file removes leftovers whose process is gone. Files of writers
+that are still running, or that ran on another host, are never touched.
+"""
+import os
+import socket
+import uuid
+
+import tensorflow.compat.v1 as tf
+from absl import logging
+
+TEMP_MARKER = '.tmp-'
+
+
+def _host():
+  # '-' separates the fields of a temporary name, so a host name must not contain one.
+  return socket.gethostname().replace('-', '_') or 'host'
+
+
+def temp_path(path):
+  """Returns a fresh temporary name for `path`: `<path>.tmp-<host>-<pid>-<random>`."""
+  return '%s%s%s-%d-%s' % (path, TEMP_MARKER, _host(), os.getpid(), uuid.uuid4().hex[:8])
+
+
+def _writer_of(temp):
+  """Returns (host, pid) encoded in a temporary name, or None if it is not one of ours."""
+  fields = temp.rsplit(TEMP_MARKER, 1)[-1].split('-')
+  if len(fields) != 3 or not fields[1].isdigit():
+    return None
+  return fields[0], int(fields[1])
+
+
+def _process_exists(pid):
+  try:
+    os.kill(pid, 0)  # signal 0 checks existence and permission; nothing is delivered
+  except ProcessLookupError:
+    return False
+  except PermissionError:
+    return True  # it exists, it just belongs to another user
+  return True
+
+
+def remove_stale_temps(path):
+  """Removes temporary files of `path` left by writers on this host that no longer run; returns their names."""
+  removed = []
+  for temp in tf.io.gfile.glob(path + TEMP_MARKER + '*'):
+    writer = _writer_of(temp)
+    if writer is None or writer[0] != _host() or _process_exists(writer[1]):
+      continue
+    try:
+      tf.io.gfile.remove(temp)
+    except tf.errors.NotFoundError:
+      continue  # another run cleaned it up first
+    logging.warning('Removed %s, left behind by an interrupted run (process %d).', temp, writer[1])
+    removed.append(temp)
+  return removed
