@@ -8,6 +8,7 @@ import glob
 import inspect
 import json
 import os
+import re
 import subprocess
 import sys
 
@@ -28,6 +29,7 @@ from estimator_tpu import input_pipeline
 from estimator_tpu import model
 from estimator_tpu import model_fn as model_fn_lib
 from estimator_tpu import records
+from estimator_tpu import run_config
 from estimator_tpu.errors import UserError
 from flags import mnist as mnist_flags
 from flags import mnist_keras as mnist_keras_flags
@@ -103,6 +105,24 @@ def test_only_the_tpu_program_builds_a_tpu_estimator_with_a_tpu_config(monkeypat
   assert tpu_config.per_host_input_for_training == tf.estimator.tpu.InputPipelineConfig.PER_HOST_V2
 
 
+class FakeTpuResolver(object):
+  """What RunConfig asks of a TPUClusterResolver: the TPU worker's address and its cluster."""
+
+  def master(self):
+    return 'grpc://10.0.0.2:8470'
+
+  def cluster_spec(self):
+    return tf.train.ClusterSpec({'worker': ['10.0.0.2:8470']})
+
+
+def test_tpu_run_config_takes_the_tpu_address_from_the_resolver(tmp_path):
+  config = run_config.build_run_config(
+      str(tmp_path), iterations_per_loop=5, num_shards=8, save_checkpoints_steps=10, master='',
+      cluster=FakeTpuResolver())
+  assert config.master == 'grpc://10.0.0.2:8470'
+  assert config.cluster_spec.as_dict() == {'worker': ['10.0.0.2:8470']}
+
+
 # --- model_fn: spec, metrics, summaries ---------------------------------------------------------------------------
 
 def test_only_the_estimator_builds_metric_ops_inside_model_fn():
@@ -165,8 +185,12 @@ def test_estimator_input_fn_takes_no_params():
 
 # --- The programs, run in process with their estimator calls recorded ---------------------------------------------
 
-def run_recorded(program, define_flags, args, estimator_cls, input_module):
-  """Runs program.run() with parsed `args`; records train/evaluate arguments and what every input_fn returned."""
+def run_recorded(program, define_flags, args, estimator_cls, input_module, tpu_step_rules=False):
+  """Runs program.run() with parsed `args`; records train/evaluate arguments and what every input_fn returned.
+
+  With tpu_step_rules, train/evaluate refuse missing step counts the way TPUEstimator does on a TPU (off TPU it
+  would train forever on a repeating input, or read the eval input to its end).
+  """
   calls = {'train': [], 'evaluate': [], 'inputs': []}
   builder = input_module.input_fn_builder
 
@@ -189,7 +213,11 @@ def run_recorded(program, define_flags, args, estimator_cls, input_module):
 
     def method(self, *method_args, **kwargs):
       bound = inspect.signature(original).bind(self, *method_args, **kwargs)
-      calls[name].append({k: v for k, v in bound.arguments.items() if k in ('steps', 'max_steps')})
+      steps = {k: v for k, v in bound.arguments.items() if k in ('steps', 'max_steps') and v is not None}
+      calls[name].append(steps)
+      if tpu_step_rules and not steps:
+        raise ValueError('TPUEstimator.%s on a TPU needs %s.' % (name, 'max_steps or steps' if name == 'train'
+                                                                 else 'steps'))
       return original(self, *method_args, **kwargs)
     return method
 
@@ -220,11 +248,15 @@ def estimator_run(tiny_data, tmp_path_factory):
 def tpu_run(tiny_data, tmp_path_factory):
   model_dir = str(tmp_path_factory.mktemp('mnist_tpu'))
   args = LOCAL_TPU_ARGS + ['--iterations=3', '--save_checkpoints_steps=3'] + program_args(tiny_data, model_dir)
-  return run_recorded(mnist_tpu, mnist_tpu_flags.define_mnist_tpu_flags, args, tf.estimator.tpu.TPUEstimator,
-                      input_pipeline)
+  try:
+    return run_recorded(mnist_tpu, mnist_tpu_flags.define_mnist_tpu_flags, args, tf.estimator.tpu.TPUEstimator,
+                        input_pipeline, tpu_step_rules=True)
+  except ValueError as e:
+    return {'error': str(e)}
 
 
 def test_tpu_estimator_hands_input_fn_its_batch_size_in_params(tpu_run):
+  assert 'error' not in tpu_run
   inputs = tpu_run['inputs']
   assert {i['params_batch_size'] for i in inputs} == {TRAIN_BATCH, EVAL_BATCH}  # global batch off TPU
   for i in inputs:
@@ -232,16 +264,15 @@ def test_tpu_estimator_hands_input_fn_its_batch_size_in_params(tpu_run):
 
 
 def test_tpu_program_gives_train_and_evaluate_their_step_counts(tpu_run):
+  assert 'error' not in tpu_run, tpu_run.get('error')
   assert tpu_run['train'] and tpu_run['evaluate']
-  for call in tpu_run['train']:
-    assert call.get('max_steps') or call.get('steps')
-  for call in tpu_run['evaluate']:
-    assert call.get('steps', 0) > 0
+  assert all(call.get('max_steps', 0) > 0 or call.get('steps', 0) > 0 for call in tpu_run['train'])
+  assert all(call.get('steps', 0) > 0 for call in tpu_run['evaluate'])
 
 
 def test_estimator_program_evaluates_to_the_end_of_its_input(estimator_run):
   calls, results = estimator_run
-  assert [call.get('steps') for call in calls['evaluate']] == [None]
+  assert calls['evaluate'] == [{}]  # no steps: read to the end
   assert results['eval']['examples'] == 110  # 2 full batches of 50 and a short one of 10
   assert {tuple(i['shapes'][1]) for i in calls['inputs']} == {(None,)}
   assert results['global_step'] == TRAIN_STEPS
@@ -275,7 +306,7 @@ def test_keras_tpu_route_resolves_connects_initializes_then_builds_the_strategy(
 
   def record(name, result=None):
     return lambda *args: calls.append((name,) + args) or result
-  monkeypatch.setattr(mnist_keras.run_config, 'resolve_tpu_cluster', record('resolve', resolver))
+  monkeypatch.setattr(run_config, 'resolve_tpu_cluster', record('resolve', resolver))
   monkeypatch.setattr(tf2.config, 'experimental_connect_to_cluster', record('connect'))
   monkeypatch.setattr(tf2.tpu.experimental, 'initialize_tpu_system', record('initialize'))
   monkeypatch.setattr(tf2.distribute, 'TPUStrategy', record('strategy', 'the TPUStrategy'))
@@ -286,7 +317,7 @@ def test_keras_tpu_route_resolves_connects_initializes_then_builds_the_strategy(
 
 @requires_tf2
 def test_keras_unreachable_tpu_is_a_user_error(monkeypatch):
-  monkeypatch.setattr(mnist_keras.run_config, 'resolve_tpu_cluster', lambda *args: object())
+  monkeypatch.setattr(run_config, 'resolve_tpu_cluster', lambda *args: object())
 
   def unreachable(resolver):
     raise tf2.errors.UnavailableError(None, None, 'failed to connect to all addresses')
@@ -321,6 +352,15 @@ def test_keras_model_has_the_variables_of_mnist_cnn():
 
 
 @requires_tf2
+def test_keras_model_scales_pixels_like_mnist_cnn():
+  keras = mnist_keras.keras_model.build_keras_cnn()
+  first_conv = next(layer for layer in keras.layers if isinstance(layer, tf2.keras.layers.Conv2D))
+  conv_input = tf2.keras.Model(keras.inputs, first_conv.input)(np.full((2, 784), 255.0, np.float32))
+  assert conv_input.shape == (2, 28, 28, 1)
+  np.testing.assert_allclose(conv_input.numpy(), 1.0, rtol=1e-6)
+
+
+@requires_tf2
 def test_mnist_cnn_cannot_be_wrapped_in_a_keras_lambda():
   """Why keras_model.py rebuilds the network: Keras refuses the untracked variables mnist_cnn would create."""
   images = tf2.keras.Input(shape=(784,))
@@ -331,9 +371,10 @@ def test_mnist_cnn_cannot_be_wrapped_in_a_keras_lambda():
 
 @requires_tf2
 def test_keras_datasets_are_the_tpu_input_fn_at_the_global_batch(tiny_data):
-  dataset = mnist_keras.make_dataset(tiny_data, 'train', True, 32)
-  assert dataset.element_spec[0][model_fn_lib.IMAGE_KEY].shape.as_list() == [32, 784]
-  assert dataset.element_spec[1].shape.as_list() == [32]
+  dataset = mnist_keras.make_dataset(tiny_data, 'test', False, 25)
+  assert dataset.element_spec[0][model_fn_lib.IMAGE_KEY].shape.as_list() == [25, 784]
+  assert dataset.element_spec[1].shape.as_list() == [25]
+  assert [len(labels) for _, labels in dataset] == [25, 25, 25, 25]  # 110 examples: full batches only
 
 
 KERAS_EXECUTION, KERAS_SAVE_EVERY, KERAS_STEPS = 5, 7, 20
@@ -414,3 +455,33 @@ def test_keras_program_on_tf1_stops_with_one_message(tmp_path):
   assert len(errors) == 1 and 'TensorFlow 2' in errors[0] and tf.__version__ in errors[0]
   assert 'Traceback' not in result.stderr
   assert not os.path.exists(str(tmp_path / 'm'))
+
+
+# --- docs/MIGRATION.md names only tests that exist -----------------------------------------------------------------
+
+def migration_test_cells():
+  """The last cell of every row of the tables in docs/MIGRATION.md whose last column is 'Test'."""
+  cells, in_test_table = [], False
+  with open(os.path.join(REPO_ROOT, 'docs', 'MIGRATION.md')) as f:
+    for line in f:
+      if not line.startswith('|'):
+        in_test_table = False
+        continue
+      last_cell = line.rstrip().rstrip('|').split('|')[-1].strip()
+      if last_cell == 'Test':
+        in_test_table = True
+      elif in_test_table and not last_cell.startswith('---'):
+        cells.append(last_cell)
+  return cells
+
+
+def test_every_migration_row_names_existing_tests():
+  cells = migration_test_cells()
+  assert len(cells) == 13 + 4  # the step-by-step table and the shared rules
+  for test_column in cells:
+    names = re.findall(r'`((?:tests/[\w/]+\.py::)?test_\w+)`', test_column)
+    assert names or 'TBD-lead' in test_column, test_column
+    for name in names:
+      path, _, function = name.rpartition('::') if '::' in name else ('tests/test_migration.py', '', name)
+      with open(os.path.join(REPO_ROOT, path)) as f:
+        assert re.search(r'^def %s\(' % function, f.read(), re.M), name
