@@ -29,3 +29,12 @@ def data_dir(tmp_path, idx_dir):
   directory = str(tmp_path / 'data')
   records.convert_idx_dir(idx_dir, directory, validation_size=TINY_VALIDATION)
   return directory
+
+
+@pytest.fixture(scope='session')
+def shared_data_dir(tmp_path_factory):
+  """data_dir's layout, built once per session, for tests that only read it (e.g. to share one training run)."""
+  root = tmp_path_factory.mktemp('shared')
+  synthetic.write_idx_dir(str(root / 'idx'))
+  records.convert_idx_dir(str(root / 'idx'), str(root / 'data'), validation_size=TINY_VALIDATION)
+  return str(root / 'data')

@@ -1,0 +1,55 @@
+"""The mnist_cnn network as a Keras model, for mnist_keras.py (TF 2.x, TPUStrategy or the default strategy).
+
+Why not reuse model.mnist_cnn itself: it is a graph-mode function built from `tf.compat.v1.layers`, which make
+new variables on every call through `tf.get_variable`. Keras only trains, saves and distributes variables that
+its layers track; wrapped in a `Lambda` layer, those variables would be invisible to Keras (TF 2.x Keras refuses
+such a Lambda outright: "created within a Lambda layer ... but are not tracked"), and under TPUStrategy every
+variable must be created by a tracked layer inside `strategy.scope()` so that it is replicated onto the TPU cores.
+So the same architecture is rebuilt here from model.py's constants; tests/test_migration.py checks that both have
+the same variables, shape by shape.
+
+TF 2.x only (Rescaling, the new Keras optimizers, steps_per_execution); mnist_keras.py checks the version first.
+"""
+import tensorflow as tf
+
+from estimator_tpu import model
+from estimator_tpu.model_fn import IMAGE_KEY
+
+# tf.train.AdamOptimizer's epsilon (Keras defaults to 1e-7), so all three programs run the same optimiser.
+ADAM_EPSILON = 1e-8
+
+
+def build_keras_cnn():
+  """Returns a functional Keras model: {'image': float32 [batch, 784] in 0..255} -> logits [batch, 10].
+
+  The input is named like the input_fn's feature (model_fn.IMAGE_KEY), so the TPUEstimator datasets feed it as
+  they are.
+  """
+  images = tf.keras.Input(shape=(model.NUM_PIXELS,), name=IMAGE_KEY)
+  net = tf.keras.layers.Rescaling(model.PIXEL_SCALE)(images)
+  net = tf.keras.layers.Reshape((model.IMAGE_SIZE, model.IMAGE_SIZE, 1))(net)
+  for filters in model.CONV_FILTERS:
+    net = tf.keras.layers.Conv2D(filters, model.CONV_KERNEL, padding='same', activation='relu')(net)
+    net = tf.keras.layers.MaxPooling2D(pool_size=2, strides=2)(net)
+  net = tf.keras.layers.Flatten()(net)
+  net = tf.keras.layers.Dense(model.DENSE_UNITS, activation='relu')(net)
+  net = tf.keras.layers.Dropout(model.DROPOUT_RATE)(net)
+  logits = tf.keras.layers.Dense(model.NUM_CLASSES)(net)
+  return tf.keras.Model(inputs=images, outputs=logits, name='mnist_cnn')
+
+
+def compile_model(keras_model, learning_rate, decay_steps, decay_rate, steps_per_execution):
+  """Compiles with model_fn.py's loss, metric and optimiser; call it inside strategy.scope().
+
+  `steps_per_execution` is TPUConfig.iterations_per_loop's TF2 counterpart: that many steps run on the device
+  per call from the host, and callbacks (checkpoints, TensorBoard) only see the boundaries between calls.
+  """
+  # Same curve as model_fn.learning_rate_schedule (tf.train.exponential_decay, not staircase), driven by the
+  # optimiser's step counter instead of the global step.
+  schedule = tf.keras.optimizers.schedules.ExponentialDecay(learning_rate, decay_steps, decay_rate)
+  keras_model.compile(
+      optimizer=tf.keras.optimizers.Adam(schedule, epsilon=ADAM_EPSILON),
+      loss=tf.keras.losses.SparseCategoricalCrossentropy(from_logits=True),
+      # The counterpart of metric_fn's 'accuracy'; Keras reports the mean loss itself (metric_fn's 'mean_loss').
+      metrics=[tf.keras.metrics.SparseCategoricalAccuracy(name='accuracy')],
+      steps_per_execution=steps_per_execution)

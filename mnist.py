@@ -1,0 +1,124 @@
+"""Trains, evaluates and predicts the MNIST CNN with a plain tf.estimator.Estimator on the local CPU.
+
+  python mnist.py [--data_dir=DIR --model_dir=DIR --train_steps=N --batch_size=N ...]
+
+The pre-TPU starting point of mnist_tpu.py: the same network, data, flags, optimiser and steps. Read it next to
+mnist_tpu.py (and estimator_tpu/estimator_model_fn.py, estimator_input.py next to model_fn.py, input_pipeline.py):
+every difference is a TPU rule, named in a comment and listed in docs/MIGRATION.md.
+"""
+import datetime
+import os
+import sys
+import tempfile
+
+import numpy as np
+import tensorflow.compat.v1 as tf
+from absl import app
+from absl import flags
+from absl import logging
+
+from estimator_tpu import estimator_input
+from estimator_tpu import estimator_model_fn
+from estimator_tpu import model_fn as model_fn_lib
+from estimator_tpu import prepare
+from estimator_tpu import records
+from estimator_tpu.errors import UserError
+from flags import mnist as mnist_flags
+from flags import training
+from mnist_tpu import write_json_atomically
+
+FLAGS = flags.FLAGS
+RESULTS_FILE = 'mnist_results.json'
+KEEP_CHECKPOINT_MAX = 5
+
+
+def default_model_dir():
+  stamp = datetime.datetime.now().strftime('%Y%m%d-%H%M%S')
+  return os.path.join(tempfile.gettempdir(), 'estimator_tpu', 'mnist-%s' % stamp)
+
+
+def build_estimator(model_dir):
+  """A plain Estimator from the flags.
+
+  TPU rule (where and how to run): mnist_tpu.py builds `tf.estimator.tpu.RunConfig` with a `TPUConfig`
+  (iterations_per_loop, num_shards) and a TPU master or cluster resolver, and a `TPUEstimator` that is told
+  `use_tpu` and the train/eval/predict batch sizes, because it splits each batch across the TPU cores itself.
+  """
+  config = tf.estimator.RunConfig(model_dir=model_dir, save_checkpoints_steps=FLAGS.save_checkpoints_steps,
+                                  keep_checkpoint_max=KEEP_CHECKPOINT_MAX)
+  model_fn = estimator_model_fn.model_fn_builder(
+      learning_rate=FLAGS.learning_rate, decay_steps=FLAGS.lr_decay_steps, decay_rate=FLAGS.lr_decay_rate)
+  return tf.estimator.Estimator(model_fn=model_fn, config=config)
+
+
+def predict_input_fn_builder(images, batch_size):
+  """Predicts on in-memory images; a short last batch is fine here (TPUEstimator pads it on a TPU)."""
+
+  def input_fn():
+    dataset = tf.data.Dataset.from_tensor_slices({model_fn_lib.IMAGE_KEY: images.astype(np.float32)})
+    return dataset.batch(batch_size)
+
+  return input_fn
+
+
+def log_predictions(estimator, test_path, count, batch_size):
+  """Predicts the first `count` test images and logs them next to their labels."""
+  if count == 0:
+    return []
+  images, labels = records.read_split(test_path)
+  images = images[:count].reshape(-1, 784)
+  results = []
+  input_fn = predict_input_fn_builder(images, batch_size)
+  for i, prediction in enumerate(estimator.predict(input_fn, yield_single_examples=True)):
+    class_id = int(prediction['class_ids'])
+    results.append({'index': i, 'label': int(labels[i]), 'class_id': class_id,
+                    'probability': float(prediction['probabilities'][class_id])})
+    logging.info('Prediction %d: class %d (p=%.3f), label %d', i, class_id, results[-1]['probability'], labels[i])
+  return results
+
+
+def run():
+  batch_size = training.effective_batch_size(FLAGS.batch_size, use_tpu=False)
+  model_dir = FLAGS.model_dir or default_model_dir()
+  logging.info('Data directory: %s', FLAGS.data_dir)
+  logging.info('Model directory: %s', model_dir)
+  prepare.ensure_data(FLAGS.data_dir, FLAGS.source_dir, FLAGS.download_timeout, FLAGS.validation_size)
+  records.require_split(FLAGS.data_dir, 'train')
+  test_path = records.require_split(FLAGS.data_dir, 'test')
+
+  estimator = build_estimator(model_dir)
+  logging.info('Training %d steps, batch %d, on CPU.', FLAGS.train_steps, batch_size)
+  # max_steps is optional for a plain Estimator (it could also stop where the input ends); TPUEstimator on a TPU
+  # refuses to train without max_steps or steps, because it runs iterations_per_loop steps per device call.
+  estimator.train(estimator_input.input_fn_builder(FLAGS.data_dir, 'train', True, batch_size),
+                  max_steps=FLAGS.train_steps)
+
+  # TPU rule (eval steps): steps=None reads the split to its end, short last batch included. On a TPU,
+  # TPUEstimator.evaluate needs `steps` and every batch full, so mnist_tpu.py computes the number of batches.
+  num_test = records.count_examples(test_path)
+  metrics = estimator.evaluate(
+      estimator_input.input_fn_builder(FLAGS.data_dir, 'test', False, FLAGS.eval_batch_size), steps=None)
+  logging.info('Test accuracy %.4f, loss %.4f over %d examples (global step %d).', metrics['accuracy'],
+               metrics['mean_loss'], num_test, metrics['global_step'])
+
+  predictions = log_predictions(estimator, test_path, FLAGS.num_predictions, FLAGS.eval_batch_size)
+  write_json_atomically(os.path.join(model_dir, RESULTS_FILE), {
+      'global_step': int(metrics['global_step']),
+      'eval': {'accuracy': float(metrics['accuracy']), 'loss': float(metrics['mean_loss']), 'examples': num_test},
+      'predictions': predictions,
+  })
+
+
+def main(argv):
+  if len(argv) > 1:
+    raise app.UsageError('unexpected arguments: %s' % ' '.join(argv[1:]))
+  try:
+    run()
+  except UserError as e:
+    sys.stderr.write('error: %s\n' % e)
+    sys.exit(1)
+
+
+if __name__ == '__main__':
+  mnist_flags.define_mnist_flags()
+  app.run(main)
