@@ -10,6 +10,7 @@ for path in (REPO_ROOT, os.path.join(REPO_ROOT, 'tests')):
     sys.path.insert(0, path)
 
 import synthetic  # noqa: E402  (needs the path above)
+import tiny_run  # noqa: E402
 from estimator_tpu import records  # noqa: E402
 
 TINY_VALIDATION = 50
@@ -29,3 +30,18 @@ def data_dir(tmp_path, idx_dir):
   directory = str(tmp_path / 'data')
   records.convert_idx_dir(idx_dir, directory, validation_size=TINY_VALIDATION)
   return directory
+
+
+@pytest.fixture(scope='session')
+def tiny_model(tmp_path_factory):
+  """A model trained once per test session (mnist_tpu --mode=train, tiny_run.TINY_ARGS) on the synthetic digits.
+
+  Returns (data_dir, model_dir). Treat both as read-only: pass your own --model_dir and this model as
+  --checkpoint_path or --warm_start_from.
+  """
+  root = tmp_path_factory.mktemp('tiny_model')
+  source, directory, model_dir = str(root / 'idx'), str(root / 'data'), str(root / 'model')
+  synthetic.write_idx_dir(source)
+  records.convert_idx_dir(source, directory, validation_size=TINY_VALIDATION)
+  tiny_run.run(['--mode=train', '--data_dir=%s' % directory, '--model_dir=%s' % model_dir])
+  return directory, model_dir

@@ -1,0 +1,41 @@
+"""TensorBoard scalars for training, written through TPUEstimator's host_call.
+
+Summary ops cannot run inside the TPU computation (they have no XLA kernel; tf.contrib.summary's TPU trick is
+gone). TPUEstimatorSpec.host_call ships tensors out of the device every step (outfeed) and calls a function on the
+host CPU, which writes them. With use_tpu=False, TPUEstimator calls the same function itself in a session hook, so
+CPU and TPU share this one code path.
+
+Contrib-free: `tf.contrib.summary` became the TF2 summary API, `tf.compat.v2.summary` (a file writer resource plus summary ops that
+TPUEstimator's hooks initialise before the first step and flush at the end of train()).
+"""
+import tensorflow.compat.v1 as tf
+import tensorflow.compat.v2 as tf2  # the TF2 summary API, also present in TF 1.15
+
+# Events kept in memory before the writer flushes; TPUEstimator also flushes at the end of every train() call.
+WRITER_QUEUE = 1000
+
+
+def host_call_fn(summary_dir):
+  """Returns fn(step, **scalars) that writes each scalar at `step`; for TPUEstimatorSpec.host_call.
+
+  Every tensor arrives with a leading dimension: one entry per TPU core (TPUEstimator concatenates the cores'
+  outfeeds), one entry on CPU. The step is the same on all cores; per-core scalars (e.g. each core's loss over its
+  equal share of the batch) are averaged into the global value.
+  """
+
+  def host_call(step, **scalars):
+    with tf2.summary.create_file_writer(summary_dir, max_queue=WRITER_QUEUE).as_default():
+      with tf2.summary.record_if(True):
+        for name in sorted(scalars):
+          tf2.summary.scalar(name, tf.reduce_mean(scalars[name]), step=step[0])
+    return tf.summary.all_v2_summary_ops()
+
+  return host_call
+
+
+def host_call(summary_dir, step, scalars):
+  """(fn, tensors) for TPUEstimatorSpec.host_call: writes the `scalars` dict of scalar tensors at int64 `step`."""
+  tensors = {name: tf.reshape(tf.cast(value, tf.float32), [1]) for name, value in scalars.items()}
+  # host_call tensors need a leading (batch) dimension: scalars cannot be concatenated across cores.
+  tensors['step'] = tf.reshape(tf.cast(step, tf.int64), [1])
+  return host_call_fn(summary_dir), tensors
