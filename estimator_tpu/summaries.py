@@ -1,12 +1,15 @@
 """TensorBoard scalars for training, written through TPUEstimator's host_call.
 
-Summary ops cannot run inside the TPU computation (they have no XLA kernel; tf.contrib.summary's TPU trick is
-gone). TPUEstimatorSpec.host_call ships tensors out of the device every step (outfeed) and calls a function on the
-host CPU, which writes them. With use_tpu=False, TPUEstimator calls the same function itself in a session hook, so
-CPU and TPU share this one code path.
+Summary ops cannot run inside the TPU computation (they have no XLA kernel). TPUEstimatorSpec.host_call ships
+tensors out of the device every step (outfeed) and calls a function on the host CPU, which writes them. With
+use_tpu=False, TPUEstimator calls the same function itself in a session hook, so CPU and TPU share one code path.
 
-Contrib-free: `tf.contrib.summary` became the TF2 summary API, `tf.compat.v2.summary` (a file writer resource plus summary ops that
-TPUEstimator's hooks initialise before the first step and flush at the end of train()).
+Contrib-free: the host function used to be written with `tf.contrib.summary`; that became the TF2 summary API,
+`tf.compat.v2.summary` (a file writer resource plus summary ops, which TPUEstimator's hooks initialise before the
+first step and flush at the end of every train() call).
+
+Cadence: every training step is written (on TPU: every step of every iterations_per_loop loop, since host_call
+outfeeds once per step), buffered in memory up to WRITER_QUEUE events per flush.
 """
 import tensorflow.compat.v1 as tf
 import tensorflow.compat.v2 as tf2  # the TF2 summary API, also present in TF 1.15
