@@ -34,6 +34,9 @@ FLAGS = flags.FLAGS
 RESULTS_FILE = 'mnist_tpu_results.json'
 PREDICT_SPLIT = 'test'
 EXPORT_SUBDIR = 'export'
+# TensorBoard events are flushed once per device loop on TPU (gs:// uploads the file again on every flush), but
+# every few steps on CPU, where buffered events cost peak memory (see estimator_tpu/summaries.py).
+LOCAL_SUMMARY_FLUSH_STEPS = 5
 
 
 def default_model_dir():
@@ -81,7 +84,7 @@ def build_estimator(fv, model_dir):
       save_checkpoints_steps=fv.save_checkpoints_steps, master=fv.master, cluster=cluster)
   model_fn = model_fn_lib.model_fn_builder(
       learning_rate=fv.learning_rate, decay_steps=fv.lr_decay_steps, decay_rate=fv.lr_decay_rate,
-      summary_dir=model_dir)
+      summary_dir=model_dir, summary_flush_steps=fv.iterations if fv.use_tpu else LOCAL_SUMMARY_FLUSH_STEPS)
   return tf.estimator.tpu.TPUEstimator(
       model_fn=model_fn, config=config, use_tpu=fv.use_tpu,
       train_batch_size=training.effective_batch_size(fv.batch_size, fv.use_tpu),

@@ -33,11 +33,12 @@ def learning_rate_schedule(initial_rate, decay_steps, decay_rate):
       initial_rate, tf.train.get_global_step(), decay_steps=decay_steps, decay_rate=decay_rate)
 
 
-def model_fn_builder(learning_rate, decay_steps, decay_rate, summary_dir=None):
+def model_fn_builder(learning_rate, decay_steps, decay_rate, summary_dir=None,
+                     summary_flush_steps=summaries.DEFAULT_FLUSH_STEPS):
   """Returns a TPUEstimator model_fn(features, labels, mode, params) with these optimisation settings.
 
   With `summary_dir` (normally the model_dir), training writes the loss and the learning rate of every step there
-  for TensorBoard, through host_call (see summaries.py).
+  for TensorBoard, through host_call (see summaries.py), flushing them every `summary_flush_steps` steps.
   """
 
   def model_fn(features, labels, mode, params):
@@ -82,7 +83,8 @@ def model_fn_builder(learning_rate, decay_steps, decay_rate, summary_dir=None):
       train_op = optimizer.minimize(loss, global_step=global_step)
     host_call = None
     if summary_dir:
-      host_call = summaries.host_call(summary_dir, step, {'loss': loss, 'learning_rate': rate})
+      host_call = summaries.host_call(summary_dir, step, {'loss': loss, 'learning_rate': rate},
+                                      flush_every_steps=summary_flush_steps)
     return tf.estimator.tpu.TPUEstimatorSpec(mode=mode, loss=loss, train_op=train_op, host_call=host_call)
 
   return model_fn
