@@ -22,10 +22,10 @@ from estimator_tpu import estimator_model_fn
 from estimator_tpu import model_fn as model_fn_lib
 from estimator_tpu import prepare
 from estimator_tpu import records
+from estimator_tpu import results
 from estimator_tpu.errors import UserError
 from flags import mnist as mnist_flags
 from flags import training
-from mnist_tpu import write_json_atomically
 
 FLAGS = flags.FLAGS
 RESULTS_FILE = 'mnist_results.json'
@@ -102,7 +102,7 @@ def run():
                metrics['mean_loss'], num_test, metrics['global_step'])
 
   predictions = log_predictions(estimator, test_path, FLAGS.num_predictions, FLAGS.eval_batch_size)
-  write_json_atomically(os.path.join(model_dir, RESULTS_FILE), {
+  results.write_json(os.path.join(model_dir, RESULTS_FILE), {
       'global_step': int(metrics['global_step']),
       'eval': {'accuracy': float(metrics['accuracy']), 'loss': float(metrics['mean_loss']), 'examples': num_test},
       'predictions': predictions,

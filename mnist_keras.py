@@ -24,11 +24,11 @@ from estimator_tpu import input_pipeline
 from estimator_tpu import keras_model
 from estimator_tpu import prepare
 from estimator_tpu import records
+from estimator_tpu import results
 from estimator_tpu import run_config
 from estimator_tpu.errors import UserError
 from flags import mnist_keras as mnist_keras_flags
 from flags import training
-from mnist_tpu import write_json_atomically
 
 FLAGS = flags.FLAGS
 RESULTS_FILE = 'mnist_keras_results.json'
@@ -204,7 +204,7 @@ def run():
                metrics['loss'], eval_examples, global_step)
 
   predictions = log_predictions(model, test_path, FLAGS.num_predictions, FLAGS.eval_batch_size)
-  write_json_atomically(os.path.join(model_dir, RESULTS_FILE), {
+  results.write_json(os.path.join(model_dir, RESULTS_FILE), {
       'global_step': global_step,
       'eval': {'accuracy': float(metrics['accuracy']), 'loss': float(metrics['loss']), 'examples': eval_examples},
       'predictions': predictions,

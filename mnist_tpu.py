@@ -1,37 +1,50 @@
-"""Trains, evaluates and predicts the MNIST CNN with TPUEstimator -- on a Cloud TPU or on the local CPU.
+"""Trains, evaluates, predicts and exports the MNIST CNN with TPUEstimator -- on a Cloud TPU or on the local CPU.
 
 Local:      python mnist_tpu.py --use_tpu=false --master=''
 Cloud TPU:  python mnist_tpu.py --tpu_name=NAME [--tpu_zone=Z --gcp_project=P] \
                 --data_dir=gs://BUCKET/mnist --model_dir=gs://BUCKET/mnist/model
-Check:      python mnist_tpu.py --check_tpu [the Cloud TPU flags]   (TPU readiness on this CPU, no TPU needed)
+Check:      python mnist_tpu.py --mode=check_tpu [the Cloud TPU flags]   (TPU readiness on this CPU, no TPU needed)
 
-The same TPUEstimator runs in both cases; `--use_tpu=false` makes it run model_fn on the CPU.
+The same TPUEstimator runs in both cases; `--use_tpu=false` makes it run model_fn on the CPU. `--mode` picks what
+to do (flags/modes.py); the default `all` trains, evaluates on the whole test split and logs a few predictions.
+Each mode is one short run_<mode>(fv, job) function below, listed in MODE_FUNCTIONS.
 """
+import collections
 import datetime
-import json
 import os
 import sys
 import tempfile
 
-import numpy as np
 import tensorflow.compat.v1 as tf
 from absl import app
 from absl import flags
 from absl import logging
 
+from estimator_tpu import checkpoints
 from estimator_tpu import failures
 from estimator_tpu import input_pipeline
 from estimator_tpu import model_fn as model_fn_lib
 from estimator_tpu import prepare
 from estimator_tpu import readiness
 from estimator_tpu import records
+from estimator_tpu import results
 from estimator_tpu import run_config as run_config_lib
+from estimator_tpu import serving
 from estimator_tpu.errors import UserError
 from flags import mnist_tpu as mnist_tpu_flags
 from flags import training
 
 FLAGS = flags.FLAGS
 RESULTS_FILE = 'mnist_tpu_results.json'
+PREDICT_SPLIT = 'test'
+EXPORT_SUBDIR = 'export'
+# TensorBoard events are flushed once per device loop on TPU (gs:// uploads the file again on every flush), but
+# every few steps on CPU, where buffered events cost peak memory (see estimator_tpu/summaries.py).
+LOCAL_SUMMARY_FLUSH_STEPS = 5
+
+# What every mode works with besides the flags: where the model lives, the resolved TPU (None off TPU or when it
+# is named by --master) and the hooks that turn TensorFlow errors into clear messages (estimator_tpu/failures.py).
+Job = collections.namedtuple('Job', ['model_dir', 'cluster', 'train_hooks'])
 
 
 def default_model_dir():
@@ -39,145 +52,260 @@ def default_model_dir():
   return os.path.join(tempfile.gettempdir(), 'estimator_tpu', 'mnist_tpu-%s' % stamp)
 
 
-def connect_tpu():
+def resolve_model_dir(fv):
+  """--model_dir; else the directory of --checkpoint_path (eval events go next to it); else a new temp dir."""
+  if fv.model_dir:
+    return fv.model_dir
+  if fv.checkpoint_path:
+    return fv.checkpoint_path if tf.io.gfile.isdir(fv.checkpoint_path) else os.path.dirname(fv.checkpoint_path)
+  return default_model_dir()
+
+
+def find_model_checkpoint(fv, model_dir):
+  """The checkpoint evaluate/predict/export use: --checkpoint_path, else the latest in the model directory."""
+  if fv.checkpoint_path:
+    return checkpoints.find_checkpoint(fv.checkpoint_path, '--checkpoint_path')
+  return checkpoints.find_checkpoint(model_dir, '--model_dir')
+
+
+def warm_start_checkpoint(fv, model_dir):
+  """The checkpoint to warm-start from, or None; says so when model_dir's own checkpoint takes precedence."""
+  if not fv.warm_start_from:
+    return None
+  source = checkpoints.find_checkpoint(fv.warm_start_from, '--warm_start_from')
+  own = tf.train.latest_checkpoint(model_dir) if tf.io.gfile.isdir(model_dir) else None
+  if own:
+    logging.warning('--warm_start_from is ignored: %s already has a checkpoint (%s), which training continues from.',
+                    model_dir, own)
+    return None
+  logging.info('Warm-starting the trainable variables from %s.', source)
+  return source
+
+
+def connect_tpu(fv):
   """Resolves --tpu_name and checks that the TPU answers: seconds, instead of TPUEstimator's minutes of retries."""
   cluster = None
-  if FLAGS.tpu_name:
-    cluster = run_config_lib.resolve_tpu_cluster(FLAGS.tpu_name, FLAGS.tpu_zone, FLAGS.gcp_project)
-  run_config_lib.require_tpu_reachable(FLAGS.master, cluster)
+  if fv.tpu_name:
+    cluster = run_config_lib.resolve_tpu_cluster(fv.tpu_name, fv.tpu_zone, fv.gcp_project)
+  run_config_lib.require_tpu_reachable(fv.master, cluster)
   return cluster
 
 
-def build_model_fn():
+def build_model_fn(fv, model_dir):
   return model_fn_lib.model_fn_builder(
-      learning_rate=FLAGS.learning_rate, decay_steps=FLAGS.lr_decay_steps, decay_rate=FLAGS.lr_decay_rate)
+      learning_rate=fv.learning_rate, decay_steps=fv.lr_decay_steps, decay_rate=fv.lr_decay_rate,
+      summary_dir=model_dir, summary_flush_steps=fv.iterations if fv.use_tpu else LOCAL_SUMMARY_FLUSH_STEPS)
 
 
-def build_estimator(model_dir, batch_size, cluster=None):
-  """TPUEstimator from the flags; on CPU (use_tpu=False) it runs model_fn as a plain Estimator would."""
+def build_estimator(fv, model_dir, cluster=None):
+  """TPUEstimator from the flags; on CPU (use_tpu=False) it runs model_fn as a plain Estimator would.
+
+  `cluster` is the resolved --tpu_name (connect_tpu), or None for --master or a local run.
+  """
   config = run_config_lib.build_run_config(
-      model_dir=model_dir, iterations_per_loop=FLAGS.iterations, num_shards=FLAGS.num_shards,
-      save_checkpoints_steps=FLAGS.save_checkpoints_steps, master=FLAGS.master, cluster=cluster)
-  model_fn = build_model_fn()
-  failures.check_checkpoint(model_dir, model_fn)
+      model_dir=model_dir, iterations_per_loop=fv.iterations, num_shards=fv.num_shards,
+      save_checkpoints_steps=fv.save_checkpoints_steps, master=fv.master, cluster=cluster)
+  model_fn = build_model_fn(fv, model_dir)
+  failures.check_checkpoint(model_dir, model_fn)  # a checkpoint of another architecture fails here, clearly
   return tf.estimator.tpu.TPUEstimator(
-      model_fn=model_fn, config=config, use_tpu=FLAGS.use_tpu, train_batch_size=batch_size,
-      eval_batch_size=FLAGS.eval_batch_size, predict_batch_size=FLAGS.eval_batch_size)
+      model_fn=model_fn, config=config, use_tpu=fv.use_tpu,
+      train_batch_size=training.effective_batch_size(fv.batch_size, fv.use_tpu),
+      eval_batch_size=fv.eval_batch_size, predict_batch_size=fv.eval_batch_size,
+      # export_to_tpu adds a TPU metagraph (tags serve, tpu) to the CPU one (export_to_cpu stays True), so the same
+      # SavedModel serves on both.
+      export_to_tpu=fv.use_tpu if fv.export_to_tpu is None else fv.export_to_tpu,
+      warm_start_from=warm_start_checkpoint(fv, model_dir))
 
 
-def predict_input_fn_builder(images):
-  """Predicts on in-memory images (a finite dataset); TPUEstimator pads a short last batch on TPU itself."""
-
-  def input_fn(params):
-    dataset = tf.data.Dataset.from_tensor_slices({model_fn_lib.IMAGE_KEY: images.astype(np.float32)})
-    return dataset.batch(params['batch_size'])
-
-  return input_fn
+def prepare_data(fv):
+  logging.info('Data directory: %s', fv.data_dir)
+  prepare.ensure_data(fv.data_dir, fv.source_dir, fv.download_timeout, fv.validation_size)
 
 
-def log_predictions(estimator, test_path, count):
-  """Predicts the first `count` test images and logs them next to their labels."""
+def train(fv, job, estimator, max_steps):
+  records.require_split(fv.data_dir, 'train')
+  logging.info('Training to step %d, batch %d, on %s.', max_steps,
+               training.effective_batch_size(fv.batch_size, fv.use_tpu), 'TPU' if fv.use_tpu else 'CPU')
+  estimator.train(input_pipeline.input_fn_builder(fv.data_dir, 'train', is_training=True), max_steps=max_steps,
+                  hooks=job.train_hooks)
+
+
+def evaluate(fv, estimator, checkpoint=None):
+  """Exact evaluation of --eval_split (or its first --eval_steps batches); returns (metrics, examples counted)."""
+  path = records.require_split(fv.data_dir, fv.eval_split)
+  num_examples = records.count_examples(path)
+  if num_examples == 0:
+    raise UserError('%s has no examples.' % path, 'prepare the data again (prepare_data.py).')
+  steps, padding = input_pipeline.eval_padding(num_examples, fv.eval_batch_size)
+  logging.info('Evaluating on %s: %d real examples + %d padding = %d batches of %d.', fv.eval_split,
+               num_examples, padding, steps, fv.eval_batch_size)
+  counted = num_examples
+  if fv.eval_steps is not None:
+    if fv.eval_steps > steps:
+      raise UserError('--eval_steps=%d asks for more batches than the %s split fills (%d batches of %d).'
+                      % (fv.eval_steps, fv.eval_split, steps, fv.eval_batch_size),
+                      'lower --eval_steps, or leave it unset to evaluate the whole split.')
+    steps, counted = fv.eval_steps, min(num_examples, fv.eval_steps * fv.eval_batch_size)
+    logging.info('--eval_steps=%d: evaluating only the first %d examples.', steps, counted)
+  input_fn = input_pipeline.eval_input_fn_builder(fv.data_dir, fv.eval_split, num_examples, fv.eval_batch_size)
+  # name= gives each split its own TensorBoard directory, model_dir/eval_<split>.
+  metrics = estimator.evaluate(input_fn, steps=steps, checkpoint_path=checkpoint, name=fv.eval_split)
+  logging.info('%s accuracy %.4f, mean loss %.4f over %d examples (global step %d).', fv.eval_split,
+               metrics['accuracy'], metrics['mean_loss'], counted, metrics['global_step'])
+  return metrics, counted
+
+
+def predict(fv, estimator, checkpoint=None):
+  """Predicts the first --num_predictions test images (-1: all); logs a few, writes all to --predictions_file."""
+  path = records.require_split(fv.data_dir, PREDICT_SPLIT)
+  available = records.count_examples(path)
+  count = available if fv.num_predictions < 0 else min(fv.num_predictions, available)
   if count == 0:
     return []
-  images, labels = records.read_split(test_path)
-  images = images[:count].reshape(-1, 784)
-  results = []
-  for i, prediction in enumerate(estimator.predict(predict_input_fn_builder(images), yield_single_examples=True)):
-    class_id = int(prediction['class_ids'])
-    results.append({'index': i, 'label': int(labels[i]), 'class_id': class_id,
-                    'probability': float(prediction['probabilities'][class_id])})
-    logging.info('Prediction %d: class %d (p=%.3f), label %d', i, class_id, results[-1]['probability'], labels[i])
-  return results
+  labels = records.read_split(path)[1][:count]
+  outputs = estimator.predict(input_pipeline.predict_input_fn_builder(fv.data_dir, PREDICT_SPLIT, count),
+                              checkpoint_path=checkpoint, yield_single_examples=True)
+  predictions = []
+  for index, (output, label) in enumerate(zip(outputs, labels)):
+    class_id = int(output['class_ids'])
+    predictions.append({'index': index, 'label': int(label), 'class_id': class_id,
+                        'probability': float(output['probabilities'][class_id])})
+    if index < training.LOGGED_PREDICTIONS:
+      logging.info('Prediction %d: class %d (p=%.3f), label %d', index, class_id, predictions[-1]['probability'],
+                   label)
+  logging.info('Predicted %d %s images.', len(predictions), PREDICT_SPLIT)
+  if fv.predictions_file:
+    results.write_predictions_csv(fv.predictions_file, predictions)
+    logging.info('Wrote %d predictions to %s.', len(predictions), fv.predictions_file)
+  return predictions
 
 
-def write_json_atomically(path, payload):
-  tmp_path = path + '.tmp'
-  with tf.io.gfile.GFile(tmp_path, 'w') as f:
-    f.write(json.dumps(payload, indent=2, sort_keys=True))
-  tf.io.gfile.rename(tmp_path, path, overwrite=True)
+def prepare_training(fv, job):
+  # Before a download or a training run could be wasted on a model_dir that cannot take checkpoints.
+  failures.require_writable_dir(job.model_dir, 'model_dir')
+  prepare_data(fv)
 
 
-def eval_steps_for(num_examples):
-  """Full eval batches in the split: TPU evaluation takes only full batches (the readiness check reports the rest)."""
-  return num_examples // FLAGS.eval_batch_size
-
-
-def run():
-  # Before any data or graph work: an unreachable TPU must fail in seconds.
-  cluster = connect_tpu() if FLAGS.use_tpu else None
-  model_dir = FLAGS.model_dir or default_model_dir()
-  # TensorFlow errors a user can fix (damaged data, NaN loss, ...) end as one UserError line, not a traceback.
-  with failures.TensorFlowErrors(FLAGS.data_dir, model_dir) as guard:
-    train_evaluate_predict(model_dir, cluster, guard.hooks)
-
-
-def train_evaluate_predict(model_dir, cluster, hooks):
-  batch_size = training.effective_batch_size(FLAGS.batch_size, FLAGS.use_tpu)
-  logging.info('Data directory: %s', FLAGS.data_dir)
-  logging.info('Model directory: %s', model_dir)
-  failures.require_writable_dir(model_dir, 'model_dir')  # before a download or a training run could be wasted
-  prepare.ensure_data(FLAGS.data_dir, FLAGS.source_dir, FLAGS.download_timeout, FLAGS.validation_size)
-  train_path = records.require_split(FLAGS.data_dir, 'train')
-  test_path = records.require_split(FLAGS.data_dir, 'test')
-  del train_path
-
-  estimator = build_estimator(model_dir, batch_size, cluster)
-  logging.info('Training %d steps, batch %d, on %s.', FLAGS.train_steps, batch_size,
-               'TPU' if FLAGS.use_tpu else 'CPU')
-  estimator.train(input_pipeline.input_fn_builder(FLAGS.data_dir, 'train', is_training=True),
-                  max_steps=FLAGS.train_steps, hooks=hooks)
-
-  num_test = records.count_examples(test_path)
-  eval_steps = eval_steps_for(num_test)
-  if eval_steps == 0:
-    raise UserError('the test split has %d examples, fewer than one eval batch (%d).'
-                    % (num_test, FLAGS.eval_batch_size), 'lower --eval_batch_size.')
-  metrics = estimator.evaluate(input_pipeline.input_fn_builder(FLAGS.data_dir, 'test', is_training=False),
-                               steps=eval_steps)
-  logging.info('Test accuracy %.4f, loss %.4f over %d examples (global step %d).', metrics['accuracy'],
-               metrics['mean_loss'], eval_steps * FLAGS.eval_batch_size, metrics['global_step'])
-
-  predictions = log_predictions(estimator, test_path, FLAGS.num_predictions)
-  write_json_atomically(os.path.join(model_dir, RESULTS_FILE), {
+def run_all(fv, job):
+  """The classic mnist_tpu run: train, evaluate, predict; the results also go to <model_dir>/RESULTS_FILE."""
+  prepare_training(fv, job)
+  estimator = build_estimator(fv, job.model_dir, job.cluster)
+  train(fv, job, estimator, fv.train_steps)
+  metrics, counted = evaluate(fv, estimator)
+  summary = {
       'global_step': int(metrics['global_step']),
-      'eval': {'accuracy': float(metrics['accuracy']), 'loss': float(metrics['mean_loss']),
-               'examples': eval_steps * FLAGS.eval_batch_size},
-      'predictions': predictions,
-  })
+      'eval': {'split': fv.eval_split, 'accuracy': float(metrics['accuracy']),
+               'loss': float(metrics['mean_loss']), 'examples': counted},
+      'predictions': predict(fv, estimator),
+  }
+  results.write_json(os.path.join(job.model_dir, RESULTS_FILE), summary)
+  return summary
 
 
-def check_tpu():
-  """--check_tpu: checks on this CPU whether the run the flags describe would work on a TPU; returns exit status."""
+def run_train(fv, job):
+  prepare_training(fv, job)
+  train(fv, job, build_estimator(fv, job.model_dir, job.cluster), fv.train_steps)
+
+
+def run_evaluate(fv, job):
+  checkpoint = find_model_checkpoint(fv, job.model_dir)
+  prepare_data(fv)
+  return evaluate(fv, build_estimator(fv, job.model_dir, job.cluster), checkpoint)
+
+
+def run_train_and_evaluate(fv, job):
+  """Trains to --train_steps, evaluating after every --eval_every_steps and at the end; returns the last result."""
+  prepare_training(fv, job)
+  estimator = build_estimator(fv, job.model_dir, job.cluster)
+  model_dir = job.model_dir
+  latest = tf.train.latest_checkpoint(model_dir) if tf.io.gfile.isdir(model_dir) else None
+  step = checkpoints.checkpoint_step(latest) if latest else 0
+  if step >= fv.train_steps:
+    logging.info('%s is already at step %d (--train_steps=%d): evaluating only.', model_dir, step, fv.train_steps)
+    return evaluate(fv, estimator)
+  while step < fv.train_steps:
+    step = min(step + fv.eval_every_steps, fv.train_steps)
+    train(fv, job, estimator, step)
+    evaluation = evaluate(fv, estimator)
+  return evaluation
+
+
+def run_predict(fv, job):
+  checkpoint = find_model_checkpoint(fv, job.model_dir)
+  prepare_data(fv)
+  return predict(fv, build_estimator(fv, job.model_dir, job.cluster), checkpoint)
+
+
+def run_export(fv, job):
+  """Writes a SavedModel (serving signatures in estimator_tpu/serving.py) under --export_dir."""
+  checkpoint = find_model_checkpoint(fv, job.model_dir)
+  export_base = fv.export_dir or os.path.join(job.model_dir, EXPORT_SUBDIR)
+  path = build_estimator(fv, job.model_dir, job.cluster).export_saved_model(
+      export_base, serving.serving_input_receiver_fn, checkpoint_path=checkpoint)
+  path = path.decode() if isinstance(path, bytes) else path
+  logging.info('Exported %s to %s.', checkpoint, path)
+  return path
+
+
+def run_check_tpu(fv, job):
+  """Checks on this CPU whether the run the flags describe would work on a TPU; returns the exit status.
+
+  It reads the data but never prepares it, and contacts no TPU except for a bounded reachability probe.
+  """
   plan = readiness.TpuPlan(
-      num_shards=FLAGS.num_shards, train_batch_size=training.effective_batch_size(FLAGS.batch_size, use_tpu=True),
-      eval_batch_size=FLAGS.eval_batch_size, predict_batch_size=FLAGS.eval_batch_size,
-      iterations_per_loop=FLAGS.iterations, save_checkpoints_steps=FLAGS.save_checkpoints_steps,
-      model_dir=FLAGS.model_dir, data_dir=FLAGS.data_dir, tpu_name=FLAGS.tpu_name, tpu_zone=FLAGS.tpu_zone,
-      gcp_project=FLAGS.gcp_project, master=FLAGS.master)
-  data_dir = FLAGS.data_dir
-  test_path = records.split_path(data_dir, 'test')
-  if tf.io.gfile.exists(test_path):
-    plan.eval_examples = records.count_examples(test_path)
-    plan.eval_steps = eval_steps_for(plan.eval_examples)
-  train_input_fn = input_pipeline.input_fn_builder(data_dir, 'train', is_training=True)
+      num_shards=fv.num_shards, train_batch_size=training.effective_batch_size(fv.batch_size, use_tpu=True),
+      eval_batch_size=fv.eval_batch_size, predict_batch_size=fv.eval_batch_size,
+      iterations_per_loop=fv.iterations, save_checkpoints_steps=fv.save_checkpoints_steps,
+      model_dir=fv.model_dir, data_dir=fv.data_dir, tpu_name=fv.tpu_name, tpu_zone=fv.tpu_zone,
+      gcp_project=fv.gcp_project, master=fv.master)
+  eval_path = records.split_path(fv.data_dir, fv.eval_split)
+  if tf.io.gfile.exists(eval_path):
+    plan.eval_examples = records.count_examples(eval_path)
+    plan.eval_steps = fv.eval_steps or input_pipeline.eval_padding(plan.eval_examples, fv.eval_batch_size)[0]
+  train_input_fn = input_pipeline.input_fn_builder(fv.data_dir, 'train', is_training=True)
 
   def input_fn(params):
-    records.require_split(data_dir, 'train')  # the check reads the data; it never prepares it
+    records.require_split(fv.data_dir, 'train')
     return train_input_fn(params)
 
-  return readiness.print_results(readiness.check_tpu_readiness(build_model_fn(), input_fn, plan))
+  model_fn = build_model_fn(fv, job.model_dir)
+  return readiness.print_results(readiness.check_tpu_readiness(model_fn, input_fn, plan))
+
+
+MODE_FUNCTIONS = {
+    'all': run_all,
+    'train': run_train,
+    'evaluate': run_evaluate,
+    'train_and_evaluate': run_train_and_evaluate,
+    'predict': run_predict,
+    'export': run_export,
+    'check_tpu': run_check_tpu,
+}
+
+
+def run(fv):
+  """Runs --mode; returns its result (check_tpu: the exit status)."""
+  if fv.mode == 'check_tpu':
+    return run_check_tpu(fv, Job(fv.model_dir, None, []))
+  # Before any data or graph work: an unreachable TPU must fail in seconds.
+  cluster = connect_tpu(fv) if fv.use_tpu else None
+  model_dir = resolve_model_dir(fv)
+  logging.info('Mode %s; model directory: %s', fv.mode, model_dir)
+  # TensorFlow errors a user can fix (damaged data, NaN loss, ...) end as one UserError line, not a traceback.
+  with failures.TensorFlowErrors(fv.data_dir, model_dir) as guard:
+    return MODE_FUNCTIONS[fv.mode](fv, Job(model_dir, cluster, guard.hooks))
 
 
 def main(argv):
   if len(argv) > 1:
     raise app.UsageError('unexpected arguments: %s' % ' '.join(argv[1:]))
   try:
-    if FLAGS.check_tpu:
-      sys.exit(check_tpu())
-    run()
+    result = run(FLAGS)
   except UserError as e:
     sys.stderr.write('error: %s\n' % e)
     sys.exit(1)
+  if FLAGS.mode == 'check_tpu':
+    sys.exit(result)
 
 
 if __name__ == '__main__':

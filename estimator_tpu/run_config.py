@@ -1,5 +1,6 @@
 """RunConfig/TPUConfig and the TPU cluster resolver, built from plain values (never from global flags)."""
 import tensorflow.compat.v1 as tf
+from absl import logging
 
 from estimator_tpu import reachability
 from estimator_tpu.errors import UserError
@@ -35,12 +36,27 @@ def require_tpu_reachable(master=None, cluster=None, timeout_secs=reachability.D
   reachability.require_reachable(tpu_master_address(master, cluster), timeout_secs)
 
 
+def checkpoint_steps_on_loop_boundary(save_checkpoints_steps, iterations_per_loop):
+  """Rounds the checkpoint cadence up to a multiple of iterations_per_loop, saying so in one log line.
+
+  TPUEstimator can only save between device loops, so a cadence off the loop grid would in effect save at the next
+  loop boundary, at irregular intervals. Rounding up (rather than refusing) keeps the defaults valid when only the
+  loop length changes, and makes the cadence that really happens the one that is configured and logged.
+  """
+  aligned = -(-save_checkpoints_steps // iterations_per_loop) * iterations_per_loop
+  if aligned != save_checkpoints_steps:
+    logging.warning('save_checkpoints_steps=%d is not a multiple of iterations_per_loop=%d (--iterations); '
+                    'TPUEstimator saves only between loops, so checkpoints are saved every %d steps instead.',
+                    save_checkpoints_steps, iterations_per_loop, aligned)
+  return aligned
+
+
 def build_run_config(model_dir, iterations_per_loop, num_shards, save_checkpoints_steps,
                      master=None, cluster=None, keep_checkpoint_max=5):
   """TPU RunConfig: `iterations_per_loop` steps run on the device per session.run (one host round trip).
 
   Pass either `master` (a grpc:// address, or '' for local) or `cluster` (a resolver), never both: RunConfig
-  refuses the combination.
+  refuses the combination. `save_checkpoints_steps` is rounded up to a multiple of `iterations_per_loop`.
   """
   tpu_config = tf.estimator.tpu.TPUConfig(
       iterations_per_loop=iterations_per_loop,
@@ -51,6 +67,6 @@ def build_run_config(model_dir, iterations_per_loop, num_shards, save_checkpoint
       cluster=cluster,
       master=None if cluster is not None else master,
       model_dir=model_dir,
-      save_checkpoints_steps=save_checkpoints_steps,
+      save_checkpoints_steps=checkpoint_steps_on_loop_boundary(save_checkpoints_steps, iterations_per_loop),
       keep_checkpoint_max=keep_checkpoint_max,
       tpu_config=tpu_config)

@@ -2,7 +2,7 @@
 from absl import flags
 
 from flags import data
-from flags import readiness
+from flags import modes
 from flags import tpu_cluster
 from flags import tpu_loop
 from flags import training
@@ -14,5 +14,5 @@ def define_mnist_tpu_flags(fv=flags.FLAGS):
   tpu_loop.define_tpu_loop_flags(fv)
   training.define_training_flags(fv)
   data.define_data_flags(fv)
-  readiness.define_readiness_flags(fv)
+  modes.define_mode_flags(fv)
   validators.register_cross_validators(fv)

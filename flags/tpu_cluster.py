@@ -2,7 +2,7 @@
 from absl import flags
 
 from estimator_tpu.reachability import GRPC_ADDRESS
-from flags import readiness
+from flags import modes
 
 
 def define_tpu_cluster_flags(fv=flags.FLAGS):
@@ -23,7 +23,7 @@ def define_tpu_cluster_flags(fv=flags.FLAGS):
       flag_values=fv)
   flags.register_multi_flags_validator(
       ['use_tpu', 'tpu_name', 'master'],
-      lambda f: not f['use_tpu'] or bool(f['tpu_name']) or bool(f['master']) or readiness.checking_tpu(fv),
+      lambda f: not f['use_tpu'] or bool(f['tpu_name']) or bool(f['master']) or modes.checking_tpu(fv),
       message="with --use_tpu=true name the TPU: --tpu_name=NAME (or --master=grpc://HOST:PORT); "
               "for a local run pass --use_tpu=false --master=''.",
       flag_values=fv)

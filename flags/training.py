@@ -7,6 +7,7 @@ from absl import flags
 
 LOCAL_BATCH_SIZE = 128
 TPU_BATCH_SIZE = 1024
+LOGGED_PREDICTIONS = 10
 
 
 def define_training_flags(fv=flags.FLAGS):
@@ -26,8 +27,9 @@ def define_training_flags(fv=flags.FLAGS):
                      lower_bound=0.0, upper_bound=1.0, flag_values=fv)
   flags.DEFINE_integer('save_checkpoints_steps', 1000, 'Checkpoint cadence in steps.',
                        lower_bound=1, flag_values=fv)
-  flags.DEFINE_integer('num_predictions', 10, 'Test images to predict and log after evaluation.',
-                       lower_bound=0, flag_values=fv)
+  flags.DEFINE_integer('num_predictions', 10, 'Test images to predict (the first ones; -1: all of them). The '
+                       'first %d are logged; --predictions_file gets them all.' % LOGGED_PREDICTIONS,
+                       lower_bound=-1, flag_values=fv)
 
 
 def effective_batch_size(batch_size, use_tpu):

@@ -1,22 +1,50 @@
 """Checks that span flag groups (call after the define_* functions)."""
 from absl import flags
 
-from flags import readiness
+from flags import modes
 from flags import training
 
 
 def register_cross_validators(fv=flags.FLAGS):
-  # --check_tpu reports these two rules itself, among its other findings (flags/readiness.py).
+  # --mode=check_tpu reports these two rules itself, among its other findings (flags/modes.py).
   flags.register_multi_flags_validator(
       ['use_tpu', 'batch_size', 'eval_batch_size', 'num_shards'],
-      lambda values: readiness.checking_tpu(fv) or _batches_split_across_cores(values),
+      lambda values: modes.checking_tpu(fv) or _batches_split_across_cores(values),
       message='on TPU every batch is split evenly across the cores: --batch_size and --eval_batch_size must be '
               'divisible by --num_shards (e.g. --batch_size=1024 --num_shards=8).',
       flag_values=fv)
   flags.register_multi_flags_validator(
-      ['use_tpu', 'model_dir', 'data_dir'], lambda values: readiness.checking_tpu(fv) or _cloud_paths_on_tpu(values),
+      ['use_tpu', 'model_dir', 'data_dir'], lambda values: modes.checking_tpu(fv) or _cloud_paths_on_tpu(values),
       message="TPU workers cannot read this VM's disk: with --use_tpu, --model_dir and --data_dir must be "
               'gs:// paths (e.g. --model_dir=gs://BUCKET/mnist/model).',
+      flag_values=fv)
+  register_mode_validators(fv)
+
+
+def register_mode_validators(fv=flags.FLAGS):
+  """Which flags make sense with which --mode (flags/modes.py)."""
+  flags.register_multi_flags_validator(
+      ['mode', 'model_dir', 'checkpoint_path'],
+      lambda f: f['mode'] not in modes.CHECKPOINT_MODES or bool(f['model_dir'] or f['checkpoint_path']),
+      message='--mode=evaluate/predict/export use a trained model: pass --model_dir=DIR (its latest checkpoint is '
+              'used) or --checkpoint_path=PATH.',
+      flag_values=fv)
+  flags.register_multi_flags_validator(
+      ['mode', 'checkpoint_path'], lambda f: not f['checkpoint_path'] or f['mode'] in modes.CHECKPOINT_MODES,
+      message='--checkpoint_path picks the checkpoint for --mode=evaluate/predict/export; to start a training run '
+              'from a checkpoint pass --warm_start_from instead.',
+      flag_values=fv)
+  flags.register_multi_flags_validator(
+      ['mode', 'warm_start_from'], lambda f: not f['warm_start_from'] or f['mode'] in modes.TRAINING_MODES,
+      message='--warm_start_from initialises a training run (--mode=all/train/train_and_evaluate); to use a '
+              'checkpoint with evaluate/predict/export pass --checkpoint_path instead.',
+      flag_values=fv)
+  flags.register_multi_flags_validator(
+      ['use_tpu', 'checkpoint_path', 'warm_start_from'],
+      lambda f: not f['use_tpu'] or all(not p or p.startswith('gs://')
+                                        for p in (f['checkpoint_path'], f['warm_start_from'])),
+      message='TPU workers read checkpoints themselves: with --use_tpu, --checkpoint_path and --warm_start_from '
+              'must be gs:// paths.',
       flag_values=fv)
 
 

@@ -10,6 +10,7 @@ for path in (REPO_ROOT, os.path.join(REPO_ROOT, 'tests')):
     sys.path.insert(0, path)
 
 import synthetic  # noqa: E402  (needs the path above)
+import tiny_run  # noqa: E402
 from estimator_tpu import records  # noqa: E402
 
 TINY_VALIDATION = 50
@@ -38,3 +39,15 @@ def shared_data_dir(tmp_path_factory):
   synthetic.write_idx_dir(str(root / 'idx'))
   records.convert_idx_dir(str(root / 'idx'), str(root / 'data'), validation_size=TINY_VALIDATION)
   return str(root / 'data')
+
+
+@pytest.fixture(scope='session')
+def tiny_model(tmp_path_factory, shared_data_dir):
+  """A model trained once per test session (mnist_tpu --mode=train, tiny_run.TINY_ARGS) on shared_data_dir.
+
+  Returns (data_dir, model_dir). Treat both as read-only: pass your own --model_dir and this model as
+  --checkpoint_path or --warm_start_from.
+  """
+  model_dir = str(tmp_path_factory.mktemp('tiny_model') / 'model')
+  tiny_run.run(['--mode=train', '--data_dir=%s' % shared_data_dir, '--model_dir=%s' % model_dir])
+  return shared_data_dir, model_dir

@@ -1,4 +1,4 @@
-"""`mnist_tpu.py --check_tpu` as a user runs it: one line per check, exit status 1 on any failure."""
+"""`mnist_tpu.py --mode=check_tpu` as a user runs it: one line per check, exit status 1 on any failure."""
 import os
 import subprocess
 import sys
@@ -12,7 +12,7 @@ FITTING = ['--num_shards=2', '--batch_size=32', '--eval_batch_size=10']
 
 
 def check_tpu(args):
-  return subprocess.run([sys.executable, SCRIPT, '--check_tpu'] + args, cwd=REPO_ROOT, stdout=subprocess.PIPE,
+  return subprocess.run([sys.executable, SCRIPT, '--mode=check_tpu'] + args, cwd=REPO_ROOT, stdout=subprocess.PIPE,
                         stderr=subprocess.PIPE, universal_newlines=True, timeout=300)
 
 

@@ -44,6 +44,16 @@ def test_master_address_is_accepted():
     (['--tpu_name=t', '--num_shards=3'] + TPU_PATHS, 'divisible by --num_shards'),
     (['--tpu_name=t', '--model_dir=/tmp/m', '--data_dir=gs://b/d'], 'gs:// paths'),
     (['--tpu_name=t', '--model_dir=gs://b/m'], 'gs:// paths'),
+    (['--use_tpu=false', '--mode=evaluate'], 'use a trained model'),
+    (['--use_tpu=false', '--mode=export'], 'use a trained model'),
+    (['--use_tpu=false', '--mode=train', '--checkpoint_path=/m/model.ckpt-5'], 'pass --warm_start_from instead'),
+    (['--use_tpu=false', '--mode=predict', '--model_dir=/m', '--warm_start_from=/w'], 'pass --checkpoint_path'),
+    (['--tpu_name=t', '--mode=evaluate', '--checkpoint_path=/m/model.ckpt-5'] + TPU_PATHS,
+     'TPU workers read checkpoints'),
+    (['--tpu_name=t', '--warm_start_from=/w'] + TPU_PATHS, 'TPU workers read checkpoints'),
+    (['--use_tpu=false', '--mode=serve'], 'mode'),
+    (['--use_tpu=false', '--num_predictions=-2'], 'num_predictions'),
+    (['--use_tpu=false', '--eval_steps=0'], 'eval_steps'),
 ])
 def test_bad_values_are_rejected_with_the_fix(args, message):
   with pytest.raises(flags.IllegalFlagValueError, match=message):
@@ -51,8 +61,8 @@ def test_bad_values_are_rejected_with_the_fix(args, message):
 
 
 def test_check_tpu_needs_no_tpu_and_leaves_the_tpu_rules_to_the_check():
-  assert parse(['--check_tpu']).check_tpu
-  fv = parse(['--check_tpu', '--master=grpc://127.0.0.1:8470', '--model_dir=/tmp/m', '--batch_size=100'])
+  assert parse(['--mode=check_tpu']).mode == 'check_tpu'
+  fv = parse(['--mode=check_tpu', '--master=grpc://127.0.0.1:8470', '--model_dir=/tmp/m', '--batch_size=100'])
   assert (fv.model_dir, fv.batch_size) == ('/tmp/m', 100)
 
 
@@ -65,3 +75,18 @@ def test_flagfile(tmp_path):
   flagfile.write_text('--use_tpu=false\n--master=\n--train_steps=7\n--batch_size=32\n')
   fv = parse(['--flagfile=%s' % flagfile])
   assert (fv.use_tpu, fv.train_steps, fv.batch_size) == (False, 7, 32)
+
+
+def test_mode_defaults_keep_the_classic_run():
+  fv = parse(LOCAL)
+  assert (fv.mode, fv.eval_split, fv.eval_steps, fv.num_predictions) == ('all', 'test', None, 10)
+
+
+@pytest.mark.parametrize('args', [
+    ['--mode=evaluate', '--model_dir=/m'],
+    ['--mode=predict', '--checkpoint_path=/m/model.ckpt-5', '--num_predictions=-1'],
+    ['--mode=train', '--warm_start_from=/w'],
+    ['--mode=train_and_evaluate', '--eval_every_steps=100', '--eval_split=validation'],
+])
+def test_mode_combinations_that_make_sense(args):
+  assert parse(LOCAL + args).mode == args[0].split('=')[1]

@@ -48,3 +48,59 @@ def test_training_input_repeats_and_shuffles(data_dir):
   first_epoch_labels = np.concatenate([label for _, label in batches[:2]])
   _, ordered = records.read_split(records.split_path(data_dir, 'train'))
   assert not np.array_equal(first_epoch_labels, ordered[:200])
+
+
+def read_all(input_fn, batch_size):
+  """Every batch of input_fn({'batch_size': batch_size}) until the dataset ends, plus its static shapes."""
+  with tf.Graph().as_default():
+    dataset = input_fn({'batch_size': batch_size})
+    element = tf.data.make_one_shot_iterator(dataset).get_next()
+    shapes = tf.nest.map_structure(lambda tensor: tensor.shape.as_list(), element)
+    batches = []
+    with tf.Session() as sess:
+      while True:
+        try:
+          batches.append(sess.run(element))
+        except tf.errors.OutOfRangeError:
+          return shapes, batches
+
+
+@pytest.mark.parametrize('num_examples, global_batch, expected', [
+    (110, 50, (3, 40)), (100, 50, (2, 0)), (1, 50, (1, 49)), (10000, 1024, (10, 240))])
+def test_eval_padding_fills_the_last_batch(num_examples, global_batch, expected):
+  assert input_pipeline.eval_padding(num_examples, global_batch) == expected
+
+
+# (global batch, batch per input_fn call): on CPU params['batch_size'] is the global batch; on a TPU with 4 cores
+# it is a quarter of it, and the padding must still fill whole global batches.
+@pytest.mark.parametrize('global_batch, batch_size', [(25, 25), (40, 10)])
+def test_eval_input_has_every_example_once_then_weight_0_padding(data_dir, global_batch, batch_size):
+  images, labels = records.read_split(records.split_path(data_dir, 'test'))  # 110 examples
+  steps, padding = input_pipeline.eval_padding(len(labels), global_batch)
+  shapes, batches = read_all(input_pipeline.eval_input_fn_builder(data_dir, 'test', len(labels), global_batch),
+                             batch_size)
+  assert shapes == ({model_fn_lib.IMAGE_KEY: [batch_size, 784], model_fn_lib.WEIGHT_KEY: [batch_size]},
+                    [batch_size])
+  assert len(batches) * batch_size == steps * global_batch == len(labels) + padding
+  weights = np.concatenate([features[model_fn_lib.WEIGHT_KEY] for features, _ in batches])
+  got_images = np.concatenate([features[model_fn_lib.IMAGE_KEY] for features, _ in batches])
+  got_labels = np.concatenate([label for _, label in batches])
+  np.testing.assert_array_equal(weights, [1.0] * len(labels) + [0.0] * padding)
+  np.testing.assert_array_equal(got_images[:len(labels)], images.reshape(-1, 784).astype(np.float32))
+  np.testing.assert_array_equal(got_labels[:len(labels)], labels)
+
+
+def test_eval_input_evaluates_a_prefix_of_the_split(data_dir):
+  _, batches = read_all(input_pipeline.eval_input_fn_builder(data_dir, 'test', 30, 25), 25)
+  weights = np.concatenate([features[model_fn_lib.WEIGHT_KEY] for features, _ in batches])
+  assert weights.tolist() == [1.0] * 30 + [0.0] * 20
+
+
+@pytest.mark.parametrize('num_examples, batch_size, expected', [(7, 5, 7), (-1, 50, 110), (110, 25, 110)])
+def test_predict_input_yields_exactly_the_requested_examples(data_dir, num_examples, batch_size, expected):
+  images, _ = records.read_split(records.split_path(data_dir, 'test'))
+  shapes, batches = read_all(input_pipeline.predict_input_fn_builder(data_dir, 'test', num_examples), batch_size)
+  assert shapes == {model_fn_lib.IMAGE_KEY: [None, 784]}  # the short last batch is TPUEstimator's to pad
+  assert [len(batch[model_fn_lib.IMAGE_KEY]) for batch in batches[:-1]] == [batch_size] * (len(batches) - 1)
+  got_images = np.concatenate([batch[model_fn_lib.IMAGE_KEY] for batch in batches])
+  np.testing.assert_array_equal(got_images, images[:expected].reshape(-1, 784).astype(np.float32))

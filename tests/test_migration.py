@@ -73,8 +73,8 @@ def test_only_the_tpu_program_builds_a_tpu_estimator_with_a_tpu_config(monkeypat
   assert not isinstance(plain.config, tf.estimator.tpu.RunConfig)
 
   monkeypatch.setattr(mnist_tpu, 'FLAGS', parse_flags(mnist_tpu_flags.define_mnist_tpu_flags, LOCAL_TPU_ARGS + [
-      '--iterations=7', '--num_shards=4', '--save_checkpoints_steps=28']))
-  tpu = mnist_tpu.build_estimator(str(tmp_path / 'tpu'), 32)
+      '--iterations=7', '--num_shards=4', '--save_checkpoints_steps=28', '--batch_size=32']))
+  tpu = mnist_tpu.build_estimator(mnist_tpu.FLAGS, str(tmp_path / 'tpu'))
   assert isinstance(tpu, tf.estimator.tpu.TPUEstimator)
   assert isinstance(tpu.config, tf.estimator.tpu.RunConfig)
   tpu_config = tpu.config.tpu_config
@@ -169,9 +169,11 @@ def run_recorded(program, define_flags, args, estimator_cls, input_module, tpu_s
   would train forever on a repeating input, or read the eval input to its end).
   """
   calls = {'train': [], 'evaluate': [], 'inputs': []}
-  builder = input_module.input_fn_builder
 
-  def recording_builder(*builder_args, **builder_kwargs):
+  def recording_builder_for(builder):
+    return lambda *builder_args, **builder_kwargs: recording_builder(builder, *builder_args, **builder_kwargs)
+
+  def recording_builder(builder, *builder_args, **builder_kwargs):
     input_fn = builder(*builder_args, **builder_kwargs)
     if 'params' in inspect.signature(input_fn).parameters:
       def recorded(params):
@@ -200,10 +202,13 @@ def run_recorded(program, define_flags, args, estimator_cls, input_module, tpu_s
 
   with pytest.MonkeyPatch.context() as patch:
     patch.setattr(program, 'FLAGS', parse_flags(define_flags, args))
-    patch.setattr(input_module, 'input_fn_builder', recording_builder)
+    # The TPU program evaluates through its own (padded) eval input builder; record every builder there is.
+    for name in ('input_fn_builder', 'eval_input_fn_builder'):
+      if hasattr(input_module, name):
+        patch.setattr(input_module, name, recording_builder_for(getattr(input_module, name)))
     patch.setattr(estimator_cls, 'train', recording('train'))
     patch.setattr(estimator_cls, 'evaluate', recording('evaluate'))
-    program.run()
+    program.main([program.__name__])
   return calls
 
 

@@ -9,15 +9,18 @@ BATCH = 8
 MODE = tf.estimator.ModeKeys
 
 
-def build_spec(mode, use_tpu, with_weights=False):
+def build_spec(mode, use_tpu, with_weights=False, summary_dir=None, images=None, labels=None, weights=None):
   graph = tf.Graph()
   with graph.as_default():
     tf.train.create_global_step()
-    features = {model_fn_lib.IMAGE_KEY: tf.zeros([BATCH, 784])}
+    features = {model_fn_lib.IMAGE_KEY: tf.zeros([BATCH, 784]) if images is None else tf.constant(images)}
     if with_weights:
-      features[model_fn_lib.WEIGHT_KEY] = tf.ones([BATCH])
-    labels = None if mode == MODE.PREDICT else tf.zeros([BATCH], tf.int32)
-    fn = model_fn_lib.model_fn_builder(learning_rate=1e-3, decay_steps=100, decay_rate=0.5)
+      features[model_fn_lib.WEIGHT_KEY] = tf.ones([BATCH]) if weights is None else tf.constant(weights)
+    if mode == MODE.PREDICT:
+      labels = None
+    else:
+      labels = tf.zeros([BATCH], tf.int32) if labels is None else tf.constant(labels)
+    fn = model_fn_lib.model_fn_builder(learning_rate=1e-3, decay_steps=100, decay_rate=0.5, summary_dir=summary_dir)
     spec = fn(features, labels, mode, params={'use_tpu': use_tpu, 'batch_size': BATCH})
   return graph, spec
 
@@ -68,10 +71,8 @@ def test_metric_fn_accuracy_and_loss_match_numpy():
   logits[3] = 0.0
   logits[3, 1] = 5.0  # the last example is wrong
   result = evaluate_metric_fn(labels, logits)
-  shifted = logits - logits.max(axis=1, keepdims=True)
-  log_probs = shifted - np.log(np.exp(shifted).sum(axis=1, keepdims=True))
   assert result['accuracy'] == pytest.approx(0.75)
-  assert result['mean_loss'] == pytest.approx(-log_probs[np.arange(4), labels].mean(), rel=1e-5)
+  assert result['mean_loss'] == pytest.approx(cross_entropy(logits, labels).mean(), rel=1e-5)
 
 
 def test_metric_fn_weights_exclude_padding_rows():
@@ -81,3 +82,39 @@ def test_metric_fn_weights_exclude_padding_rows():
   logits[3, 1] = 5.0
   result = evaluate_metric_fn(labels, logits, weights=[1.0, 1.0, 1.0, 0.0])
   assert result['accuracy'] == pytest.approx(1.0)
+
+
+def cross_entropy(logits, labels):
+  shifted = logits - logits.max(axis=1, keepdims=True)
+  log_probs = shifted - np.log(np.exp(shifted).sum(axis=1, keepdims=True))
+  return -log_probs[np.arange(len(labels)), labels]
+
+
+def test_eval_loss_leaves_out_padding_rows():
+  rng = np.random.RandomState(0)
+  images = rng.uniform(0, 255, size=(BATCH, 784)).astype(np.float32)
+  labels = np.arange(BATCH, dtype=np.int32) % 10
+  weights = np.array([1.0] * 5 + [0.0] * (BATCH - 5), np.float32)
+  graph, spec = build_spec(MODE.EVAL, use_tpu=False, with_weights=True, images=images, labels=labels,
+                           weights=weights)
+  with graph.as_default(), tf.Session() as sess:
+    sess.run(tf.global_variables_initializer())
+    loss, logits = sess.run([spec.loss, spec.eval_metrics[1]['logits']])
+  per_example = cross_entropy(logits.astype(np.float64), labels)
+  assert loss == pytest.approx(per_example[:5].mean(), rel=1e-4)
+  assert loss != pytest.approx(per_example.mean(), rel=1e-4)  # padding rows would change it
+
+
+@pytest.mark.parametrize('use_tpu', [False, True])
+def test_train_host_call_carries_step_loss_and_learning_rate(use_tpu, tmp_path):
+  _, spec = build_spec(MODE.TRAIN, use_tpu, summary_dir=str(tmp_path))
+  _, tensors = spec.host_call
+  assert sorted(tensors) == ['learning_rate', 'loss', 'step']
+  # On TPU the host gets these concatenated over cores: each needs a leading dimension.
+  assert all(tensor.shape.as_list() == [1] for tensor in tensors.values())
+  assert tensors['step'].dtype == tf.int64
+
+
+def test_no_host_call_without_summary_dir():
+  _, spec = build_spec(MODE.TRAIN, use_tpu=False)
+  assert spec.host_call is None

@@ -1,0 +1,33 @@
+"""The serving signature for export_saved_model: a batch of images, or serialized tf.Examples.
+
+Both carry raw pixel values 0..255 like the training input; the model scales them itself (model.PIXEL_SCALE), so
+clients never reproduce any preprocessing.
+"""
+import tensorflow.compat.v1 as tf
+
+from estimator_tpu import input_pipeline
+from estimator_tpu import model
+from estimator_tpu.model_fn import IMAGE_KEY
+
+IMAGES_INPUT = 'images'
+EXAMPLES_INPUT = 'examples'
+
+
+def serving_input_receiver_fn():
+  """ServingInputReceiver: `images` float32 [batch, 28, 28] (default signature), or `examples`.
+
+  `examples` takes serialized tf.Example strings with `image_raw` (784 uint8 bytes, the TFRecord layout of
+  records.py; no label needed).
+
+  The images input is a placeholder_with_default over the parsed Examples, so feeding it bypasses the parsing and
+  feeding `examples` fills it: both signatures run the same model graph.
+  """
+  serialized = tf.placeholder(tf.string, [None], name='serialized_examples')
+  parsed = tf.io.parse_example(serialized, {'image_raw': input_pipeline.FEATURE_SPEC['image_raw']})
+  image_shape = [model.IMAGE_SIZE, model.IMAGE_SIZE]
+  decoded = tf.reshape(input_pipeline.decode_images(parsed['image_raw'], -1), [-1] + image_shape)
+  images = tf.placeholder_with_default(decoded, [None] + image_shape, name=IMAGES_INPUT)
+  return tf.estimator.export.ServingInputReceiver(
+      features={IMAGE_KEY: images},
+      receiver_tensors={IMAGES_INPUT: images},
+      receiver_tensors_alternatives={EXAMPLES_INPUT: {EXAMPLES_INPUT: serialized}})
