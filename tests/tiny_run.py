@@ -2,22 +2,13 @@
 
 In-process runs skip the TensorFlow import a subprocess pays for, so each mode takes a second or two.
 """
-from absl import flags
-
 import mnist_tpu
-from flags import mnist_tpu as mnist_tpu_flags
+from test_flags import parse as parse_flags  # mnist_tpu's flags on a private FlagValues
 
 TINY_STEPS = 30
 # iterations=10 with save_checkpoints_steps=15: checkpoints are adjusted to every 20 steps.
 TINY_ARGS = ['--use_tpu=false', '--master=', '--validation_size=50', '--train_steps=%d' % TINY_STEPS,
              '--batch_size=16', '--iterations=10', '--save_checkpoints_steps=15', '--eval_batch_size=50']
-
-
-def parse_flags(args):
-  fv = flags.FlagValues()
-  mnist_tpu_flags.define_mnist_tpu_flags(fv)
-  fv(['mnist_tpu.py'] + args)
-  return fv
 
 
 def run(args):
