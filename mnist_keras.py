@@ -11,7 +11,6 @@ strategy runs the very same code. TensorFlow 2.x only; on TF 1.x it stops with a
 """
 import datetime
 import os
-import sys
 import tempfile
 
 import numpy as np
@@ -27,6 +26,7 @@ from estimator_tpu import records
 from estimator_tpu import results
 from estimator_tpu import run_config
 from estimator_tpu.errors import UserError
+from estimator_tpu.errors import exit_on_user_error
 from flags import mnist_keras as mnist_keras_flags
 from flags import training
 
@@ -209,14 +209,6 @@ def run():
       'eval': {'accuracy': float(metrics['accuracy']), 'loss': float(metrics['loss']), 'examples': eval_examples},
       'predictions': predictions,
   })
-
-
-def exit_on_user_error(fn, *args):
-  try:
-    fn(*args)
-  except UserError as e:
-    sys.stderr.write('error: %s\n' % e)
-    sys.exit(1)
 
 
 def main(argv):

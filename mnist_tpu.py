@@ -31,6 +31,7 @@ from estimator_tpu import results
 from estimator_tpu import run_config as run_config_lib
 from estimator_tpu import serving
 from estimator_tpu.errors import UserError
+from estimator_tpu.errors import exit_on_user_error
 from flags import mnist_tpu as mnist_tpu_flags
 from flags import training
 
@@ -299,11 +300,7 @@ def run(fv):
 def main(argv):
   if len(argv) > 1:
     raise app.UsageError('unexpected arguments: %s' % ' '.join(argv[1:]))
-  try:
-    result = run(FLAGS)
-  except UserError as e:
-    sys.stderr.write('error: %s\n' % e)
-    sys.exit(1)
+  result = exit_on_user_error(run, FLAGS)
   if FLAGS.mode == 'check_tpu':
     sys.exit(result)
 

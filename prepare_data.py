@@ -5,14 +5,12 @@
 
 mnist_tpu.py does this by itself on first use; run it directly to prepare a gs:// bucket for a Cloud TPU.
 """
-import sys
-
 from absl import app
 from absl import flags
 
 from estimator_tpu import failures
 from estimator_tpu import prepare
-from estimator_tpu.errors import UserError
+from estimator_tpu.errors import exit_on_user_error
 from flags import data as data_flags
 
 FLAGS = flags.FLAGS
@@ -21,12 +19,12 @@ FLAGS = flags.FLAGS
 def main(argv):
   if len(argv) > 1:
     raise app.UsageError('unexpected arguments: %s' % ' '.join(argv[1:]))
-  try:
-    with failures.TensorFlowErrors(data_dir=FLAGS.data_dir):
-      prepare.prepare_data(FLAGS.data_dir, FLAGS.source_dir, FLAGS.download_timeout, FLAGS.validation_size)
-  except UserError as e:
-    sys.stderr.write('error: %s\n' % e)
-    sys.exit(1)
+  exit_on_user_error(prepare_data)
+
+
+def prepare_data():
+  with failures.TensorFlowErrors(data_dir=FLAGS.data_dir):
+    prepare.prepare_data(FLAGS.data_dir, FLAGS.source_dir, FLAGS.download_timeout, FLAGS.validation_size)
 
 
 if __name__ == '__main__':
