@@ -7,8 +7,8 @@
 
 Each task runs `<this Python> PROGRAM.py ARGS` with its own TF_CONFIG, on ports of 127.0.0.1, and logs to
 <task_log_dir>/<task>.log. When the chief, every worker and the evaluator have exited with status 0, the
-parameter servers are stopped and the exit status is 0. If a task fails, the time runs out or the launcher is interrupted
-(Ctrl-C, SIGTERM), every task still running is stopped and the exit status is non-zero.
+parameter servers are stopped and the exit status is 0. If a task fails, the time runs out or the launcher is
+interrupted (Ctrl-C, SIGTERM), every task still running is stopped and the exit status is non-zero.
 """
 import datetime
 import os
@@ -24,6 +24,7 @@ from estimator_tpu.errors import UserError
 from flags import local_cluster as local_cluster_flags
 
 FLAGS = flags.FLAGS
+STOP_SIGNALS = (signal.SIGTERM, signal.SIGINT)
 
 
 def default_log_dir():
@@ -50,8 +51,12 @@ def print_results(results):
     print('%-12s %-8s after %6.1f s  log: %s' % (result.task.name, ending, result.seconds, result.log_path))
 
 
-def raise_on_sigterm(unused_signum, unused_frame):
-  raise KeyboardInterrupt()  # unwinds through the `with` below, which stops every task
+def interrupt(unused_signum, unused_frame):
+  """SIGTERM or SIGINT: unwinds through the `with` in run(), which stops every task. Later signals are ignored,
+  so that a second Ctrl-C cannot cut that short."""
+  for signum in STOP_SIGNALS:
+    signal.signal(signum, signal.SIG_IGN)
+  raise KeyboardInterrupt()
 
 
 def run(command):
@@ -72,7 +77,8 @@ def run(command):
 
 
 def main(argv):
-  signal.signal(signal.SIGTERM, raise_on_sigterm)
+  for signum in STOP_SIGNALS:
+    signal.signal(signum, interrupt)
   try:
     run(task_command(argv[1:]))
   except UserError as e:

@@ -155,11 +155,12 @@ def test_launcher_reports_the_failed_task_and_exits_1(tmp_path):
   assert_all_gone(wait_for_records(tmp_path, ['ps-0', 'chief-0', 'worker-0', 'evaluator-0']))
 
 
-def test_terminating_the_launcher_stops_every_task(tmp_path):
+@pytest.mark.parametrize('signum', [signal.SIGTERM, signal.SIGINT])
+def test_terminating_the_launcher_stops_every_task(tmp_path, signum):
   launcher = launch(tmp_path, {name: 'hang' for name in ALL_TASKS}, '--workers=2')
   try:
     records = wait_for_records(tmp_path, ALL_TASKS)
-    launcher.send_signal(signal.SIGTERM)
+    launcher.send_signal(signum)
     _, err = launcher.communicate(timeout=local_cluster.STOP_GRACE_SECS + 10)
   finally:
     launcher.kill()
