@@ -13,14 +13,9 @@ def define_distributed_flags(fv=flags.FLAGS):
                     'beforehand (prepare_data.py). local_cluster.py starts such a cluster on this machine.',
                     flag_values=fv)
   flags.DEFINE_integer('eval_throttle_secs', 60, 'With --distributed: the evaluator evaluates the newest '
-                       'checkpoint on the validation split at most this often (and the final one always).',
+                       'checkpoint on the validation split at most this often, until one at --train_steps or later.',
                        lower_bound=0, flag_values=fv)
   flags.DEFINE_integer('wait_for_workers_secs', 0, 'With --distributed: the chief and the workers wait up to this '
                        'long for each other before their first step, so that they start training together. 0: no '
                        'waiting (TensorFlow\'s way: the chief starts at once, worker i joins 5*(i+1) s later, so in '
                        'a short run the chief may train alone).', lower_bound=0, flag_values=fv)
-  flags.register_multi_flags_validator(
-      ['distributed', 'model_dir'], lambda values: not values['distributed'] or bool(values['model_dir']),
-      message='with --distributed every task must use the same --model_dir (the chief writes checkpoints there, '
-              'the evaluator reads them): pass it explicitly, on storage all tasks share (e.g. gs://BUCKET/model).',
-      flag_values=fv)

@@ -10,9 +10,11 @@ from absl import flags
 from flags import data
 from flags import distributed
 from flags import training
+from flags import validators
 
 
 def define_mnist_flags(fv=flags.FLAGS):
   training.define_training_flags(fv)
   data.define_data_flags(fv)
   distributed.define_distributed_flags(fv)
+  validators.register_distributed_validators(fv)

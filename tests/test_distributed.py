@@ -182,6 +182,12 @@ def test_distributed_needs_an_explicit_model_dir():
   assert fv.distributed and fv.model_dir == '/shared/model'
 
 
+def test_distributed_tasks_do_not_prepare_data():
+  with pytest.raises(flags.IllegalFlagValueError, match='prepare the data once beforehand'):
+    parse_mnist_flags(['--distributed', '--model_dir=/shared/model', '--source_dir=/idx'])
+  assert parse_mnist_flags(['--source_dir=/idx']).source_dir == '/idx'  # a local run prepares it itself
+
+
 def test_mnist_with_a_cluster_in_tf_config_but_without_distributed_stops_with_one_line(tmp_path, data_dir):
   env = dict(os.environ, TF_CONFIG=json.dumps({'cluster': CLUSTER, 'task': {'type': 'chief', 'index': 0}}))
   result = subprocess.run([sys.executable, MNIST, '--data_dir=%s' % data_dir, '--model_dir=%s' % (tmp_path / 'm')],
