@@ -1,6 +1,11 @@
 """Trains, evaluates and predicts the MNIST CNN with a plain tf.estimator.Estimator on the local CPU.
 
   python mnist.py [--data_dir=DIR --model_dir=DIR --train_steps=N --batch_size=N ...]
+  TF_CONFIG=... python mnist.py --distributed --model_dir=SHARED ...   (one task of a multi-process cluster)
+
+With --distributed, every task of the cluster runs this program with the same flags; TF_CONFIG tells each
+which task it is (estimator_tpu/distributed.py). The chief then evaluates the final checkpoint on the test split
+and writes the results, as a local run does; local_cluster.py starts all tasks on this machine.
 
 The pre-TPU starting point of mnist_tpu.py: the same network, data, flags, optimiser and steps. Read it next to
 mnist_tpu.py (and estimator_tpu/estimator_model_fn.py, estimator_input.py next to model_fn.py, input_pipeline.py):
@@ -8,7 +13,6 @@ every difference is a TPU rule, named in a comment and listed in docs/MIGRATION.
 """
 import datetime
 import os
-import sys
 import tempfile
 
 import numpy as np
@@ -17,13 +21,15 @@ from absl import app
 from absl import flags
 from absl import logging
 
+from estimator_tpu import distributed
 from estimator_tpu import estimator_input
 from estimator_tpu import estimator_model_fn
 from estimator_tpu import model_fn as model_fn_lib
 from estimator_tpu import prepare
 from estimator_tpu import records
 from estimator_tpu import results
-from estimator_tpu.errors import UserError
+from estimator_tpu import tf_config
+from estimator_tpu.errors import exit_on_user_error
 from flags import mnist as mnist_flags
 from flags import training
 
@@ -77,21 +83,49 @@ def log_predictions(estimator, test_path, count, batch_size):
   return results
 
 
+def require_data(task):
+  """Local runs prepare the data if needed. In a cluster the tasks only read it (preparing it in several tasks at
+  once would race), and a ps, which only holds variables, reads nothing."""
+  if task is None:
+    prepare.ensure_data(FLAGS.data_dir, FLAGS.source_dir, FLAGS.download_timeout, FLAGS.validation_size)
+  elif task.type == tf_config.PS:
+    return
+  for split in ('train', 'test') if task is None else ('train', 'validation', 'test'):
+    records.require_split(FLAGS.data_dir, split)
+
+
+def train_in_cluster(estimator, task, batch_size):
+  """This task's part of tf.estimator.train_and_evaluate: train, evaluate each checkpoint, or serve variables."""
+  logging.info('Task %s: training until global step %d, batch %d per step and task.', task.name, FLAGS.train_steps,
+               batch_size)
+  distributed.train_and_evaluate(
+      estimator, task,
+      train_input_fn=estimator_input.input_fn_builder(FLAGS.data_dir, 'train', True, batch_size),
+      eval_input_fn=estimator_input.input_fn_builder(FLAGS.data_dir, 'validation', False, FLAGS.eval_batch_size),
+      max_steps=FLAGS.train_steps, eval_throttle_secs=FLAGS.eval_throttle_secs,
+      wait_for_workers_secs=FLAGS.wait_for_workers_secs)
+
+
 def run():
+  task = distributed.task_from_tf_config(FLAGS.distributed)  # None: a local run
   batch_size = training.effective_batch_size(FLAGS.batch_size, use_tpu=False)
   model_dir = FLAGS.model_dir or default_model_dir()
   logging.info('Data directory: %s', FLAGS.data_dir)
   logging.info('Model directory: %s', model_dir)
-  prepare.ensure_data(FLAGS.data_dir, FLAGS.source_dir, FLAGS.download_timeout, FLAGS.validation_size)
-  records.require_split(FLAGS.data_dir, 'train')
-  test_path = records.require_split(FLAGS.data_dir, 'test')
+  require_data(task)
+  test_path = records.split_path(FLAGS.data_dir, 'test')
 
   estimator = build_estimator(model_dir)
-  logging.info('Training %d steps, batch %d, on CPU.', FLAGS.train_steps, batch_size)
-  # max_steps is optional for a plain Estimator (it could also stop where the input ends); TPUEstimator on a TPU
-  # refuses to train without max_steps or steps, because it runs iterations_per_loop steps per device call.
-  estimator.train(estimator_input.input_fn_builder(FLAGS.data_dir, 'train', True, batch_size),
-                  max_steps=FLAGS.train_steps)
+  if task is not None:
+    train_in_cluster(estimator, task, batch_size)
+    if not task.is_chief:
+      return  # a worker or the evaluator is done; the chief evaluates the final checkpoint below
+  else:
+    logging.info('Training %d steps, batch %d, on CPU.', FLAGS.train_steps, batch_size)
+    # max_steps is optional for a plain Estimator (it could also stop where the input ends); TPUEstimator on a TPU
+    # refuses to train without max_steps or steps, because it runs iterations_per_loop steps per device call.
+    estimator.train(estimator_input.input_fn_builder(FLAGS.data_dir, 'train', True, batch_size),
+                    max_steps=FLAGS.train_steps)
 
   # TPU rule (eval steps): steps=None reads the split to its end, short last batch included. On a TPU,
   # TPUEstimator.evaluate needs `steps` and every batch full, so mnist_tpu.py computes the number of batches.
@@ -112,11 +146,7 @@ def run():
 def main(argv):
   if len(argv) > 1:
     raise app.UsageError('unexpected arguments: %s' % ' '.join(argv[1:]))
-  try:
-    run()
-  except UserError as e:
-    sys.stderr.write('error: %s\n' % e)
-    sys.exit(1)
+  exit_on_user_error(run)
 
 
 if __name__ == '__main__':

@@ -58,3 +58,12 @@ def remove_stale_temps(path):
     logging.warning('Removed %s, left behind by an interrupted run (process %d).', temp, writer[1])
     removed.append(temp)
   return removed
+
+
+def write_text(path, text):
+  """Writes `text` to `path` under a temporary name, then renames it; creates the directory if needed."""
+  tf.io.gfile.makedirs(os.path.dirname(path) or '.')
+  temp = temp_path(path)
+  with tf.io.gfile.GFile(temp, 'w') as f:
+    f.write(text)
+  tf.io.gfile.rename(temp, path, overwrite=True)

@@ -76,3 +76,12 @@ def test_write_verified_cleans_up_after_a_killed_writer(tmp_path, dead_pid):
   mnist_source.write_verified(path, data, hashlib.sha256(data).hexdigest())
   assert os.listdir(str(tmp_path)) == ['train-labels-idx1-ubyte.gz']
   assert gzip.decompress((tmp_path / 'train-labels-idx1-ubyte.gz').read_bytes()) == data
+
+
+def test_write_text_creates_the_directory_and_leaves_only_the_final_file(tmp_path):
+  path = str(tmp_path / 'new' / 'report.json')
+  atomic_files.write_text(path, '{"steps": 1}')
+  atomic_files.write_text(path, '{"steps": 2}')  # replaces it
+  assert os.listdir(str(tmp_path / 'new')) == ['report.json']
+  with open(path) as f:
+    assert f.read() == '{"steps": 2}'
