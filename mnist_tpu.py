@@ -258,7 +258,7 @@ def run_check_tpu(fv, job):
       eval_batch_size=fv.eval_batch_size, predict_batch_size=fv.eval_batch_size,
       iterations_per_loop=fv.iterations, save_checkpoints_steps=fv.save_checkpoints_steps,
       model_dir=fv.model_dir, data_dir=fv.data_dir, tpu_name=fv.tpu_name, tpu_zone=fv.tpu_zone,
-      gcp_project=fv.gcp_project, master=fv.master)
+      gcp_project=fv.gcp_project, master=fv.master, eval_padded=True)
   eval_path = records.split_path(fv.data_dir, fv.eval_split)
   if tf.io.gfile.exists(eval_path):
     plan.eval_examples = records.count_examples(eval_path)

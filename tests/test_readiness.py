@@ -249,6 +249,21 @@ def test_eval_steps_cover_the_eval_split(examples, batch, steps, status, words):
   assert check.status == status and words in check.message
 
 
+@pytest.mark.parametrize('padded, status', [(True, results.PASS), (False, results.FAIL)])
+def test_padded_eval_input_covers_a_split_that_batches_do_not_divide(padded, status):
+  plan = tiny_plan(num_shards=8, eval_examples=10000, eval_batch_size=1024, eval_steps=10)
+  plan.eval_padded = padded
+  check = config_checks.check_eval_coverage(plan)
+  assert check.status == status
+  assert ('240 padding rows of weight 0' in check.message) == padded
+
+
+def test_eval_coverage_fix_without_a_fitting_batch_only_suggests_padding():
+  check = config_checks.check_eval_coverage(tiny_plan(num_shards=32, eval_examples=10000, eval_batch_size=2496,
+                                                      eval_steps=4))
+  assert check.fix.startswith('pad the split with zero-weight examples')
+
+
 def test_eval_coverage_fix_suggests_a_batch_that_fits():
   check = config_checks.check_eval_coverage(tiny_plan(num_shards=8, eval_examples=10000, eval_batch_size=1024,
                                                       eval_steps=9))

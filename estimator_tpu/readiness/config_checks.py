@@ -53,12 +53,16 @@ def check_eval_coverage(plan):
       plan.eval_steps, plan.eval_batch_size, covered, plan.eval_examples)
   if covered < plan.eval_examples:
     divisor = largest_fitting_batch(plan.eval_examples, plan.eval_batch_size, plan.num_shards)
-    better = ('an eval batch size that divides %d and is a multiple of num_shards=%d (e.g. %d), or '
+    better = ('use an eval batch size that divides %d and is a multiple of num_shards=%d (e.g. %d), or '
               % (plan.eval_examples, plan.num_shards, divisor)) if divisor else ''
     return results.failed(
         'eval_coverage', '%s, so %d are never scored (TPU evaluation only takes full batches).'
         % (summary, plan.eval_examples - covered),
-        'use %spad the split with zero-weight examples to a multiple of the eval batch.' % better)
+        '%spad the split with zero-weight examples to a multiple of the eval batch.' % better)
+  padding = covered - plan.eval_examples
+  if plan.eval_padded and 0 < padding < plan.eval_batch_size:
+    return results.passed('eval_coverage', '%s + %d padding rows of weight 0: every example is scored exactly once.'
+                          % (summary, padding))
   if covered > plan.eval_examples:
     return results.failed('eval_coverage', '%s: the input would end early, which TPU evaluation cannot handle.'
                           % summary, 'ask for at most %d steps.' % (plan.eval_examples // plan.eval_batch_size))
