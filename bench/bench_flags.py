@@ -16,7 +16,7 @@ SMOKE_VALUES = {
     'batch_size': 16,
     'iterations': 5,
     'eval_batch_size': 10,         # the synthetic test split has 110 images: 11 full batches, exact
-    'save_checkpoints_steps': 10,  # = the accuracy phase's evaluation cadence
+    'eval_every_steps': 10,
     'train_steps': 40,
     'target_accuracy': 0.9,        # the synthetic classes are separable: reachable in a few dozen steps
     'max_minutes': 2.0,
@@ -40,12 +40,12 @@ def define_bench_flags(fv=flags.FLAGS):
                            message='--phases takes a comma-separated subset of %s.' % ','.join(PHASES),
                            flag_values=fv)
   # Throughput (P1-P3): `rounds` rounds, each timing every workload once, so load drift hits all of them.
-  flags.DEFINE_integer('rounds', 3, 'Throughput rounds; the rates are totals over all rounds.',
+  flags.DEFINE_integer('rounds', 5, 'Throughput rounds; the rates are totals over all rounds.',
                        lower_bound=1, flag_values=fv)
   flags.DEFINE_integer('warmup_steps', 50, 'Training steps run but not timed at the start of every measurement '
                        '(graph build, session start, first steps); the same for both training loops.',
                        lower_bound=1, flag_values=fv)
-  flags.DEFINE_integer('measure_steps', 400, 'Timed training steps per loop and round, after the warm-up.',
+  flags.DEFINE_integer('measure_steps', 200, 'Timed training steps per loop and round, after the warm-up.',
                        lower_bound=1, flag_values=fv)
   flags.DEFINE_integer('pipeline_warmup_batches', 50, 'Input-pipeline batches not timed (shuffle buffer fill).',
                        lower_bound=1, flag_values=fv)
@@ -58,8 +58,9 @@ def define_bench_flags(fv=flags.FLAGS):
                        lower_bound=0, flag_values=fv)
   flags.DEFINE_integer('inter_op_threads', 0, 'Session inter-op threads, as --intra_op_threads.',
                        lower_bound=0, flag_values=fv)
-  # Time to accuracy (P4). The mnist_tpu.py flags set the training recipe; --save_checkpoints_steps is the
-  # evaluation cadence and --train_steps the step budget.
+  # Time to accuracy (P4). The mnist_tpu.py flags set the training recipe; --train_steps is the step budget.
+  flags.DEFINE_integer('eval_every_steps', 500, 'Accuracy phase: checkpoint and evaluate every this many steps '
+                       '(replaces --save_checkpoints_steps there only).', lower_bound=1, flag_values=fv)
   flags.DEFINE_float('target_accuracy', 0.994, 'Accuracy to reach on the evaluation split.',
                      lower_bound=0.0, upper_bound=1.0, flag_values=fv)
   flags.DEFINE_enum('eval_split', 'test', ['test', 'validation'], 'Split the accuracy phase evaluates: test for '

@@ -1,7 +1,8 @@
 """Benchmarks the mnist_tpu training path on the local CPU and writes bench/results/tf-<version>.{json,md}.
 
-  python bench/run_benchmarks.py --data_dir=/tmp/mnist_real            # full run (about 30 min on 2 cores)
-  python bench/run_benchmarks.py --smoke                               # seconds, synthetic data (CI)
+  python bench/run_benchmarks.py [--data_dir=DIR]     # full run: tens of minutes on 2 cores
+  python bench/run_benchmarks.py --smoke              # seconds, synthetic data (CI)
+  bash bench/run_all.sh                               # full run under both TensorFlows, then summary.md
 
 Phases (one process, in this order):
   accuracy    P4: train as mnist_tpu.py does, evaluate each checkpoint on the whole split, stop at
@@ -40,6 +41,7 @@ from bench import session_loop  # noqa: E402
 from bench import time_to_accuracy  # noqa: E402
 from estimator_tpu import input_pipeline  # noqa: E402
 from estimator_tpu import model_fn as model_fn_lib  # noqa: E402
+from estimator_tpu import prepare  # noqa: E402
 from estimator_tpu import records  # noqa: E402
 from estimator_tpu.errors import UserError  # noqa: E402
 from flags import mnist_tpu as mnist_tpu_flags  # noqa: E402
@@ -65,6 +67,16 @@ def build_model_fn():
       learning_rate=FLAGS.learning_rate, decay_steps=FLAGS.lr_decay_steps, decay_rate=FLAGS.lr_decay_rate)
 
 
+def build_estimator_saving_every(model_dir, batch_size, save_checkpoints_steps):
+  """mnist_tpu.build_estimator with another checkpoint cadence: the accuracy phase evaluates each checkpoint."""
+  usual = FLAGS.save_checkpoints_steps
+  FLAGS.save_checkpoints_steps = save_checkpoints_steps
+  try:
+    return mnist_tpu.build_estimator(model_dir, batch_size)
+  finally:
+    FLAGS.save_checkpoints_steps = usual
+
+
 def run_accuracy_phase(data_dir, batch_size, model_dir):
   records.require_split(data_dir, 'train')
   eval_path = records.require_split(data_dir, FLAGS.eval_split)
@@ -73,9 +85,9 @@ def run_accuracy_phase(data_dir, batch_size, model_dir):
     raise UserError('%d %s images are not a multiple of --eval_batch_size=%d, so evaluation would skip the last '
                     '%d.' % (num_eval, FLAGS.eval_split, FLAGS.eval_batch_size, num_eval % FLAGS.eval_batch_size),
                     'pick an --eval_batch_size that divides %d (e.g. 1000 for MNIST).' % num_eval)
-  estimator = mnist_tpu.build_estimator(model_dir, batch_size)
+  estimator = build_estimator_saving_every(model_dir, batch_size, FLAGS.eval_every_steps)
   logging.info('Accuracy phase: until %.2f%% on %d %s images, evaluated every %d steps.',
-               100 * FLAGS.target_accuracy, num_eval, FLAGS.eval_split, FLAGS.save_checkpoints_steps)
+               100 * FLAGS.target_accuracy, num_eval, FLAGS.eval_split, FLAGS.eval_every_steps)
   result = time_to_accuracy.time_to_accuracy(
       estimator, input_pipeline.input_fn_builder(data_dir, 'train', is_training=True),
       input_pipeline.input_fn_builder(data_dir, FLAGS.eval_split, is_training=False),
@@ -86,8 +98,8 @@ def run_accuracy_phase(data_dir, batch_size, model_dir):
       # Every batch is full and together they cover the split, so the accuracy is over all of it: exact.
       'eval_examples': num_eval,
       'recipe': {name: FLAGS[name].value for name in (
-          'learning_rate', 'lr_decay_steps', 'lr_decay_rate', 'train_steps', 'save_checkpoints_steps',
-          'iterations', 'eval_batch_size')},
+          'learning_rate', 'lr_decay_steps', 'lr_decay_rate', 'train_steps', 'eval_every_steps', 'iterations',
+          'eval_batch_size')},
       'batch_size': batch_size,
       'peak_rss_mib': machine.peak_rss_mib(),
       'load_average_at_end': machine.load_average(),
@@ -137,7 +149,12 @@ def run_throughput_phase(data_dir, batch_size, model_dir):
 def run(work_dir):
   if FLAGS.use_tpu:
     raise UserError('the benchmarks measure the local CPU.', "drop --use_tpu (or pass --use_tpu=false --master='').")
-  data_dir = write_smoke_data(work_dir) if FLAGS.smoke and not FLAGS['data_dir'].present else FLAGS.data_dir
+  if FLAGS.smoke and not FLAGS['data_dir'].present:
+    data_dir = write_smoke_data(work_dir)
+  else:
+    data_dir = FLAGS.data_dir
+    # As mnist_tpu.py does: fetch and convert MNIST on first use.
+    prepare.ensure_data(data_dir, FLAGS.source_dir, FLAGS.download_timeout, FLAGS.validation_size)
   batch_size = training.effective_batch_size(FLAGS.batch_size, use_tpu=False)
   model_base = FLAGS.model_dir or os.path.join(work_dir, 'models')
   result = {

@@ -90,7 +90,7 @@ def test_time_to_accuracy_is_the_first_evaluation_at_the_target(smoke):
   assert accuracy['eval_split'] == 'test' and accuracy['eval_examples'] == 110  # synthetic test split, all of it
   evaluations = accuracy['evaluations']
   steps = [e['step'] for e in evaluations]
-  assert steps and all(step % accuracy['recipe']['save_checkpoints_steps'] == 0 for step in steps)
+  assert steps and all(step % accuracy['recipe']['eval_every_steps'] == 0 for step in steps)
   assert steps == sorted(set(steps))
   times = [e['training_seconds'] for e in evaluations]
   assert times == sorted(times) and times[0] > 0
@@ -128,3 +128,14 @@ def test_tpu_is_refused(tmp_path):
   assert 'error: the benchmarks measure the local CPU.' in completed.stderr
   assert 'Traceback' not in completed.stderr
   assert os.listdir(str(tmp_path)) == []
+
+
+def test_summary_table_has_one_column_per_run(smoke):
+  from bench import summarize  # pylint: disable=g-import-not-at-top  (needs REPO_ROOT on sys.path: conftest)
+  result = smoke[0]
+  table = summarize.summary_markdown([result, result])
+  header = table.splitlines()[0]
+  assert header.count('TF %s' % tf.__version__) == 2
+  p1_row = next(line for line in table.splitlines() if line.startswith('| P1 '))
+  verdict = 'met' if result['targets']['p1_overhead']['met'] else '**missed**'
+  assert p1_row.count('%.3f %s' % (result['ratios']['wall']['p1_overhead'], verdict)) == 2
