@@ -5,7 +5,9 @@ from bench import timing
 
 
 def matmul_rate(size, runs, config=None):
-  """Returns the timing.Window (amount in FLOPs) of `runs` timed [size, size] x [size, size] float32 products (2 * size**3 each).
+  """Returns the timing.Window (amount: FLOPs) of `runs` timed [size, size] x [size, size] float32 products.
+
+  Each product counts 2 * size**3 FLOPs (a multiply and an add per term).
 
   The operands are variables, so nothing is constant-folded; the fetch is the sum of the product (size**2 adds,
   a 1/size fraction of the work, left uncounted) so the 16 MiB result is not copied into Python.

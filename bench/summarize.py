@@ -51,7 +51,8 @@ def accuracy_cell(result):
     return 'not run'
   a = result['accuracy']
   if not a['reached']:
-    return 'not reached in %d steps (best %.2f%%) **missed**' % (a['evaluations'][-1]['step'], 100 * a['best_accuracy'])
+    return 'not reached in %s steps (best %.2f%%) **missed**' % ('{:,}'.format(a['evaluations'][-1]['step']),
+                                                                  100 * a['best_accuracy'])
   return '%.1f min, %s steps %s (%.1f CPU-min)' % (a['training_seconds'] / 60.0, '{:,}'.format(a['steps']),
                                                    verdict(result, 'p4_minutes'), a['training_cpu_seconds'] / 60.0)
 
