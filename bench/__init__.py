@@ -1,0 +1,1 @@
+"""Benchmarks of the mnist_tpu training path on the local CPU (not tests): see run_benchmarks.py."""

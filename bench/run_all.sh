@@ -1,0 +1,14 @@
+#!/usr/bin/env bash
+# The full benchmark under both TensorFlows, one after the other (never in parallel: they would share the cores),
+# then bench/results/summary.md. Creates .venv-tf1/.venv-tf2 if needed; MNIST is fetched on first use.
+#   bash bench/run_all.sh [--data_dir=DIR] [more run_benchmarks.py flags]
+# LEGS="tf2" runs one leg only. Takes about an hour on an idle 2-core machine; run it on an idle machine, since
+# other load stretches every wall-clock figure (the per-CPU-second columns move much less).
+set -euo pipefail
+root=$(cd "$(dirname "$0")/.." && pwd)
+for leg in ${LEGS:-tf1 tf2}; do
+  venv=$("$root/scripts/make_venv.sh" "$leg" | tail -n 1)
+  echo "=== $leg, $(uptime)"
+  (cd "$root" && "$venv/bin/python" bench/run_benchmarks.py "$@")
+done
+(cd "$root" && "$venv/bin/python" bench/summarize.py)
