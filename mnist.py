@@ -73,14 +73,14 @@ def log_predictions(estimator, test_path, count, batch_size):
     return []
   images, labels = records.read_split(test_path)
   images = images[:count].reshape(-1, 784)
-  results = []
+  rows = []
   input_fn = predict_input_fn_builder(images, batch_size)
   for i, prediction in enumerate(estimator.predict(input_fn, yield_single_examples=True)):
     class_id = int(prediction['class_ids'])
-    results.append({'index': i, 'label': int(labels[i]), 'class_id': class_id,
-                    'probability': float(prediction['probabilities'][class_id])})
-    logging.info('Prediction %d: class %d (p=%.3f), label %d', i, class_id, results[-1]['probability'], labels[i])
-  return results
+    rows.append({'index': i, 'label': int(labels[i]), 'class_id': class_id,
+                 'probability': float(prediction['probabilities'][class_id])})
+    logging.info('Prediction %d: class %d (p=%.3f), label %d', i, class_id, rows[-1]['probability'], labels[i])
+  return rows
 
 
 def require_data(task):
@@ -136,11 +136,8 @@ def run():
                metrics['mean_loss'], num_test, metrics['global_step'])
 
   predictions = log_predictions(estimator, test_path, FLAGS.num_predictions, FLAGS.eval_batch_size)
-  results.write_json(os.path.join(model_dir, RESULTS_FILE), {
-      'global_step': int(metrics['global_step']),
-      'eval': {'accuracy': float(metrics['accuracy']), 'loss': float(metrics['mean_loss']), 'examples': num_test},
-      'predictions': predictions,
-  })
+  results.write_run_summary(os.path.join(model_dir, RESULTS_FILE), metrics['global_step'], metrics['accuracy'],
+                            metrics['mean_loss'], num_test, predictions)
 
 
 def main(argv):

@@ -161,12 +161,12 @@ def log_predictions(model, test_path, count, batch_size):
   # A short last batch is fine even on a TPU: TPUStrategy pads it (its dynamic padder, on by default), as
   # TPUEstimator.predict did itself.
   probabilities = tf.nn.softmax(model.predict(images, batch_size=batch_size, verbose=0)).numpy()
-  results = []
+  rows = []
   for i, row in enumerate(probabilities):
     class_id = int(np.argmax(row))
-    results.append({'index': i, 'label': int(labels[i]), 'class_id': class_id, 'probability': float(row[class_id])})
+    rows.append({'index': i, 'label': int(labels[i]), 'class_id': class_id, 'probability': float(row[class_id])})
     logging.info('Prediction %d: class %d (p=%.3f), label %d', i, class_id, row[class_id], labels[i])
-  return results
+  return rows
 
 
 def run():
@@ -204,11 +204,8 @@ def run():
                metrics['loss'], eval_examples, global_step)
 
   predictions = log_predictions(model, test_path, FLAGS.num_predictions, FLAGS.eval_batch_size)
-  results.write_json(os.path.join(model_dir, RESULTS_FILE), {
-      'global_step': global_step,
-      'eval': {'accuracy': float(metrics['accuracy']), 'loss': float(metrics['loss']), 'examples': eval_examples},
-      'predictions': predictions,
-  })
+  results.write_run_summary(os.path.join(model_dir, RESULTS_FILE), global_step, metrics['accuracy'],
+                            metrics['loss'], eval_examples, predictions)
 
 
 def main(argv):

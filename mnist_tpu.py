@@ -193,14 +193,9 @@ def run_all(fv, job):
   estimator = build_estimator(fv, job.model_dir, job.cluster)
   train(fv, job, estimator, fv.train_steps)
   metrics, counted = evaluate(fv, estimator)
-  summary = {
-      'global_step': int(metrics['global_step']),
-      'eval': {'split': fv.eval_split, 'accuracy': float(metrics['accuracy']),
-               'loss': float(metrics['mean_loss']), 'examples': counted},
-      'predictions': predict(fv, estimator),
-  }
-  results.write_json(os.path.join(job.model_dir, RESULTS_FILE), summary)
-  return summary
+  return results.write_run_summary(
+      os.path.join(job.model_dir, RESULTS_FILE), metrics['global_step'], metrics['accuracy'], metrics['mean_loss'],
+      counted, predict(fv, estimator), split=fv.eval_split)
 
 
 def run_train(fv, job):

@@ -24,6 +24,17 @@ def write_json(path, payload):
   write_atomically(path, json.dumps(payload, indent=2, sort_keys=True))
 
 
+def write_run_summary(path, global_step, accuracy, loss, examples, predictions, split='test'):
+  """The JSON every program leaves in its model_dir: the evaluation and the logged predictions; returns it."""
+  summary = {
+      'global_step': int(global_step),
+      'eval': {'split': split, 'accuracy': float(accuracy), 'loss': float(loss), 'examples': int(examples)},
+      'predictions': predictions,
+  }
+  write_json(path, summary)
+  return summary
+
+
 def write_predictions_csv(path, predictions):
   """One row per prediction dict (keys PREDICTION_COLUMNS), with a header; opens in any spreadsheet or pandas."""
   buffer = io.StringIO()
