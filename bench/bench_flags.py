@@ -59,12 +59,10 @@ def define_bench_flags(fv=flags.FLAGS):
   flags.DEFINE_integer('inter_op_threads', 0, 'Session inter-op threads, as --intra_op_threads.',
                        lower_bound=0, flag_values=fv)
   # Time to accuracy (P4). The mnist_tpu.py flags set the training recipe; --train_steps is the step budget.
-  flags.DEFINE_integer('eval_every_steps', 500, 'Accuracy phase: checkpoint and evaluate every this many steps '
-                       '(replaces --save_checkpoints_steps there only).', lower_bound=1, flag_values=fv)
+  # --eval_every_steps (checkpoint and evaluate every this many steps; replaces --save_checkpoints_steps in this
+  # phase) and --eval_split are mnist_tpu.py's own flags (flags/modes.py), with the same meaning here.
   flags.DEFINE_float('target_accuracy', 0.994, 'Accuracy to reach on the evaluation split.',
                      lower_bound=0.0, upper_bound=1.0, flag_values=fv)
-  flags.DEFINE_enum('eval_split', 'test', ['test', 'validation'], 'Split the accuracy phase evaluates: test for '
-                    'the published figure, validation while choosing training settings.', flag_values=fv)
   flags.DEFINE_float('max_minutes', 30.0, 'Training time budget of the accuracy phase (evaluations excluded).',
                      lower_bound=0.0, flag_values=fv)
 

@@ -67,12 +67,12 @@ def build_model_fn():
       learning_rate=FLAGS.learning_rate, decay_steps=FLAGS.lr_decay_steps, decay_rate=FLAGS.lr_decay_rate)
 
 
-def build_estimator_saving_every(model_dir, batch_size, save_checkpoints_steps):
+def build_estimator_saving_every(model_dir, save_checkpoints_steps):
   """mnist_tpu.build_estimator with another checkpoint cadence: the accuracy phase evaluates each checkpoint."""
   usual = FLAGS.save_checkpoints_steps
   FLAGS.save_checkpoints_steps = save_checkpoints_steps
   try:
-    return mnist_tpu.build_estimator(model_dir, batch_size)
+    return mnist_tpu.build_estimator(FLAGS, model_dir)
   finally:
     FLAGS.save_checkpoints_steps = usual
 
@@ -85,7 +85,7 @@ def run_accuracy_phase(data_dir, batch_size, model_dir):
     raise UserError('%d %s images are not a multiple of --eval_batch_size=%d, so evaluation would skip the last '
                     '%d.' % (num_eval, FLAGS.eval_split, FLAGS.eval_batch_size, num_eval % FLAGS.eval_batch_size),
                     'pick an --eval_batch_size that divides %d (e.g. 1000 for MNIST).' % num_eval)
-  estimator = build_estimator_saving_every(model_dir, batch_size, FLAGS.eval_every_steps)
+  estimator = build_estimator_saving_every(model_dir, FLAGS.eval_every_steps)
   logging.info('Accuracy phase: until %.2f%% on %d %s images, evaluated every %d steps.',
                100 * FLAGS.target_accuracy, num_eval, FLAGS.eval_split, FLAGS.eval_every_steps)
   result = time_to_accuracy.time_to_accuracy(
@@ -132,7 +132,8 @@ def run_throughput_phase(data_dir, batch_size, model_dir):
   config = machine.session_config(FLAGS.intra_op_threads, FLAGS.inter_op_threads)
   model_fn = build_model_fn()
   train_input_fn = input_pipeline.input_fn_builder(data_dir, 'train', is_training=True)
-  estimator = mnist_tpu.build_estimator(model_dir, batch_size)
+  # The real training path, TensorBoard host_call summaries included; the plain loop runs only the train op.
+  estimator = mnist_tpu.build_estimator(FLAGS, model_dir)
   rounds = [measure_round(index, estimator, model_fn, train_input_fn, batch_size, examples_per_epoch, config)
             for index in range(FLAGS.rounds)]
   train_flops = flops.train_flops(model_fn, batch_size)
