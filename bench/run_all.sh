@@ -11,4 +11,8 @@ for leg in ${LEGS:-tf1 tf2}; do
   echo "=== $leg, $(uptime)"
   (cd "$root" && "$venv/bin/python" bench/run_benchmarks.py "$@")
 done
-(cd "$root" && "$venv/bin/python" bench/summarize.py)
+summary_args=()  # the summary reads the directory the runs wrote to
+for arg in "$@"; do
+  case "$arg" in --output_dir=*) summary_args+=("$arg") ;; esac
+done
+(cd "$root" && "$venv/bin/python" bench/summarize.py ${summary_args[@]+"${summary_args[@]}"})

@@ -75,6 +75,8 @@ def summary_markdown(results):
       ('load average (1 min) at start / end', '',
        ['%.1f / %.1f' % (r['machine']['load_average_at_start'][0], end_load(r)) for r in results]),
   ]
+  # A phase no run measured (e.g. --phases=accuracy everywhere) gets no row.
+  rows = [(label, target, cells) for label, target, cells in rows if any(c != 'not run' for c in cells)]
   lines += ['| %s | %s | %s |' % (label, target, ' | '.join(cells)) for label, target, cells in rows]
   return '\n'.join(lines) + '\n'
 
