@@ -7,6 +7,7 @@ import json
 import os
 
 from bench import timing
+from estimator_tpu import atomic_files
 
 TARGETS = {  # name: (comparison, threshold)
     'p1_overhead': ('>=', 0.95),
@@ -139,17 +140,10 @@ def markdown(result):
   return '\n'.join(lines)
 
 
-def write_text_atomically(path, text):
-  tmp_path = '%s.tmp-%d' % (path, os.getpid())
-  with open(tmp_path, 'w') as f:
-    f.write(text)
-  os.replace(tmp_path, path)
-
-
 def write_result(result, output_dir):
   """Writes <output_dir>/tf-<version>.json and .md; returns the JSON path."""
   os.makedirs(output_dir, exist_ok=True)
   base = os.path.join(output_dir, result_name(result['machine']['tensorflow']))
-  write_text_atomically(base + '.json', json.dumps(result, indent=2, sort_keys=True) + '\n')
-  write_text_atomically(base + '.md', markdown(result))
+  atomic_files.write_text(base + '.json', json.dumps(result, indent=2, sort_keys=True) + '\n')
+  atomic_files.write_text(base + '.md', markdown(result))
   return base + '.json'

@@ -17,7 +17,7 @@ from absl import app  # noqa: E402
 from absl import flags  # noqa: E402
 
 from bench import bench_flags  # noqa: E402
-from bench import report  # noqa: E402
+from estimator_tpu import atomic_files  # noqa: E402
 
 FLAGS = flags.FLAGS
 SUMMARY_FILE = 'summary.md'
@@ -106,7 +106,7 @@ def main(argv):
                      'first.\n' % FLAGS.output_dir)
     sys.exit(1)
   path = os.path.join(FLAGS.output_dir, SUMMARY_FILE)
-  report.write_text_atomically(path, summary_markdown(results))
+  atomic_files.write_text(path, summary_markdown(results))
   print(open(path).read())
 
 

@@ -64,6 +64,10 @@ def write_text(path, text):
   """Writes `text` to `path` under a temporary name, then renames it; creates the directory if needed."""
   tf.io.gfile.makedirs(os.path.dirname(path) or '.')
   temp = temp_path(path)
-  with tf.io.gfile.GFile(temp, 'w') as f:
-    f.write(text)
-  tf.io.gfile.rename(temp, path, overwrite=True)
+  try:
+    with tf.io.gfile.GFile(temp, 'w') as f:
+      f.write(text)
+    tf.io.gfile.rename(temp, path, overwrite=True)
+  finally:
+    if tf.io.gfile.exists(temp):
+      tf.io.gfile.remove(temp)

@@ -1,27 +1,15 @@
-"""Writing run results (JSON summary, predictions CSV) atomically: temp name, then rename."""
+"""Writing run results (JSON summary, predictions CSV) atomically: temp name, then rename (atomic_files)."""
 import csv
 import io
 import json
 
-import tensorflow.compat.v1 as tf
+from estimator_tpu import atomic_files
 
 PREDICTION_COLUMNS = ('index', 'label', 'class_id', 'probability')
 
 
-def write_atomically(path, text):
-  """Writes `text` to `path` via a temporary file and a rename, so no reader ever sees half a file (gs:// too)."""
-  tmp_path = path + '.tmp'
-  try:
-    with tf.io.gfile.GFile(tmp_path, 'w') as f:
-      f.write(text)
-    tf.io.gfile.rename(tmp_path, path, overwrite=True)
-  finally:
-    if tf.io.gfile.exists(tmp_path):
-      tf.io.gfile.remove(tmp_path)
-
-
 def write_json(path, payload):
-  write_atomically(path, json.dumps(payload, indent=2, sort_keys=True))
+  atomic_files.write_text(path, json.dumps(payload, indent=2, sort_keys=True))
 
 
 def write_run_summary(path, global_step, accuracy, loss, examples, predictions, split='test'):
@@ -42,4 +30,4 @@ def write_predictions_csv(path, predictions):
   writer.writeheader()
   for prediction in predictions:
     writer.writerow(dict(prediction, probability='%.6f' % prediction['probability']))
-  write_atomically(path, buffer.getvalue())
+  atomic_files.write_text(path, buffer.getvalue())
