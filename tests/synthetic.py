@@ -61,3 +61,12 @@ def read_shown_classes(images):
   blocks = [images[:, 7 * row:7 * row + 7, 7 * col:7 * col + 7].mean(axis=(1, 2))
             for row, col in (divmod(k, 4) for k in range(10))]
   return np.argmax(np.stack(blocks, axis=1), axis=1).astype(np.uint8)
+
+
+def flip_byte(path, offset):
+  """Inverts the byte at `offset` of a file in place (damage a CRC-protected record, a header, ...)."""
+  with open(path, 'r+b') as f:
+    f.seek(offset)
+    byte = f.read(1)
+    f.seek(offset)
+    f.write(bytes([byte[0] ^ 0xff]))

@@ -14,14 +14,7 @@ from estimator_tpu import model_fn as model_fn_lib
 from estimator_tpu import records
 from estimator_tpu import run_config
 from estimator_tpu.errors import UserError
-
-
-def flip_byte(path, offset):
-  with open(path, 'r+b') as f:
-    f.seek(offset)
-    byte = f.read(1)
-    f.seek(offset)
-    f.write(bytes([byte[0] ^ 0xff]))
+from synthetic import flip_byte
 
 
 def damage_fourth_record(path):

@@ -12,6 +12,7 @@ import numpy as np
 import pytest
 import tensorflow.compat.v1 as tf
 
+import synthetic
 from conftest import REPO_ROOT
 from estimator_tpu import idx
 from estimator_tpu import model
@@ -136,18 +137,10 @@ def test_unwritable_data_dir_fails_before_reading_anything(tmp_path, idx_dir):
 # --- damaged TFRecords and missing splits, through mnist_tpu.py ---
 
 
-def _flip_byte(path, offset):
-  with open(path, 'r+b') as f:
-    f.seek(offset)
-    byte = f.read(1)
-    f.seek(offset)
-    f.write(bytes([byte[0] ^ 0xff]))
-
-
 @pytest.mark.parametrize('split', ['train', 'test'])
 def test_tfrecord_with_flipped_bytes(data_dir, model_dir, split):
   path = records.split_path(data_dir, split)
-  _flip_byte(path, 5000)  # inside the 6th record (each is ~890 bytes)
+  synthetic.flip_byte(path, 5000)  # inside the 6th record (each is ~890 bytes)
   before = tree(data_dir)
   line = assert_one_clear_error(run_local(data_dir, model_dir), '%s is damaged: record 5 fails its check' % path,
                                 'prepare_data.py --data_dir=%s' % data_dir)
@@ -252,7 +245,7 @@ def test_checkpoint_without_the_model_variables(data_dir, model_dir):
 def test_damaged_checkpoint(data_dir, model_dir, monkeypatch):
   _save_checkpoint(model_dir, monkeypatch)
   checkpoint = tf.train.latest_checkpoint(model_dir)
-  _flip_byte(checkpoint + '.data-00000-of-00001', 1000)
+  synthetic.flip_byte(checkpoint + '.data-00000-of-00001', 1000)
   assert_one_clear_error(run_local(data_dir, model_dir, '--train_steps=20'),
                          'cannot read the checkpoint %s' % checkpoint, 'restore --model_dir=%s' % model_dir)
 
