@@ -24,6 +24,7 @@ from estimator_tpu import local_cluster
 from estimator_tpu import tf_config
 from estimator_tpu.errors import UserError
 from flags import mnist as mnist_flags
+from test_flags import parse_flags
 
 MNIST = os.path.join(REPO_ROOT, 'mnist.py')
 TRAIN_STEPS = 60
@@ -169,10 +170,7 @@ def test_tf_config_mistakes_are_user_errors(monkeypatch, setting, distributed_fl
 
 
 def parse_mnist_flags(args):
-  fv = flags.FlagValues()
-  mnist_flags.define_mnist_flags(fv)
-  fv(['mnist.py'] + args)
-  return fv
+  return parse_flags(mnist_flags.define_mnist_flags, args)
 
 
 def test_distributed_needs_an_explicit_model_dir():

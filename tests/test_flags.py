@@ -9,11 +9,16 @@ LOCAL = ['--use_tpu=false', '--master=']
 TPU_PATHS = ['--model_dir=gs://b/model', '--data_dir=gs://b/data']
 
 
-def parse(args):
+def parse_flags(define, args):
+  """Parses `args` with the flags `define(fv)` defines, on a private FlagValues (no state shared between tests)."""
   fv = flags.FlagValues()
-  mnist_tpu_flags.define_mnist_tpu_flags(fv)
-  fv(['mnist_tpu.py'] + args)
+  define(fv)
+  fv(['program'] + args)
   return fv
+
+
+def parse(args):
+  return parse_flags(mnist_tpu_flags.define_mnist_tpu_flags, args)
 
 
 def test_local_defaults():

@@ -11,7 +11,6 @@ import re
 
 import pytest
 import tensorflow.compat.v1 as tf
-from absl import flags
 
 import mnist
 import mnist_tpu
@@ -23,18 +22,12 @@ from estimator_tpu import model_fn as model_fn_lib
 from estimator_tpu import run_config
 from flags import mnist as mnist_flags
 from flags import mnist_tpu as mnist_tpu_flags
+from test_flags import parse_flags
 
 MODE = tf.estimator.ModeKeys
 LOCAL_TPU_ARGS = ['--use_tpu=false', '--master=']
 BATCH = 8
 TRAIN_BATCH, EVAL_BATCH, TRAIN_STEPS = 16, 50, 6  # tiny data: 250 train, 110 test examples
-
-
-def parse_flags(define, args):
-  fv = flags.FlagValues()
-  define(fv)
-  fv(['program'] + args)
-  return fv
 
 
 def build_spec(model_fn, mode, params=None):
