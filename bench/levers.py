@@ -1,6 +1,6 @@
 """Tries the CPU levers on the plain Session loop and prints a markdown table (examples/s per wall and CPU second).
 
-  python bench/levers.py --data_dir=DIR                                  # threads, batch sizes, XLA
+  python bench/levers.py --data_dir=DIR                                  # threads, batch sizes, XLA, gradients
   TF_ENABLE_ONEDNN_OPTS=0 python bench/levers.py --data_dir=DIR --settings=default   # TF 2: oneDNN off
   TF_XLA_FLAGS=--tf_xla_cpu_global_jit python bench/levers.py --data_dir=DIR --settings=default,xla
 
@@ -9,6 +9,7 @@ the 2048² matmul with the same session config, so every line has its own P3 (pe
 shared machine). Environment levers (oneDNN, OpenMP, XLA's CPU JIT) must be set before TensorFlow starts, hence
 on the command line.
 """
+import functools
 import os
 import sys
 
@@ -20,24 +21,30 @@ import tensorflow.compat.v1 as tf  # noqa: E402
 from absl import app  # noqa: E402
 from absl import flags  # noqa: E402
 
+from bench import cpu_gradients  # noqa: E402
 from bench import flops  # noqa: E402
 from bench import machine  # noqa: E402
 from bench import matmul  # noqa: E402
 from bench import session_loop  # noqa: E402
 from estimator_tpu import input_pipeline  # noqa: E402
+from estimator_tpu import model  # noqa: E402
 from estimator_tpu import model_fn as model_fn_lib  # noqa: E402
 from flags import data as data_flags  # noqa: E402
 
 FLAGS = flags.FLAGS
-# name: (batch size, intra-op threads, inter-op threads, XLA JIT)
+# The same network with the convolution and dense gradients rearranged onto TF 1.15's fast kernels.
+CPU_GRADIENTS_NETWORK = functools.partial(model.mnist_cnn, conv2d=cpu_gradients.conv2d, dense=cpu_gradients.dense)
+# name: (batch size, intra-op threads, inter-op threads, XLA JIT, network)
 SETTINGS = {
-    'default': (128, 0, 0, False),
-    'intra2_inter1': (128, 2, 1, False),
-    'intra1_inter1': (128, 1, 1, False),
-    'batch64': (64, 0, 0, False),
-    'batch256': (256, 0, 0, False),
-    'batch512': (512, 0, 0, False),
-    'xla': (128, 0, 0, True),
+    'default': (128, 0, 0, False, model.mnist_cnn),
+    'intra2_inter1': (128, 2, 1, False, model.mnist_cnn),
+    'intra1_inter1': (128, 1, 1, False, model.mnist_cnn),
+    'batch64': (64, 0, 0, False, model.mnist_cnn),
+    'batch256': (256, 0, 0, False, model.mnist_cnn),
+    'batch512': (512, 0, 0, False, model.mnist_cnn),
+    'xla': (128, 0, 0, True, model.mnist_cnn),
+    'cpu_gradients': (128, 0, 0, False, CPU_GRADIENTS_NETWORK),
+    'xla_cpu_gradients': (128, 0, 0, True, CPU_GRADIENTS_NETWORK),
 }
 
 LEVER_ENV = ('TF_ENABLE_ONEDNN_OPTS', 'TF_XLA_FLAGS')
@@ -56,9 +63,10 @@ def session_config(intra, inter, xla):
   return config
 
 
-def measure(name, train_flops, model_fn, input_fn):
-  batch, intra, inter, xla = SETTINGS[name]
+def measure(name, train_flops, input_fn):
+  batch, intra, inter, xla, network = SETTINGS[name]
   config = session_config(intra, inter, xla)
+  model_fn = model_fn_lib.model_fn_builder(learning_rate=1e-3, decay_steps=1000, decay_rate=0.5, network=network)
   train = session_loop.train_rate(model_fn, input_fn, batch, 10, max(10, FLAGS.steps * 128 // batch), config)
   ceiling = matmul.matmul_rate(2048, 5, config)
   return '| %s | %d | %.0f | %.0f | %.2f | %.1f | %.1f | %.3f |' % (
@@ -74,7 +82,6 @@ def main(argv):
     sys.stderr.write('error: unknown --settings %s. Fix: pick from %s.\n' % (sorted(unknown), sorted(SETTINGS)))
     sys.exit(1)
   tf.logging.set_verbosity(tf.logging.ERROR)
-  model_fn = model_fn_lib.model_fn_builder(learning_rate=1e-3, decay_steps=1000, decay_rate=0.5)
   input_fn = input_pipeline.input_fn_builder(FLAGS.data_dir, 'train', is_training=True)
   train_flops = flops.analytic_train_flops()[0]
   print('TensorFlow %s, load average %s; env: %s' % (tf.__version__, machine.load_average(), ' '.join(
@@ -83,7 +90,7 @@ def main(argv):
   print('|---|---|---|---|---|---|---|---|')
   for _ in range(FLAGS.repeats):
     for name in FLAGS.settings:
-      print(measure(name, train_flops, model_fn, input_fn), flush=True)
+      print(measure(name, train_flops, input_fn), flush=True)
 
 
 if __name__ == '__main__':

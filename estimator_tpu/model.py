@@ -17,17 +17,19 @@ DROPOUT_RATE = 0.4
 PIXEL_SCALE = 1.0 / 255.0
 
 
-def mnist_cnn(images, training):
+def mnist_cnn(images, training, conv2d=tf.layers.conv2d, dense=tf.layers.dense):
   """Returns logits [batch, 10] for `images` float32 [batch, 784] or [batch, 28, 28(, 1)] with values 0..255.
 
   Conv 5x5x32 -> max-pool 2x2 -> conv 5x5x64 -> max-pool 2x2 -> dense 1024 -> dropout 0.4 -> dense 10.
   `training` switches dropout on. All shapes stay static when the batch dimension is static, which TPUs require.
+  `conv2d`/`dense` may be replaced by layer functions with the same arguments and variables (the benchmark's
+  CPU lever, bench/cpu_gradients.py, swaps in other gradient arrangements); the defaults are what everything runs.
   """
   net = tf.reshape(tf.cast(images, tf.float32) * PIXEL_SCALE, [-1, IMAGE_SIZE, IMAGE_SIZE, 1])
   for filters in CONV_FILTERS:
-    net = tf.layers.conv2d(net, filters, CONV_KERNEL, padding='same', activation=tf.nn.relu)
+    net = conv2d(net, filters, CONV_KERNEL, padding='same', activation=tf.nn.relu)
     net = tf.layers.max_pooling2d(net, pool_size=2, strides=2)
   net = tf.layers.flatten(net)
-  net = tf.layers.dense(net, DENSE_UNITS, activation=tf.nn.relu)
+  net = dense(net, DENSE_UNITS, activation=tf.nn.relu)
   net = tf.layers.dropout(net, rate=DROPOUT_RATE, training=training)
-  return tf.layers.dense(net, NUM_CLASSES)
+  return dense(net, NUM_CLASSES)

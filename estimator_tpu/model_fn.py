@@ -34,8 +34,11 @@ def learning_rate_schedule(initial_rate, decay_steps, decay_rate):
 
 
 def model_fn_builder(learning_rate, decay_steps, decay_rate, summary_dir=None,
-                     summary_flush_steps=summaries.DEFAULT_FLUSH_STEPS):
+                     summary_flush_steps=summaries.DEFAULT_FLUSH_STEPS, network=model.mnist_cnn):
   """Returns a TPUEstimator model_fn(features, labels, mode, params) with these optimisation settings.
+
+  `network(images, training)` returns the logits; it is the shared model.mnist_cnn unless a caller (the
+  benchmark's levers) passes a variant of it.
 
   With `summary_dir` (normally the model_dir), training writes the loss and the learning rate of every step there
   for TensorBoard, through host_call (see summaries.py), flushing them every `summary_flush_steps` steps.
@@ -46,7 +49,7 @@ def model_fn_builder(learning_rate, decay_steps, decay_rate, summary_dir=None,
     # TPUEstimator sets params['use_tpu'] True only when the graph really runs on TPU cores.
     use_tpu = params.get('use_tpu', False)
     images = features[IMAGE_KEY] if isinstance(features, dict) else features
-    logits = model.mnist_cnn(images, training=(mode == tf.estimator.ModeKeys.TRAIN))
+    logits = network(images, training=(mode == tf.estimator.ModeKeys.TRAIN))
 
     if mode == tf.estimator.ModeKeys.PREDICT:
       predictions = {
