@@ -5,8 +5,9 @@
   TF_XLA_FLAGS=--tf_xla_cpu_global_jit python bench/levers.py --data_dir=DIR --settings=default,xla
 
 Each setting trains the project's model_fn on its input_fn (session_loop.train_rate, start-up excluded) and times
-the 2048² matmul with the same session config, so every line has its own P3 (per CPU second, the robust one on a
-shared machine). Environment levers (oneDNN, OpenMP, XLA's CPU JIT) must be set before TensorFlow starts, hence
+the 2048² matmul with the same session config, so every line has its own P3, per wall second (the target's
+definition) and per CPU second (the robust one on a shared machine). `cpu_gradients` trains the same network with
+the gradient arrangements of bench/cpu_gradients.py. Environment levers (oneDNN, OpenMP, XLA's CPU JIT) must be set before TensorFlow starts, hence
 on the command line.
 """
 import functools
@@ -69,10 +70,12 @@ def measure(name, train_flops, input_fn):
   model_fn = model_fn_lib.model_fn_builder(learning_rate=1e-3, decay_steps=1000, decay_rate=0.5, network=network)
   train = session_loop.train_rate(model_fn, input_fn, batch, 10, max(10, FLAGS.steps * 128 // batch), config)
   ceiling = matmul.matmul_rate(2048, 5, config)
-  return '| %s | %d | %.0f | %.0f | %.2f | %.1f | %.1f | %.3f |' % (
+  model_rate = train_flops * train.amount
+  return '| %s | %d | %.0f | %.0f | %.2f | %.1f | %.1f | %.3f | %.3f |' % (
       name, batch, train.amount / train.wall, train.amount / train.cpu, train.cpu / train.wall,
-      train_flops * train.amount / train.cpu / 1e9, ceiling.amount / ceiling.cpu / 1e9,
-      train_flops * train.amount / train.cpu / (ceiling.amount / ceiling.cpu))
+      model_rate / train.cpu / 1e9, ceiling.amount / ceiling.cpu / 1e9,
+      (model_rate / train.wall) / (ceiling.amount / ceiling.wall),
+      (model_rate / train.cpu) / (ceiling.amount / ceiling.cpu))
 
 
 def main(argv):
@@ -86,8 +89,9 @@ def main(argv):
   train_flops = flops.analytic_train_flops()[0]
   print('TensorFlow %s, load average %s; env: %s' % (tf.__version__, machine.load_average(), ' '.join(
       '%s=%s' % (k, v) for k, v in sorted(os.environ.items()) if k in LEVER_ENV or k.startswith(('KMP_', 'OMP_')))))
-  print('| setting | batch | ex/s | ex/CPU-s | cores busy | model GFLOP/CPU-s | matmul GFLOP/CPU-s | P3 per CPU-s |')
-  print('|---|---|---|---|---|---|---|---|')
+  print('| setting | batch | ex/s | ex/CPU-s | cores busy | model GFLOP/CPU-s | matmul GFLOP/CPU-s | P3 | '
+        'P3 per CPU-s |')
+  print('|---|---|---|---|---|---|---|---|---|')
   for _ in range(FLAGS.repeats):
     for name in FLAGS.settings:
       print(measure(name, train_flops, input_fn), flush=True)
