@@ -7,8 +7,8 @@
 Each setting trains the project's model_fn on its input_fn (session_loop.train_rate, start-up excluded) and times
 the 2048² matmul with the same session config, so every line has its own P3, per wall second (the target's
 definition) and per CPU second (the robust one on a shared machine). `cpu_gradients` trains the same network with
-the gradient arrangements of bench/cpu_gradients.py. Environment levers (oneDNN, OpenMP, XLA's CPU JIT) must be set before TensorFlow starts, hence
-on the command line.
+the gradient arrangements of bench/cpu_gradients.py. Environment levers (oneDNN, OpenMP, XLA's CPU JIT) must be
+set before TensorFlow starts, hence on the command line. bench/results/levers/ holds a run of every lever.
 """
 import functools
 import os
