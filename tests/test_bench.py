@@ -1,5 +1,6 @@
 """bench/run_benchmarks.py in --smoke mode (what CI runs): the JSON and markdown it writes are complete and
-self-consistent. The full benchmark is not a test; see README "Benchmarks"."""
+self-consistent; bench/kernels.py and bench/levers.py at tiny sizes. The full benchmark is not a test; see README
+"Benchmarks"."""
 import json
 import os
 import subprocess
@@ -8,16 +9,24 @@ import sys
 import pytest
 import tensorflow.compat.v1 as tf
 
+import synthetic
 from conftest import REPO_ROOT
+from estimator_tpu import records
 
 SCRIPT = os.path.join(REPO_ROOT, 'bench', 'run_benchmarks.py')
 RATE_NAMES = ('estimator_examples_per_sec', 'session_examples_per_sec', 'pipeline_file_examples_per_sec',
               'pipeline_cached_examples_per_sec', 'matmul_flops_per_sec')
 
 
-def run_bench(args, timeout=300):
-  return subprocess.run([sys.executable, SCRIPT] + args, cwd=REPO_ROOT, stdout=subprocess.PIPE,
+def run_bench(args, timeout=300, script=SCRIPT):
+  return subprocess.run([sys.executable, script] + args, cwd=REPO_ROOT, stdout=subprocess.PIPE,
                         stderr=subprocess.PIPE, universal_newlines=True, timeout=timeout)
+
+
+def table_rows(stdout):
+  """The data rows of the markdown table a script printed, as lists of cells."""
+  lines = [line for line in stdout.splitlines() if line.startswith('| ') and not line.startswith('|---')]
+  return [[cell.strip() for cell in line.strip('|').split('|')] for line in lines[1:]]
 
 
 @pytest.fixture(scope='module')
@@ -139,3 +148,30 @@ def test_summary_table_has_one_column_per_run(smoke):
   p1_row = next(line for line in table.splitlines() if line.startswith('| P1 '))
   verdict = 'met' if result['targets']['p1_overhead']['met'] else '**missed**'
   assert p1_row.count('%.3f %s' % (result['ratios']['wall']['p1_overhead'], verdict)) == 2
+
+
+def test_kernels_script_rates_every_kernel():
+  from bench import kernels  # pylint: disable=g-import-not-at-top
+  completed = run_bench(['--runs=1'], script=os.path.join(REPO_ROOT, 'bench', 'kernels.py'))
+  assert completed.returncode == 0, completed.stderr[-3000:]
+  rows = table_rows(completed.stdout)
+  assert [(row[0], row[1]) for row in rows] == [(group, kernel) for group, kernel, _, _, _ in kernels.KERNELS]
+  assert all(float(row[2]) > 0 and float(row[3]) > 0 for row in rows)
+
+
+def test_levers_script_trains_the_chosen_settings(tmp_path):
+  data_dir = str(tmp_path / 'data')
+  synthetic.write_idx_dir(str(tmp_path / 'idx'))
+  records.convert_idx_dir(str(tmp_path / 'idx'), data_dir, validation_size=50)
+  levers_script = os.path.join(REPO_ROOT, 'bench', 'levers.py')
+  completed = run_bench(['--data_dir=%s' % data_dir, '--settings=default,cpu_gradients', '--steps=2'],
+                        script=levers_script)
+  assert completed.returncode == 0, completed.stderr[-3000:]
+  rows = table_rows(completed.stdout)
+  assert [row[0] for row in rows] == ['default', 'cpu_gradients']
+  for _, batch, examples, examples_per_cpu, _, model_rate, matmul_rate, _, p3_per_cpu in rows:
+    assert batch == '128' and float(examples) > 0 and float(examples_per_cpu) > 0
+    assert float(p3_per_cpu) == pytest.approx(float(model_rate) / float(matmul_rate), abs=0.01)
+  unknown = run_bench(['--data_dir=%s' % data_dir, '--settings=turbo'], script=levers_script)
+  assert unknown.returncode == 1
+  assert "error: unknown --settings ['turbo']" in unknown.stderr and 'Traceback' not in unknown.stderr
