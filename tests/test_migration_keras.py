@@ -97,7 +97,7 @@ def test_keras_model_and_optimizer_variables_are_created_by_the_strategy():
 
 @requires_tf2
 def test_keras_model_has_the_variables_of_mnist_cnn():
-  with tf.Graph().as_default() as graph:
+  with tf.Graph().as_default():
     model.mnist_cnn(tf.zeros([2, 784]), training=True)
     graph_shapes = [v.shape.as_list() for v in tf.trainable_variables()]
   keras_shapes = [v.shape.as_list() for v in mnist_keras.keras_model.build_keras_cnn().trainable_variables]
