@@ -9,9 +9,7 @@ replaces TPUEstimator: TPUClusterResolver -> connect_to_cluster -> initialize_tp
 built and compiled inside strategy.scope(), and steps_per_execution for iterations_per_loop. Off TPU the default
 strategy runs the very same code. TensorFlow 2.x only; on TF 1.x it stops with a message.
 """
-import datetime
 import os
-import tempfile
 
 import numpy as np
 import tensorflow as tf
@@ -19,20 +17,21 @@ from absl import app
 from absl import flags
 from absl import logging
 
-from estimator_tpu import input_pipeline
-from estimator_tpu import keras_model
-from estimator_tpu import prepare
-from estimator_tpu import records
-from estimator_tpu import results
-from estimator_tpu import run_config
-from estimator_tpu.errors import UserError
-from estimator_tpu.errors import exit_on_user_error
+from estimator_tpu.data import prepare
+from estimator_tpu.data import records
+from estimator_tpu.keras import checkpoints as keras_checkpoints
+from estimator_tpu.keras import model as keras_model
+from estimator_tpu.runtime import checkpoints
+from estimator_tpu.runtime import results
+from estimator_tpu.runtime.errors import UserError
+from estimator_tpu.runtime.errors import exit_on_user_error
+from estimator_tpu.tpu import cluster as tpu_cluster
+from estimator_tpu.tpu import input_fn as input_fn_lib
 from flags import mnist_keras as mnist_keras_flags
 from flags import training
 
 FLAGS = flags.FLAGS
 RESULTS_FILE = 'mnist_keras_results.json'
-KEEP_CHECKPOINT_MAX = 5
 
 
 def require_tf2(version):
@@ -41,11 +40,6 @@ def require_tf2(version):
                     'steps_per_execution); this is TensorFlow %s.' % version,
                     'run it with TensorFlow 2.x, e.g. `bash scripts/make_venv.sh tf2` and '
                     '`.venv-tf2/bin/python mnist_keras.py ...`; on TensorFlow 1.x use mnist_tpu.py.')
-
-
-def default_model_dir():
-  stamp = datetime.datetime.now().strftime('%Y%m%d-%H%M%S')
-  return os.path.join(tempfile.gettempdir(), 'estimator_tpu', 'mnist_keras-%s' % stamp)
 
 
 def build_strategy(tpu=None, tpu_zone=None, gcp_project=None):
@@ -57,7 +51,7 @@ def build_strategy(tpu=None, tpu_zone=None, gcp_project=None):
   """
   if not tpu:
     return tf.distribute.get_strategy()
-  resolver = run_config.resolve_tpu_cluster(tpu, tpu_zone, gcp_project)
+  resolver = tpu_cluster.resolve_tpu_cluster(tpu, tpu_zone, gcp_project)
   try:
     tf.config.experimental_connect_to_cluster(resolver)
     tf.tpu.experimental.initialize_tpu_system(resolver)
@@ -83,7 +77,7 @@ def make_dataset(data_dir, split, is_training, batch_size):
   Static shapes (drop_remainder) are not required under TPUStrategy -- its dynamic padder copes with a short
   batch -- but they let XLA compile one program and waste no padding, as under TPUEstimator.
   """
-  return input_pipeline.input_fn_builder(data_dir, split, is_training)({'batch_size': batch_size})
+  return input_fn_lib.input_fn_builder(data_dir, split, is_training)({'batch_size': batch_size})
 
 
 def build_model(strategy, learning_rate, decay_steps, decay_rate, steps_per_execution):
@@ -98,44 +92,6 @@ def build_model(strategy, learning_rate, decay_steps, decay_rate, steps_per_exec
   return model
 
 
-def build_checkpoint_manager(model, model_dir):
-  """Checkpoints of the model and its optimiser (whose step counter is the TF2 global step) in model_dir.
-
-  TPUEstimator checkpointed and restored by itself; with Keras the program does it.
-  """
-  checkpoint = tf.train.Checkpoint(model=model, optimizer=model.optimizer)
-  return tf.train.CheckpointManager(checkpoint, model_dir, max_to_keep=KEEP_CHECKPOINT_MAX)
-
-
-class SaveCheckpoints(tf.keras.callbacks.Callback):
-  """Saves through a CheckpointManager every `every_steps` steps and at the end, named by the step.
-
-  With steps_per_execution > 1 Keras calls on_train_batch_end once per execution, so -- as with TPUEstimator's
-  iterations_per_loop -- a checkpoint can only fall on those boundaries.
-  """
-
-  def __init__(self, manager, every_steps):
-    super(SaveCheckpoints, self).__init__()
-    self._manager = manager
-    self._every_steps = every_steps
-    self._last_saved = None
-
-  def _save_if(self, due):
-    step = int(self.model.optimizer.iterations.numpy())
-    if due(step - self._last_saved):
-      self._manager.save(checkpoint_number=step)
-      self._last_saved = step
-
-  def on_train_begin(self, logs=None):
-    self._last_saved = int(self.model.optimizer.iterations.numpy())
-
-  def on_train_batch_end(self, batch, logs=None):
-    self._save_if(lambda unsaved_steps: unsaved_steps >= self._every_steps)
-
-  def on_train_end(self, logs=None):
-    self._save_if(lambda unsaved_steps: unsaved_steps > 0)
-
-
 def train(model, manager, dataset, train_steps, save_checkpoints_steps, summary_every):
   """Trains until the optimiser has taken `train_steps` steps in total, resuming from model_dir (max_steps)."""
   manager.checkpoint.restore(manager.latest_checkpoint)
@@ -145,7 +101,7 @@ def train(model, manager, dataset, train_steps, save_checkpoints_steps, summary_
   if done >= train_steps:
     logging.info('Already trained %d steps; nothing to do.', done)
     return
-  callbacks = [SaveCheckpoints(manager, save_checkpoints_steps),
+  callbacks = [keras_checkpoints.SaveCheckpoints(manager, save_checkpoints_steps),
                # Counterpart of host_call: Keras writes these summaries on the host, from the values each
                # execution returns ('batch_loss', 'batch_accuracy'), never from inside the TPU computation.
                tf.keras.callbacks.TensorBoard(log_dir=manager.directory, update_freq=summary_every)]
@@ -161,49 +117,45 @@ def log_predictions(model, test_path, count, batch_size):
   # A short last batch is fine even on a TPU: TPUStrategy pads it (its dynamic padder, on by default), as
   # TPUEstimator.predict did itself.
   probabilities = tf.nn.softmax(model.predict(images, batch_size=batch_size, verbose=0)).numpy()
-  rows = []
-  for i, row in enumerate(probabilities):
-    class_id = int(np.argmax(row))
-    rows.append({'index': i, 'label': int(labels[i]), 'class_id': class_id, 'probability': float(row[class_id])})
-    logging.info('Prediction %d: class %d (p=%.3f), label %d', i, class_id, row[class_id], labels[i])
-  return rows
+  outputs = ({'class_ids': np.argmax(row), 'probabilities': row} for row in probabilities)
+  return results.prediction_rows(outputs, labels)
 
 
-def run():
-  batch_size = training.effective_batch_size(FLAGS.batch_size, FLAGS.use_tpu)
-  model_dir = FLAGS.model_dir or default_model_dir()
-  logging.info('Data directory: %s', FLAGS.data_dir)
+def run(fv):
+  batch_size = training.effective_batch_size(fv.batch_size, fv.use_tpu)
+  model_dir = fv.model_dir or checkpoints.default_model_dir('mnist_keras')
+  logging.info('Data directory: %s', fv.data_dir)
   logging.info('Model directory: %s', model_dir)
-  prepare.ensure_data(FLAGS.data_dir, FLAGS.source_dir, FLAGS.download_timeout, FLAGS.validation_size)
-  records.require_split(FLAGS.data_dir, 'train')
-  test_path = records.require_split(FLAGS.data_dir, 'test')
+  prepare.ensure_data(fv.data_dir, fv.source_dir, fv.download_timeout, fv.validation_size)
+  records.require_split(fv.data_dir, 'train')
+  test_path = records.require_split(fv.data_dir, 'test')
 
-  strategy = build_strategy((FLAGS.tpu_name or FLAGS.master) if FLAGS.use_tpu else None,
-                            FLAGS.tpu_zone, FLAGS.gcp_project)
-  check_batches_split(strategy, [batch_size, FLAGS.eval_batch_size])
-  model = build_model(strategy, FLAGS.learning_rate, FLAGS.lr_decay_steps, FLAGS.lr_decay_rate,
-                      steps_per_execution=FLAGS.iterations)
-  manager = build_checkpoint_manager(model, model_dir)
-  logging.info('Training %d steps, batch %d, on %d replica(s) of %s.', FLAGS.train_steps, batch_size,
+  strategy = build_strategy((fv.tpu_name or fv.master) if fv.use_tpu else None,
+                            fv.tpu_zone, fv.gcp_project)
+  check_batches_split(strategy, [batch_size, fv.eval_batch_size])
+  model = build_model(strategy, fv.learning_rate, fv.lr_decay_steps, fv.lr_decay_rate,
+                      steps_per_execution=fv.iterations)
+  manager = keras_checkpoints.build_checkpoint_manager(model, model_dir)
+  logging.info('Training %d steps, batch %d, on %d replica(s) of %s.', fv.train_steps, batch_size,
                strategy.num_replicas_in_sync, type(strategy).__name__)
-  train(model, manager, make_dataset(FLAGS.data_dir, 'train', True, batch_size), FLAGS.train_steps,
-        FLAGS.save_checkpoints_steps, summary_every=FLAGS.iterations)
+  train(model, manager, make_dataset(fv.data_dir, 'train', True, batch_size), fv.train_steps,
+        fv.save_checkpoints_steps, summary_every=fv.iterations)
 
   num_test = records.count_examples(test_path)
-  eval_steps = num_test // FLAGS.eval_batch_size
+  eval_steps = num_test // fv.eval_batch_size
   if eval_steps == 0:
     raise UserError('the test split has %d examples, fewer than one eval batch (%d).'
-                    % (num_test, FLAGS.eval_batch_size), 'lower --eval_batch_size.')
-  eval_examples = eval_steps * FLAGS.eval_batch_size
+                    % (num_test, fv.eval_batch_size), 'lower --eval_batch_size.')
+  eval_examples = eval_steps * fv.eval_batch_size
   # Like TPUEstimator.evaluate on a TPU, Keras needs the number of steps when steps_per_execution > 1: it runs
   # whole executions and cannot find the end of the input inside one.
-  metrics = model.evaluate(make_dataset(FLAGS.data_dir, 'test', False, FLAGS.eval_batch_size), steps=eval_steps,
+  metrics = model.evaluate(make_dataset(fv.data_dir, 'test', False, fv.eval_batch_size), steps=eval_steps,
                            return_dict=True, verbose=0)
   global_step = int(model.optimizer.iterations.numpy())
   logging.info('Test accuracy %.4f, loss %.4f over %d examples (global step %d).', metrics['accuracy'],
                metrics['loss'], eval_examples, global_step)
 
-  predictions = log_predictions(model, test_path, FLAGS.num_predictions, FLAGS.eval_batch_size)
+  predictions = log_predictions(model, test_path, fv.num_predictions, fv.eval_batch_size)
   results.write_run_summary(os.path.join(model_dir, RESULTS_FILE), global_step, metrics['accuracy'],
                             metrics['loss'], eval_examples, predictions)
 
@@ -211,7 +163,7 @@ def run():
 def main(argv):
   if len(argv) > 1:
     raise app.UsageError('unexpected arguments: %s' % ' '.join(argv[1:]))
-  exit_on_user_error(run)
+  exit_on_user_error(run, FLAGS)
 
 
 if __name__ == '__main__':

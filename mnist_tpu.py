@@ -10,28 +10,28 @@ to do (flags/modes.py); the default `all` trains, evaluates on the whole test sp
 Each mode is one short run_<mode>(fv, job) function below, listed in MODE_FUNCTIONS.
 """
 import collections
-import datetime
 import os
 import sys
-import tempfile
 
 import tensorflow.compat.v1 as tf
 from absl import app
 from absl import flags
 from absl import logging
 
-from estimator_tpu import checkpoints
-from estimator_tpu import failures
-from estimator_tpu import input_pipeline
-from estimator_tpu import model_fn as model_fn_lib
-from estimator_tpu import prepare
 from estimator_tpu import readiness
-from estimator_tpu import records
-from estimator_tpu import results
-from estimator_tpu import run_config as run_config_lib
-from estimator_tpu import serving
-from estimator_tpu.errors import UserError
-from estimator_tpu.errors import exit_on_user_error
+from estimator_tpu.data import prepare
+from estimator_tpu.data import records
+from estimator_tpu.runtime import checkpoints
+from estimator_tpu.runtime import preflight
+from estimator_tpu.runtime import results
+from estimator_tpu.runtime import tf_errors
+from estimator_tpu.runtime.errors import UserError
+from estimator_tpu.runtime.errors import exit_on_user_error
+from estimator_tpu.tpu import cluster as tpu_cluster
+from estimator_tpu.tpu import input_fn as input_fn_lib
+from estimator_tpu.tpu import model_fn as model_fn_lib
+from estimator_tpu.tpu import run_config as run_config_lib
+from estimator_tpu.tpu import serving
 from flags import mnist_tpu as mnist_tpu_flags
 from flags import training
 
@@ -40,55 +40,20 @@ RESULTS_FILE = 'mnist_tpu_results.json'
 PREDICT_SPLIT = 'test'
 EXPORT_SUBDIR = 'export'
 # TensorBoard events are flushed once per device loop on TPU (gs:// uploads the file again on every flush), but
-# every few steps on CPU, where buffered events cost peak memory (see estimator_tpu/summaries.py).
+# every few steps on CPU, where buffered events cost peak memory (see estimator_tpu/tpu/host_call.py).
 LOCAL_SUMMARY_FLUSH_STEPS = 5
 
 # What every mode works with besides the flags: where the model lives, the resolved TPU (None off TPU or when it
-# is named by --master) and the hooks that turn TensorFlow errors into clear messages (estimator_tpu/failures.py).
+# is named by --master) and the hooks that turn TensorFlow errors into clear messages (runtime/tf_errors.py).
 Job = collections.namedtuple('Job', ['model_dir', 'cluster', 'train_hooks'])
-
-
-def default_model_dir():
-  stamp = datetime.datetime.now().strftime('%Y%m%d-%H%M%S')
-  return os.path.join(tempfile.gettempdir(), 'estimator_tpu', 'mnist_tpu-%s' % stamp)
-
-
-def resolve_model_dir(fv):
-  """--model_dir; else the directory of --checkpoint_path (eval events go next to it); else a new temp dir."""
-  if fv.model_dir:
-    return fv.model_dir
-  if fv.checkpoint_path:
-    return fv.checkpoint_path if tf.io.gfile.isdir(fv.checkpoint_path) else os.path.dirname(fv.checkpoint_path)
-  return default_model_dir()
-
-
-def find_model_checkpoint(fv, model_dir):
-  """The checkpoint evaluate/predict/export use: --checkpoint_path, else the latest in the model directory."""
-  if fv.checkpoint_path:
-    return checkpoints.find_checkpoint(fv.checkpoint_path, '--checkpoint_path')
-  return checkpoints.find_checkpoint(model_dir, '--model_dir')
-
-
-def warm_start_checkpoint(fv, model_dir):
-  """The checkpoint to warm-start from, or None; says so when model_dir's own checkpoint takes precedence."""
-  if not fv.warm_start_from:
-    return None
-  source = checkpoints.find_checkpoint(fv.warm_start_from, '--warm_start_from')
-  own = tf.train.latest_checkpoint(model_dir) if tf.io.gfile.isdir(model_dir) else None
-  if own:
-    logging.warning('--warm_start_from is ignored: %s already has a checkpoint (%s), which training continues from.',
-                    model_dir, own)
-    return None
-  logging.info('Warm-starting the trainable variables from %s.', source)
-  return source
 
 
 def connect_tpu(fv):
   """Resolves --tpu_name and checks that the TPU answers: seconds, instead of TPUEstimator's minutes of retries."""
   cluster = None
   if fv.tpu_name:
-    cluster = run_config_lib.resolve_tpu_cluster(fv.tpu_name, fv.tpu_zone, fv.gcp_project)
-  run_config_lib.require_tpu_reachable(fv.master, cluster)
+    cluster = tpu_cluster.resolve_tpu_cluster(fv.tpu_name, fv.tpu_zone, fv.gcp_project)
+  tpu_cluster.require_tpu_reachable(fv.master, cluster)
   return cluster
 
 
@@ -98,16 +63,18 @@ def build_model_fn(fv, model_dir):
       summary_dir=model_dir, summary_flush_steps=fv.iterations if fv.use_tpu else LOCAL_SUMMARY_FLUSH_STEPS)
 
 
-def build_estimator(fv, model_dir, cluster=None):
+def build_estimator(fv, model_dir, cluster=None, save_checkpoints_steps=None):
   """TPUEstimator from the flags; on CPU (use_tpu=False) it runs model_fn as a plain Estimator would.
 
   `cluster` is the resolved --tpu_name (connect_tpu), or None for --master or a local run.
+  `save_checkpoints_steps` overrides the flag (the benchmark evaluates every checkpoint of a denser cadence).
   """
   config = run_config_lib.build_run_config(
       model_dir=model_dir, iterations_per_loop=fv.iterations, num_shards=fv.num_shards,
-      save_checkpoints_steps=fv.save_checkpoints_steps, master=fv.master, cluster=cluster)
+      save_checkpoints_steps=save_checkpoints_steps or fv.save_checkpoints_steps, master=fv.master, cluster=cluster)
   model_fn = build_model_fn(fv, model_dir)
-  failures.check_checkpoint(model_dir, model_fn)  # a checkpoint of another architecture fails here, clearly
+  # A checkpoint of another architecture fails here, clearly, rather than somewhere inside the restore.
+  checkpoints.check_checkpoint(model_dir, lambda: model_fn_lib.variable_shapes(model_fn))
   return tf.estimator.tpu.TPUEstimator(
       model_fn=model_fn, config=config, use_tpu=fv.use_tpu,
       train_batch_size=training.effective_batch_size(fv.batch_size, fv.use_tpu),
@@ -115,7 +82,7 @@ def build_estimator(fv, model_dir, cluster=None):
       # export_to_tpu adds a TPU metagraph (tags serve, tpu) to the CPU one (export_to_cpu stays True), so the same
       # SavedModel serves on both.
       export_to_tpu=fv.use_tpu if fv.export_to_tpu is None else fv.export_to_tpu,
-      warm_start_from=warm_start_checkpoint(fv, model_dir))
+      warm_start_from=checkpoints.warm_start_checkpoint(fv.warm_start_from, model_dir))
 
 
 def prepare_data(fv):
@@ -127,7 +94,7 @@ def train(fv, job, estimator, max_steps):
   records.require_split(fv.data_dir, 'train')
   logging.info('Training to step %d, batch %d, on %s.', max_steps,
                training.effective_batch_size(fv.batch_size, fv.use_tpu), 'TPU' if fv.use_tpu else 'CPU')
-  estimator.train(input_pipeline.input_fn_builder(fv.data_dir, 'train', is_training=True), max_steps=max_steps,
+  estimator.train(input_fn_lib.input_fn_builder(fv.data_dir, 'train', is_training=True), max_steps=max_steps,
                   hooks=job.train_hooks)
 
 
@@ -136,8 +103,8 @@ def evaluate(fv, estimator, checkpoint=None):
   path = records.require_split(fv.data_dir, fv.eval_split)
   num_examples = records.count_examples(path)
   if num_examples == 0:
-    raise UserError('%s has no examples.' % path, 'prepare the data again (prepare_data.py).')
-  steps, padding = input_pipeline.eval_padding(num_examples, fv.eval_batch_size)
+    raise UserError('%s has no examples.' % path, 'prepare the data again (python -m tools.prepare_data).')
+  steps, padding = input_fn_lib.eval_padding(num_examples, fv.eval_batch_size)
   logging.info('Evaluating on %s: %d real examples + %d padding = %d batches of %d.', fv.eval_split,
                num_examples, padding, steps, fv.eval_batch_size)
   counted = num_examples
@@ -148,7 +115,7 @@ def evaluate(fv, estimator, checkpoint=None):
                       'lower --eval_steps, or leave it unset to evaluate the whole split.')
     steps, counted = fv.eval_steps, min(num_examples, fv.eval_steps * fv.eval_batch_size)
     logging.info('--eval_steps=%d: evaluating only the first %d examples.', steps, counted)
-  input_fn = input_pipeline.eval_input_fn_builder(fv.data_dir, fv.eval_split, num_examples, fv.eval_batch_size)
+  input_fn = input_fn_lib.eval_input_fn_builder(fv.data_dir, fv.eval_split, num_examples, fv.eval_batch_size)
   # name= gives each split its own TensorBoard directory, model_dir/eval_<split>.
   metrics = estimator.evaluate(input_fn, steps=steps, checkpoint_path=checkpoint, name=fv.eval_split)
   logging.info('%s accuracy %.4f, mean loss %.4f over %d examples (global step %d).', fv.eval_split,
@@ -164,16 +131,9 @@ def predict(fv, estimator, checkpoint=None):
   if count == 0:
     return []
   labels = records.read_split(path)[1][:count]
-  outputs = estimator.predict(input_pipeline.predict_input_fn_builder(fv.data_dir, PREDICT_SPLIT, count),
+  outputs = estimator.predict(input_fn_lib.predict_input_fn_builder(fv.data_dir, PREDICT_SPLIT, count),
                               checkpoint_path=checkpoint, yield_single_examples=True)
-  predictions = []
-  for index, (output, label) in enumerate(zip(outputs, labels)):
-    class_id = int(output['class_ids'])
-    predictions.append({'index': index, 'label': int(label), 'class_id': class_id,
-                        'probability': float(output['probabilities'][class_id])})
-    if index < training.LOGGED_PREDICTIONS:
-      logging.info('Prediction %d: class %d (p=%.3f), label %d', index, class_id, predictions[-1]['probability'],
-                   label)
+  predictions = results.prediction_rows(outputs, labels)
   logging.info('Predicted %d %s images.', len(predictions), PREDICT_SPLIT)
   if fv.predictions_file:
     results.write_predictions_csv(fv.predictions_file, predictions)
@@ -183,7 +143,7 @@ def predict(fv, estimator, checkpoint=None):
 
 def prepare_training(fv, job):
   # Before a download or a training run could be wasted on a model_dir that cannot take checkpoints.
-  failures.require_writable_dir(job.model_dir, 'model_dir')
+  preflight.require_writable_dir(job.model_dir, 'model_dir')
   prepare_data(fv)
 
 
@@ -204,7 +164,7 @@ def run_train(fv, job):
 
 
 def run_evaluate(fv, job):
-  checkpoint = find_model_checkpoint(fv, job.model_dir)
+  checkpoint = checkpoints.find_model_checkpoint(fv.checkpoint_path, job.model_dir)
   prepare_data(fv)
   return evaluate(fv, build_estimator(fv, job.model_dir, job.cluster), checkpoint)
 
@@ -214,7 +174,7 @@ def run_train_and_evaluate(fv, job):
   prepare_training(fv, job)
   estimator = build_estimator(fv, job.model_dir, job.cluster)
   model_dir = job.model_dir
-  latest = tf.train.latest_checkpoint(model_dir) if tf.io.gfile.isdir(model_dir) else None
+  latest = checkpoints.latest_checkpoint(model_dir)
   step = checkpoints.checkpoint_step(latest) if latest else 0
   if step >= fv.train_steps:
     logging.info('%s is already at step %d (--train_steps=%d): evaluating only.', model_dir, step, fv.train_steps)
@@ -227,14 +187,14 @@ def run_train_and_evaluate(fv, job):
 
 
 def run_predict(fv, job):
-  checkpoint = find_model_checkpoint(fv, job.model_dir)
+  checkpoint = checkpoints.find_model_checkpoint(fv.checkpoint_path, job.model_dir)
   prepare_data(fv)
   return predict(fv, build_estimator(fv, job.model_dir, job.cluster), checkpoint)
 
 
 def run_export(fv, job):
   """Writes a SavedModel (serving signatures in estimator_tpu/serving.py) under --export_dir."""
-  checkpoint = find_model_checkpoint(fv, job.model_dir)
+  checkpoint = checkpoints.find_model_checkpoint(fv.checkpoint_path, job.model_dir)
   export_base = fv.export_dir or os.path.join(job.model_dir, EXPORT_SUBDIR)
   path = build_estimator(fv, job.model_dir, job.cluster).export_saved_model(
       export_base, serving.serving_input_receiver_fn, checkpoint_path=checkpoint)
@@ -257,8 +217,8 @@ def run_check_tpu(fv, job):
   eval_path = records.split_path(fv.data_dir, fv.eval_split)
   if tf.io.gfile.exists(eval_path):
     plan.eval_examples = records.count_examples(eval_path)
-    plan.eval_steps = fv.eval_steps or input_pipeline.eval_padding(plan.eval_examples, fv.eval_batch_size)[0]
-  train_input_fn = input_pipeline.input_fn_builder(fv.data_dir, 'train', is_training=True)
+    plan.eval_steps = fv.eval_steps or input_fn_lib.eval_padding(plan.eval_examples, fv.eval_batch_size)[0]
+  train_input_fn = input_fn_lib.input_fn_builder(fv.data_dir, 'train', is_training=True)
 
   def input_fn(params):
     records.require_split(fv.data_dir, 'train')
@@ -285,10 +245,10 @@ def run(fv):
     return run_check_tpu(fv, Job(fv.model_dir, None, []))
   # Before any data or graph work: an unreachable TPU must fail in seconds.
   cluster = connect_tpu(fv) if fv.use_tpu else None
-  model_dir = resolve_model_dir(fv)
+  model_dir = checkpoints.resolve_model_dir(fv.model_dir, fv.checkpoint_path, 'mnist_tpu')
   logging.info('Mode %s; model directory: %s', fv.mode, model_dir)
   # TensorFlow errors a user can fix (damaged data, NaN loss, ...) end as one UserError line, not a traceback.
-  with failures.TensorFlowErrors(fv.data_dir, model_dir) as guard:
+  with tf_errors.TensorFlowErrors(fv.data_dir, model_dir) as guard:
     return MODE_FUNCTIONS[fv.mode](fv, Job(model_dir, cluster, guard.hooks))
 
 

@@ -11,10 +11,16 @@ different arrangement runs on the fast kernels:
     gives [in, k, k, out];
   * dense input gradient = (W . dy^T)^T, which avoids the slow transpose_b shape.
 The layers create the variables tf.layers.conv2d/dense create (same names, shapes, initialisers), so checkpoints
-move freely between them. This is a CPU experiment only: on a TPU, XLA compiles the convolution gradients itself,
+move freely between them. `mnist_cnn` is the project's network built with them: inside `rearranged_layers()`,
+tf.layers.conv2d/dense are this module's, so model.mnist_cnn, which looks them up when it runs, builds the variant
+without the network carrying any benchmark parameter. This is a CPU experiment only: on a TPU, XLA compiles the convolution gradients itself,
 and TF 2.15's oneDNN kernels make it unnecessary there (tests/test_cpu_gradients.py checks the gradients agree).
 """
+import contextlib
+
 import tensorflow.compat.v1 as tf
+
+from estimator_tpu import model
 
 
 @tf.custom_gradient
@@ -69,3 +75,21 @@ def dense(inputs, units, activation=None):
                              initializer=tf.glorot_uniform_initializer())
     bias = tf.get_variable('bias', [units], initializer=tf.zeros_initializer())
     return _activate(tf.nn.bias_add(matmul(inputs, kernel), bias), activation)
+
+
+@contextlib.contextmanager
+def rearranged_layers():
+  """Within it, graph code that calls tf.layers.conv2d/dense (model.mnist_cnn, any model_fn using it) gets
+  this module's layers."""
+  usual = tf.layers.conv2d, tf.layers.dense
+  tf.layers.conv2d, tf.layers.dense = conv2d, dense
+  try:
+    yield
+  finally:
+    tf.layers.conv2d, tf.layers.dense = usual
+
+
+def mnist_cnn(images, training):
+  """model.mnist_cnn with the rearranged gradients: the same variables, the same logits."""
+  with rearranged_layers():
+    return model.mnist_cnn(images, training)

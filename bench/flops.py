@@ -11,7 +11,7 @@ graph agree with it after two known differences:
 import tensorflow.compat.v1 as tf
 
 from estimator_tpu import model
-from estimator_tpu.model_fn import IMAGE_KEY
+from estimator_tpu.model import IMAGE_KEY
 
 # The analytic count and the profiler must agree this closely after the differences above, else the model has
 # changed in a way the analytic formula does not know.

@@ -1,24 +1,19 @@
 """Why P3 is missed on stock TF 1.15.5: the FLOP rate of each kernel a training step of the CNN runs, next to
 the rearrangements of bench/cpu_gradients.py and the 2048² matmul ceiling. Prints a markdown table.
 
-  python bench/kernels.py [--runs=20]
+  python -m bench.kernels [--runs=20]
 
 Shapes are those of a batch-128 step: the second convolution ([128, 14, 14, 32] * [5, 5, 32, 64], 'same') and
 the first dense layer ([128, 3136] x [3136, 1024]); every row of a group does the same arithmetic.
 """
-import os
-import sys
 
-REPO_ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
-if REPO_ROOT not in sys.path:
-  sys.path.insert(0, REPO_ROOT)
 
-import tensorflow.compat.v1 as tf  # noqa: E402
-from absl import app  # noqa: E402
-from absl import flags  # noqa: E402
+import tensorflow.compat.v1 as tf
+from absl import app
+from absl import flags
 
-from bench import machine  # noqa: E402
-from bench import matmul  # noqa: E402
+from bench import machine
+from bench import matmul
 
 flags.DEFINE_integer('runs', 20, 'Timed runs per kernel.', lower_bound=1)
 FLAGS = flags.FLAGS

@@ -1,8 +1,8 @@
 """Tries the CPU levers on the plain Session loop and prints a markdown table (examples/s per wall and CPU second).
 
-  python bench/levers.py --data_dir=DIR                                  # threads, batch sizes, XLA, gradients
-  TF_ENABLE_ONEDNN_OPTS=0 python bench/levers.py --data_dir=DIR --settings=default   # TF 2: oneDNN off
-  TF_XLA_FLAGS=--tf_xla_cpu_global_jit python bench/levers.py --data_dir=DIR --settings=default,xla
+  python -m bench.levers --data_dir=DIR                                  # threads, batch sizes, XLA, gradients
+  TF_ENABLE_ONEDNN_OPTS=0 python -m bench.levers --data_dir=DIR --settings=default   # TF 2: oneDNN off
+  TF_XLA_FLAGS=--tf_xla_cpu_global_jit python -m bench.levers --data_dir=DIR --settings=default,xla
 
 Each setting trains the project's model_fn on its input_fn (session_loop.train_rate, start-up excluded) and times
 the 2048² matmul with the same session config, so every line has its own P3, per wall second (the target's
@@ -10,42 +10,38 @@ definition) and per CPU second (the robust one on a shared machine). `cpu_gradie
 the gradient arrangements of bench/cpu_gradients.py. Environment levers (oneDNN, OpenMP, XLA's CPU JIT) must be
 set before TensorFlow starts, hence on the command line. bench/results/levers/ holds a run of every lever.
 """
-import functools
+import contextlib
 import os
 import sys
 
-REPO_ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
-if REPO_ROOT not in sys.path:
-  sys.path.insert(0, REPO_ROOT)
 
-import tensorflow.compat.v1 as tf  # noqa: E402
-from absl import app  # noqa: E402
-from absl import flags  # noqa: E402
+import tensorflow.compat.v1 as tf
+from absl import app
+from absl import flags
 
-from bench import cpu_gradients  # noqa: E402
-from bench import flops  # noqa: E402
-from bench import machine  # noqa: E402
-from bench import matmul  # noqa: E402
-from bench import session_loop  # noqa: E402
-from estimator_tpu import input_pipeline  # noqa: E402
-from estimator_tpu import model  # noqa: E402
-from estimator_tpu import model_fn as model_fn_lib  # noqa: E402
-from flags import data as data_flags  # noqa: E402
+from bench import cpu_gradients
+from bench import flops
+from bench import machine
+from bench import matmul
+from bench import session_loop
+from estimator_tpu.tpu import input_fn as input_pipeline
+from estimator_tpu.tpu import model_fn as model_fn_lib
+from flags import data as data_flags
 
 FLAGS = flags.FLAGS
 # The same network with the convolution and dense gradients rearranged onto TF 1.15's fast kernels.
-CPU_GRADIENTS_NETWORK = functools.partial(model.mnist_cnn, conv2d=cpu_gradients.conv2d, dense=cpu_gradients.dense)
-# name: (batch size, intra-op threads, inter-op threads, XLA JIT, network)
+CPU_GRADIENTS = cpu_gradients.rearranged_layers
+# name: (batch size, intra-op threads, inter-op threads, XLA JIT, context the graph is built in)
 SETTINGS = {
-    'default': (128, 0, 0, False, model.mnist_cnn),
-    'intra2_inter1': (128, 2, 1, False, model.mnist_cnn),
-    'intra1_inter1': (128, 1, 1, False, model.mnist_cnn),
-    'batch64': (64, 0, 0, False, model.mnist_cnn),
-    'batch256': (256, 0, 0, False, model.mnist_cnn),
-    'batch512': (512, 0, 0, False, model.mnist_cnn),
-    'xla': (128, 0, 0, True, model.mnist_cnn),
-    'cpu_gradients': (128, 0, 0, False, CPU_GRADIENTS_NETWORK),
-    'xla_cpu_gradients': (128, 0, 0, True, CPU_GRADIENTS_NETWORK),
+    'default': (128, 0, 0, False, contextlib.nullcontext),
+    'intra2_inter1': (128, 2, 1, False, contextlib.nullcontext),
+    'intra1_inter1': (128, 1, 1, False, contextlib.nullcontext),
+    'batch64': (64, 0, 0, False, contextlib.nullcontext),
+    'batch256': (256, 0, 0, False, contextlib.nullcontext),
+    'batch512': (512, 0, 0, False, contextlib.nullcontext),
+    'xla': (128, 0, 0, True, contextlib.nullcontext),
+    'cpu_gradients': (128, 0, 0, False, CPU_GRADIENTS),
+    'xla_cpu_gradients': (128, 0, 0, True, CPU_GRADIENTS),
 }
 
 LEVER_ENV = ('TF_ENABLE_ONEDNN_OPTS', 'TF_XLA_FLAGS')
@@ -65,10 +61,11 @@ def session_config(intra, inter, xla):
 
 
 def measure(name, train_flops, input_fn):
-  batch, intra, inter, xla, network = SETTINGS[name]
+  batch, intra, inter, xla, graph_context = SETTINGS[name]
   config = session_config(intra, inter, xla)
-  model_fn = model_fn_lib.model_fn_builder(learning_rate=1e-3, decay_steps=1000, decay_rate=0.5, network=network)
-  train = session_loop.train_rate(model_fn, input_fn, batch, 10, max(10, FLAGS.steps * 128 // batch), config)
+  model_fn = model_fn_lib.model_fn_builder(learning_rate=1e-3, decay_steps=1000, decay_rate=0.5)
+  with graph_context():
+    train = session_loop.train_rate(model_fn, input_fn, batch, 10, max(10, FLAGS.steps * 128 // batch), config)
   ceiling = matmul.matmul_rate(2048, 5, config)
   model_rate = train_flops * train.amount
   return '| %s | %d | %.0f | %.0f | %.2f | %.1f | %.1f | %.3f | %.3f |' % (

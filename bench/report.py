@@ -7,7 +7,7 @@ import json
 import os
 
 from bench import timing
-from estimator_tpu import atomic_files
+from estimator_tpu.runtime import atomic_files
 
 TARGETS = {  # name: (comparison, threshold)
     'p1_overhead': ('>=', 0.95),

@@ -9,10 +9,10 @@ root=$(cd "$(dirname "$0")/.." && pwd)
 for leg in ${LEGS:-tf1 tf2}; do
   venv=$("$root/scripts/make_venv.sh" "$leg" | tail -n 1)
   echo "=== $leg, $(uptime)"
-  (cd "$root" && "$venv/bin/python" bench/run_benchmarks.py "$@")
+  (cd "$root" && "$venv/bin/python" -m bench.run_benchmarks "$@")
 done
 summary_args=()  # the summary reads the directory the runs wrote to
 for arg in "$@"; do
   case "$arg" in --output_dir=*) summary_args+=("$arg") ;; esac
 done
-(cd "$root" && "$venv/bin/python" bench/summarize.py ${summary_args[@]+"${summary_args[@]}"})
+(cd "$root" && "$venv/bin/python" -m bench.summarize ${summary_args[@]+"${summary_args[@]}"})

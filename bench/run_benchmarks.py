@@ -1,7 +1,7 @@
 """Benchmarks the mnist_tpu training path on the local CPU and writes bench/results/tf-<version>.{json,md}.
 
-  python bench/run_benchmarks.py [--data_dir=DIR]     # full run: tens of minutes on 2 cores
-  python bench/run_benchmarks.py --smoke              # seconds, synthetic data (CI)
+  python -m bench.run_benchmarks [--data_dir=DIR]     # full run: tens of minutes on 2 cores
+  python -m bench.run_benchmarks --smoke              # seconds, synthetic data (CI)
   bash bench/run_all.sh                               # full run under both TensorFlows, then summary.md
 
 Phases (one process, in this order):
@@ -20,41 +20,37 @@ import shutil
 import sys
 import tempfile
 
-REPO_ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
-if REPO_ROOT not in sys.path:
-  sys.path.insert(0, REPO_ROOT)
 
-import tensorflow.compat.v1 as tf  # noqa: E402
-from absl import app  # noqa: E402
-from absl import flags  # noqa: E402
-from absl import logging  # noqa: E402
+import tensorflow.compat.v1 as tf
+from absl import app
+from absl import flags
+from absl import logging
 
-import mnist_tpu  # noqa: E402
-from bench import bench_flags  # noqa: E402
-from bench import estimator_loop  # noqa: E402
-from bench import flops  # noqa: E402
-from bench import machine  # noqa: E402
-from bench import matmul  # noqa: E402
-from bench import pipeline  # noqa: E402
-from bench import report  # noqa: E402
-from bench import session_loop  # noqa: E402
-from bench import time_to_accuracy  # noqa: E402
-from estimator_tpu import input_pipeline  # noqa: E402
-from estimator_tpu import model_fn as model_fn_lib  # noqa: E402
-from estimator_tpu import prepare  # noqa: E402
-from estimator_tpu import records  # noqa: E402
-from estimator_tpu.errors import UserError  # noqa: E402
-from flags import mnist_tpu as mnist_tpu_flags  # noqa: E402
-from flags import training  # noqa: E402
+import mnist_tpu
+from bench import bench_flags
+from bench import estimator_loop
+from bench import flops
+from bench import machine
+from bench import matmul
+from bench import pipeline
+from bench import report
+from bench import session_loop
+from bench import time_to_accuracy
+from estimator_tpu.tpu import input_fn as input_pipeline
+from estimator_tpu.tpu import model_fn as model_fn_lib
+from estimator_tpu.data import prepare
+from estimator_tpu.data import records
+from estimator_tpu.data import synthetic
+from estimator_tpu.runtime.errors import UserError
+from flags import mnist_tpu as mnist_tpu_flags
+from flags import training
 
 FLAGS = flags.FLAGS
-SMOKE_VALIDATION = 50  # validation images of the synthetic smoke data (tests/synthetic.py writes 300 train)
+SMOKE_VALIDATION = 50  # validation images of the synthetic smoke data (data/synthetic.py writes 300 train)
 
 
 def write_smoke_data(work_dir):
   """Tiny separable digits in the standard TFRecord layout (the test suite's generator)."""
-  sys.path.insert(0, os.path.join(REPO_ROOT, 'tests'))
-  import synthetic  # pylint: disable=g-import-not-at-top
   idx_dir, data_dir = os.path.join(work_dir, 'idx'), os.path.join(work_dir, 'data')
   synthetic.write_idx_dir(idx_dir)
   records.convert_idx_dir(idx_dir, data_dir, validation_size=SMOKE_VALIDATION)
@@ -69,12 +65,7 @@ def build_model_fn():
 
 def build_estimator_saving_every(model_dir, save_checkpoints_steps):
   """mnist_tpu.build_estimator with another checkpoint cadence: the accuracy phase evaluates each checkpoint."""
-  usual = FLAGS.save_checkpoints_steps
-  FLAGS.save_checkpoints_steps = save_checkpoints_steps
-  try:
-    return mnist_tpu.build_estimator(FLAGS, model_dir)
-  finally:
-    FLAGS.save_checkpoints_steps = usual
+  return mnist_tpu.build_estimator(FLAGS, model_dir, save_checkpoints_steps=save_checkpoints_steps)
 
 
 def run_accuracy_phase(data_dir, batch_size, model_dir):
@@ -160,7 +151,7 @@ def run(work_dir):
   model_base = FLAGS.model_dir or os.path.join(work_dir, 'models')
   result = {
       'date': datetime.datetime.now().strftime('%Y-%m-%d %H:%M'),
-      'command': ' '.join(['python'] + [os.path.relpath(sys.argv[0], REPO_ROOT)] + sys.argv[1:]),
+      'command': ' '.join(['python', '-m', 'bench.run_benchmarks'] + sys.argv[1:]),
       'smoke': FLAGS.smoke,
       'machine': machine.describe(),
       'data_dir': data_dir,

@@ -1,6 +1,6 @@
 """Writes bench/results/summary.md: one compact table over every full run in bench/results (one per TF version).
 
-  python bench/summarize.py [--output_dir=bench/results]
+  python -m bench.summarize [--output_dir=bench/results]
 
 The per-version tf-<version>.md files next to it hold the rates behind each ratio.
 """
@@ -9,15 +9,12 @@ import json
 import os
 import sys
 
-REPO_ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
-if REPO_ROOT not in sys.path:
-  sys.path.insert(0, REPO_ROOT)
 
-from absl import app  # noqa: E402
-from absl import flags  # noqa: E402
+from absl import app
+from absl import flags
 
-from bench import bench_flags  # noqa: E402
-from estimator_tpu import atomic_files  # noqa: E402
+from bench import bench_flags
+from estimator_tpu.runtime import atomic_files
 
 FLAGS = flags.FLAGS
 SUMMARY_FILE = 'summary.md'
@@ -102,7 +99,7 @@ def main(argv):
   del argv
   results = load_results(FLAGS.output_dir)
   if not results:
-    sys.stderr.write('error: no full benchmark results (tf-*.json) in %s. Fix: run bench/run_benchmarks.py '
+    sys.stderr.write('error: no full benchmark results (tf-*.json) in %s. Fix: run python -m bench.run_benchmarks '
                      'first.\n' % FLAGS.output_dir)
     sys.exit(1)
   path = os.path.join(FLAGS.output_dir, SUMMARY_FILE)

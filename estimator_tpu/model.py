@@ -1,13 +1,16 @@
-"""The mnist_tpu CNN: the inference function shared by every mode, by mnist.py and by the Keras version.
+"""The mnist_tpu CNN and what every route shares about it: feature keys, metric_fn, the learning-rate schedule.
 
-It lives outside any model_fn so that the Estimator, TPUEstimator and Keras programs train the very same network;
-the architecture constants are public for the same reason.
+It lives outside any model_fn so that the Estimator, TPUEstimator and Keras programs train the very same network
+and report the same metrics; the architecture constants are public for the same reason (keras/model.py rebuilds
+the network from them).
 """
 import tensorflow.compat.v1 as tf
 
-IMAGE_SIZE = 28
-NUM_PIXELS = IMAGE_SIZE * IMAGE_SIZE
-NUM_CLASSES = 10
+from estimator_tpu.data import records
+
+IMAGE_SIZE = records.IMAGE_SIZE
+NUM_PIXELS = records.NUM_PIXELS
+NUM_CLASSES = records.NUM_CLASSES
 CONV_FILTERS = (32, 64)
 CONV_KERNEL = 5
 DENSE_UNITS = 1024
@@ -16,20 +19,57 @@ DROPOUT_RATE = 0.4
 # the network scales them itself so every caller (input_fn, serving signature, Keras) feeds the same raw values.
 PIXEL_SCALE = 1.0 / 255.0
 
+IMAGE_KEY = 'image'
+# Per-example weight feature: 1.0 for real examples, 0.0 for padding rows added to fill the last static batch.
+WEIGHT_KEY = 'weight'
 
-def mnist_cnn(images, training, conv2d=tf.layers.conv2d, dense=tf.layers.dense):
+
+def features(images):
+  """The features dict every model_fn reads: {IMAGE_KEY: images}."""
+  return {IMAGE_KEY: images}
+
+
+def mnist_cnn(images, training):
   """Returns logits [batch, 10] for `images` float32 [batch, 784] or [batch, 28, 28(, 1)] with values 0..255.
 
   Conv 5x5x32 -> max-pool 2x2 -> conv 5x5x64 -> max-pool 2x2 -> dense 1024 -> dropout 0.4 -> dense 10.
   `training` switches dropout on. All shapes stay static when the batch dimension is static, which TPUs require.
-  `conv2d`/`dense` may be replaced by layer functions with the same arguments and variables (the benchmark's
-  CPU lever, bench/cpu_gradients.py, swaps in other gradient arrangements); the defaults are what everything runs.
   """
   net = tf.reshape(tf.cast(images, tf.float32) * PIXEL_SCALE, [-1, IMAGE_SIZE, IMAGE_SIZE, 1])
   for filters in CONV_FILTERS:
-    net = conv2d(net, filters, CONV_KERNEL, padding='same', activation=tf.nn.relu)
+    net = tf.layers.conv2d(net, filters, CONV_KERNEL, padding='same', activation=tf.nn.relu)
     net = tf.layers.max_pooling2d(net, pool_size=2, strides=2)
   net = tf.layers.flatten(net)
-  net = dense(net, DENSE_UNITS, activation=tf.nn.relu)
+  net = tf.layers.dense(net, DENSE_UNITS, activation=tf.nn.relu)
   net = tf.layers.dropout(net, rate=DROPOUT_RATE, training=training)
-  return dense(net, NUM_CLASSES)
+  return tf.layers.dense(net, NUM_CLASSES)
+
+
+def metric_fn(labels, logits, weights=None):
+  """Accuracy and mean cross-entropy of [batch] int32 labels and [batch, 10] logits.
+
+  The Estimator route builds these metric ops inside model_fn; TPUEstimator calls metric_fn on the host CPU
+  (TPUEstimatorSpec.eval_metrics). `weights` (optional, [batch] float) lets padded rows count zero, so evaluation
+  over a padded split is exact.
+  """
+  predictions = tf.argmax(logits, axis=1, output_type=tf.int32)
+  per_example_loss = tf.nn.sparse_softmax_cross_entropy_with_logits(labels=labels, logits=logits)
+  return {
+      'accuracy': tf.metrics.accuracy(labels=labels, predictions=predictions, weights=weights),
+      # 'loss' is taken: Estimator reports the mean of the per-batch losses under that name.
+      'mean_loss': tf.metrics.mean(per_example_loss, weights=weights),
+  }
+
+
+def predictions(logits):
+  """What PREDICT returns: class_ids [batch] int32 and probabilities [batch, 10]."""
+  return {
+      'class_ids': tf.argmax(logits, axis=1, output_type=tf.int32),
+      'probabilities': tf.nn.softmax(logits),
+  }
+
+
+def learning_rate_schedule(initial_rate, decay_steps, decay_rate):
+  """Exponentially decayed learning rate, staircase-free, driven by the global step."""
+  return tf.train.exponential_decay(
+      initial_rate, tf.train.get_global_step(), decay_steps=decay_steps, decay_rate=decay_rate)

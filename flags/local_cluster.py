@@ -1,4 +1,4 @@
-"""Flags of local_cluster.py: the shape of the cluster to start on this machine, where to log, how long to wait."""
+"""Flags of tools/local_cluster.py: the shape of the cluster to start on this machine, where to log, how long to wait."""
 from absl import flags
 
 

@@ -1,7 +1,7 @@
 """Where the computation runs: local CPU, a named Cloud TPU, or an explicit grpc:// master."""
 from absl import flags
 
-from estimator_tpu.reachability import GRPC_ADDRESS
+from estimator_tpu.runtime.preflight import GRPC_ADDRESS
 from flags import modes
 
 

@@ -5,9 +5,11 @@ README); `--batch_size` left unset becomes LOCAL_BATCH_SIZE off TPU and TPU_BATC
 """
 from absl import flags
 
+from estimator_tpu.runtime import results
+
 LOCAL_BATCH_SIZE = 128
 TPU_BATCH_SIZE = 1024
-LOGGED_PREDICTIONS = 10
+LOGGED_PREDICTIONS = results.LOGGED_PREDICTIONS
 
 
 def define_training_flags(fv=flags.FLAGS):

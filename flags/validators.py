@@ -49,16 +49,16 @@ def register_mode_validators(fv=flags.FLAGS):
 
 
 def register_distributed_validators(fv=flags.FLAGS):
-  """mnist.py --distributed: every task shares --model_dir, and none prepares data."""
-  flags.register_multi_flags_validator(
-      ['distributed', 'model_dir'], lambda values: not values['distributed'] or bool(values['model_dir']),
-      message='with --distributed every task must use the same --model_dir (the chief writes checkpoints there, '
-              'the evaluator reads them): pass it explicitly, on storage all tasks share (e.g. gs://BUCKET/model).',
+  """tools/mnist_cluster.py: every task shares --model_dir, and none prepares data."""
+  flags.register_validator(
+      'model_dir', bool,
+      message='in a cluster every task must use the same --model_dir (the chief writes checkpoints there, the '
+              'evaluator reads them): pass it explicitly, on storage all tasks share (e.g. gs://BUCKET/model).',
       flag_values=fv)
-  flags.register_multi_flags_validator(
-      ['distributed', 'source_dir'], lambda values: not values['distributed'] or not values['source_dir'],
-      message='with --distributed the tasks only read the data (preparing it in each task at once would race): '
-              'drop --source_dir and prepare the data once beforehand with `python prepare_data.py '
+  flags.register_validator(
+      'source_dir', lambda value: not value,
+      message='in a cluster the tasks only read the data (preparing it in each task at once would race): drop '
+              '--source_dir and prepare the data once beforehand with `python -m tools.prepare_data '
               '--source_dir=DIR --data_dir=DIR`.',
       flag_values=fv)
 

@@ -1,4 +1,4 @@
-"""Temporary names and the cleanup of what killed writers leave behind (records.py and mnist_source.py use them)."""
+"""Temporary names and the cleanup of what killed writers leave behind (records.py and download.py use them)."""
 import gzip
 import hashlib
 import os
@@ -8,10 +8,10 @@ import sys
 import numpy as np
 import pytest
 
-from estimator_tpu import atomic_files
-from estimator_tpu import idx
-from estimator_tpu import mnist_source
-from estimator_tpu import records
+from estimator_tpu.runtime import atomic_files
+from estimator_tpu.data import idx
+from estimator_tpu.data import download
+from estimator_tpu.data import records
 
 
 @pytest.fixture(scope='module')
@@ -73,7 +73,7 @@ def test_write_verified_cleans_up_after_a_killed_writer(tmp_path, dead_pid):
   path = str(tmp_path / 'train-labels-idx1-ubyte.gz')
   touch(temp_of(path, dead_pid))
   data = idx.to_bytes(np.arange(10, dtype=np.uint8))
-  mnist_source.write_verified(path, data, hashlib.sha256(data).hexdigest())
+  download.write_verified(path, data, hashlib.sha256(data).hexdigest())
   assert os.listdir(str(tmp_path)) == ['train-labels-idx1-ubyte.gz']
   assert gzip.decompress((tmp_path / 'train-labels-idx1-ubyte.gz').read_bytes()) == data
 

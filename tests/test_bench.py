@@ -9,17 +9,17 @@ import sys
 import pytest
 import tensorflow.compat.v1 as tf
 
-import synthetic
+from estimator_tpu.data import synthetic
 from conftest import REPO_ROOT
-from estimator_tpu import records
+from estimator_tpu.data import records
 
-SCRIPT = os.path.join(REPO_ROOT, 'bench', 'run_benchmarks.py')
+SCRIPT = 'bench.run_benchmarks'  # run as python -m from REPO_ROOT
 RATE_NAMES = ('estimator_examples_per_sec', 'session_examples_per_sec', 'pipeline_file_examples_per_sec',
               'pipeline_cached_examples_per_sec', 'matmul_flops_per_sec')
 
 
 def run_bench(args, timeout=300, script=SCRIPT):
-  return subprocess.run([sys.executable, script] + args, cwd=REPO_ROOT, stdout=subprocess.PIPE,
+  return subprocess.run([sys.executable, '-m', script] + args, cwd=REPO_ROOT, stdout=subprocess.PIPE,
                         stderr=subprocess.PIPE, universal_newlines=True, timeout=timeout)
 
 
@@ -119,7 +119,7 @@ def test_markdown_table_shows_every_metric(smoke):
   for label in ('P1 TPUEstimator path', 'P2 input pipeline', 'P3 model FLOP/s', 'P4 time to 90.0%', 'Peak RSS'):
     assert label in markdown
   assert '%.3f' % result['ratios']['wall']['p1_overhead'] in markdown
-  assert 'Command: `python bench/run_benchmarks.py --smoke' in markdown
+  assert 'Command: `python -m bench.run_benchmarks --smoke' in markdown
 
 
 def test_eval_batch_that_skips_images_is_a_user_error(tmp_path):
@@ -152,7 +152,7 @@ def test_summary_table_has_one_column_per_run(smoke):
 
 def test_kernels_script_rates_every_kernel():
   from bench import kernels  # pylint: disable=g-import-not-at-top
-  completed = run_bench(['--runs=1'], script=os.path.join(REPO_ROOT, 'bench', 'kernels.py'))
+  completed = run_bench(['--runs=1'], script='bench.kernels')
   assert completed.returncode == 0, completed.stderr[-3000:]
   rows = table_rows(completed.stdout)
   assert [(row[0], row[1]) for row in rows] == [(group, kernel) for group, kernel, _, _, _ in kernels.KERNELS]
@@ -163,7 +163,7 @@ def test_levers_script_trains_the_chosen_settings(tmp_path):
   data_dir = str(tmp_path / 'data')
   synthetic.write_idx_dir(str(tmp_path / 'idx'))
   records.convert_idx_dir(str(tmp_path / 'idx'), data_dir, validation_size=50)
-  levers_script = os.path.join(REPO_ROOT, 'bench', 'levers.py')
+  levers_script = 'bench.levers'
   completed = run_bench(['--data_dir=%s' % data_dir, '--settings=default,cpu_gradients', '--steps=2'],
                         script=levers_script)
   assert completed.returncode == 0, completed.stderr[-3000:]

@@ -38,7 +38,7 @@ def test_missing_data_and_tpu_flag_mistakes_are_failed_checks_not_parse_errors(t
   found = statuses(result.stdout)
   assert sorted(name for name, status in found.items() if status == 'FAIL') == [
       'batch_split', 'cloud_storage', 'input_fn', 'tpu_reachable']
-  assert 'FAIL input_fn: %s is missing. Fix: run `python prepare_data.py' % (tmp_path / 'train.tfrecords') \
+  assert 'FAIL input_fn: %s is missing. Fix: run `python -m tools.prepare_data' % (tmp_path / 'train.tfrecords') \
       in result.stdout
   assert 'FAIL batch_split: train batch 100, eval batch 10, predict batch 10 not divisible by num_shards=8' \
       in result.stdout

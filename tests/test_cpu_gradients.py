@@ -7,7 +7,6 @@ import pytest
 import tensorflow.compat.v1 as tf
 
 from bench import cpu_gradients
-from bench import levers
 from estimator_tpu import model
 
 
@@ -53,7 +52,7 @@ def variables_of(network):
 
 
 def test_lever_network_has_the_variables_of_mnist_cnn():
-  assert variables_of(levers.CPU_GRADIENTS_NETWORK) == variables_of(model.mnist_cnn)
+  assert variables_of(cpu_gradients.mnist_cnn) == variables_of(model.mnist_cnn)
 
 
 def test_lever_network_computes_the_same_logits_from_the_same_weights():
@@ -62,7 +61,7 @@ def test_lever_network_computes_the_same_logits_from_the_same_weights():
     with tf.variable_scope('reference'):
       expected = model.mnist_cnn(tf.constant(images), training=False)
     with tf.variable_scope('lever'):
-      lever = levers.CPU_GRADIENTS_NETWORK(tf.constant(images), training=False)
+      lever = cpu_gradients.mnist_cnn(tf.constant(images), training=False)
     sess.run(tf.global_variables_initializer())
     sess.run([b.assign(a) for a, b in zip(tf.global_variables('reference'), tf.global_variables('lever'))])
     np.testing.assert_allclose(*sess.run([lever, expected]), rtol=1e-4, atol=1e-4)

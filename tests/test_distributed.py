@@ -1,7 +1,7 @@
-"""mnist.py --distributed: one Estimator trained by several processes that TF_CONFIG ties into a cluster.
+"""tools/mnist_cluster.py: mnist.py's Estimator trained by several processes that TF_CONFIG ties into a cluster.
 
 The end-to-end test starts a real cluster on 127.0.0.1 (a ps, the chief, two workers and an evaluator, each a
-process running mnist.py) and checks what each part of tf.estimator.train_and_evaluate must do; the others check
+process running tools/mnist_cluster.py) and checks what each part of tf.estimator.train_and_evaluate must do; the others check
 how TF_CONFIG and the flags are read.
 """
 import glob
@@ -17,16 +17,18 @@ from absl import flags
 
 import mnist
 from conftest import REPO_ROOT
-from estimator_tpu import distributed
-from estimator_tpu import estimator_input
-from estimator_tpu import estimator_model_fn
-from estimator_tpu import local_cluster
-from estimator_tpu import tf_config
-from estimator_tpu.errors import UserError
+from estimator_tpu.distributed import training as distributed
+from estimator_tpu.estimator import input_fn as estimator_input
+from estimator_tpu.estimator import model_fn as estimator_model_fn
+from estimator_tpu.distributed import local_cluster
+from estimator_tpu.distributed import tf_config
+from estimator_tpu.runtime.errors import UserError
 from flags import mnist as mnist_flags
+from flags import mnist_cluster as mnist_cluster_flags
 from test_flags import parse_flags
 
 MNIST = os.path.join(REPO_ROOT, 'mnist.py')
+MNIST_CLUSTER = ['-m', 'tools.mnist_cluster']  # run from REPO_ROOT
 TRAIN_STEPS = 60
 NUM_WORKERS = 2
 TRAINING_TASKS = ['chief-0'] + ['worker-%d' % i for i in range(NUM_WORKERS)]
@@ -62,7 +64,7 @@ def group_alive(pgid):
 
 def run_cluster(tmp_path, data_dir, model_dir):
   """Runs the cluster to its end; returns (task results, pids). Whatever happens, every task is stopped."""
-  command = [sys.executable, MNIST, '--distributed', '--data_dir=%s' % data_dir, '--model_dir=%s' % model_dir,
+  command = [sys.executable] + MNIST_CLUSTER + ['--data_dir=%s' % data_dir, '--model_dir=%s' % model_dir,
              '--train_steps=%d' % TRAIN_STEPS, '--batch_size=16', '--eval_batch_size=%d' % EVAL_BATCH,
              '--save_checkpoints_steps=20', '--eval_throttle_secs=1', '--num_predictions=3',
              '--wait_for_workers_secs=60']
@@ -142,9 +144,9 @@ def test_local_run_without_tf_config(monkeypatch):
 
 
 @pytest.mark.parametrize('setting,distributed_flag,problem', [
-    (None, True, '--distributed needs TF_CONFIG to describe the cluster and this task; it is not set.'),
+    (None, True, 'a cluster task needs TF_CONFIG to describe the cluster and this task; it is not set.'),
     ({'task': {'type': 'worker', 'index': 0}}, True, 'it is set without "cluster"'),
-    ({'task_type': 'worker'}, False, 'TF_CONFIG describes a cluster (1 chief, 1 ps, 2 worker), but --distributed'),
+    ({'task_type': 'worker'}, False, 'TF_CONFIG describes a cluster (1 chief, 1 ps, 2 worker), but this program'),
     ('{"cluster": ', True, 'TF_CONFIG is not valid JSON'),
     ('["chief"]', True, 'not a JSON object'),
     ({'task_type': 'master'}, True, "TF_CONFIG's task type is 'master'."),
@@ -173,16 +175,20 @@ def parse_mnist_flags(args):
   return parse_flags(mnist_flags.define_mnist_flags, args)
 
 
+def parse_cluster_flags(args):
+  return parse_flags(mnist_cluster_flags.define_mnist_cluster_flags, args)
+
+
 def test_distributed_needs_an_explicit_model_dir():
   with pytest.raises(flags.IllegalFlagValueError, match='every task must use the same --model_dir'):
-    parse_mnist_flags(['--distributed'])
-  fv = parse_mnist_flags(['--distributed', '--model_dir=/shared/model'])
-  assert fv.distributed and fv.model_dir == '/shared/model'
+    parse_cluster_flags([])
+  fv = parse_cluster_flags(['--model_dir=/shared/model'])
+  assert fv.model_dir == '/shared/model'
 
 
 def test_distributed_tasks_do_not_prepare_data():
   with pytest.raises(flags.IllegalFlagValueError, match='prepare the data once beforehand'):
-    parse_mnist_flags(['--distributed', '--model_dir=/shared/model', '--source_dir=/idx'])
+    parse_cluster_flags(['--model_dir=/shared/model', '--source_dir=/idx'])
   assert parse_mnist_flags(['--source_dir=/idx']).source_dir == '/idx'  # a local run prepares it itself
 
 
@@ -193,5 +199,6 @@ def test_mnist_with_a_cluster_in_tf_config_but_without_distributed_stops_with_on
                           universal_newlines=True, timeout=120)
   assert result.returncode == 1
   assert result.stderr.strip().splitlines()[-1].startswith(
-      'error: TF_CONFIG describes a cluster (1 chief, 1 ps, 2 worker), but --distributed is not set. Fix: ')
+      'error: TF_CONFIG describes a cluster (1 chief, 1 ps, 2 worker), but this program trains on this machine '
+      'only. Fix: ')
   assert not os.path.exists(str(tmp_path / 'm'))

@@ -12,8 +12,8 @@ from tensorflow.core.protobuf import saved_model_pb2
 import mnist_tpu
 import tiny_run
 from conftest import REPO_ROOT
-from estimator_tpu import model_fn as model_fn_lib
-from estimator_tpu import records
+from estimator_tpu import model
+from estimator_tpu.data import records
 
 SERVER = os.path.join(REPO_ROOT, 'tests', 'serve_saved_model.py')
 NUM_IMAGES = 7
@@ -32,7 +32,7 @@ def serve(export_dir, tags, images, examples, tmp_path):
 
 def in_memory_predictions(estimator, images, checkpoint):
   def input_fn(params):
-    dataset = tf.data.Dataset.from_tensor_slices({model_fn_lib.IMAGE_KEY: images.reshape(-1, 784)})
+    dataset = tf.data.Dataset.from_tensor_slices({model.IMAGE_KEY: images.reshape(-1, 784)})
     return dataset.batch(params['batch_size'])
   return list(estimator.predict(input_fn, checkpoint_path=checkpoint))
 

@@ -7,14 +7,17 @@ import numpy as np
 import pytest
 import tensorflow.compat.v1 as tf
 
-from estimator_tpu import failures
-from estimator_tpu import input_pipeline
+from estimator_tpu.runtime import checkpoints
+from estimator_tpu.runtime import errors
+from estimator_tpu.runtime import preflight
+from estimator_tpu.runtime import tf_errors
+from estimator_tpu.tpu import input_fn as input_pipeline
 from estimator_tpu import model
-from estimator_tpu import model_fn as model_fn_lib
-from estimator_tpu import records
-from estimator_tpu import run_config
-from estimator_tpu.errors import UserError
-from synthetic import flip_byte
+from estimator_tpu.tpu import model_fn as model_fn_lib
+from estimator_tpu.data import records
+from estimator_tpu.tpu import run_config
+from estimator_tpu.runtime.errors import UserError
+from damage import flip_byte
 
 
 def damage_fourth_record(path):
@@ -44,7 +47,7 @@ def run_pipeline(data_dir, split):
 def translated(error, **kwargs):
   """The UserError that TensorFlowErrors makes of `error` raised inside it."""
   with pytest.raises(UserError) as raised:
-    with failures.TensorFlowErrors(**kwargs):
+    with tf_errors.TensorFlowErrors(**kwargs):
       raise error
   return raised.value
 
@@ -64,34 +67,34 @@ def test_essence_is_the_cause_without_node_names_or_stacks(data_dir):
   offset = damage_fourth_record(records.split_path(data_dir, 'test'))
   error = caught(run_pipeline, data_dir, 'test')
   assert isinstance(error, tf.errors.DataLossError)
-  assert failures.essence(error) == 'corrupted record at %d' % offset
+  assert errors.essence(error) == 'corrupted record at %d' % offset
 
 
 # --- require_writable_dir ---
 
 
 def test_require_writable_dir_leaves_no_trace(tmp_path):
-  failures.require_writable_dir(str(tmp_path / 'a' / 'b' / 'model'), 'model_dir')
+  preflight.require_writable_dir(str(tmp_path / 'a' / 'b' / 'model'), 'model_dir')
   assert os.listdir(str(tmp_path)) == []
 
 
 def test_require_writable_dir_keeps_an_existing_dir_as_it_was(tmp_path):
   (tmp_path / 'keep').write_text('x')
-  failures.require_writable_dir(str(tmp_path), 'model_dir')
+  preflight.require_writable_dir(str(tmp_path), 'model_dir')
   assert os.listdir(str(tmp_path)) == ['keep']
 
 
 def test_require_writable_dir_under_a_file(tmp_path):
   (tmp_path / 'file').write_text('x')
   with pytest.raises(UserError, match='cannot write to --data_dir=%s' % (tmp_path / 'file' / 'd')):
-    failures.require_writable_dir(str(tmp_path / 'file' / 'd'), 'data_dir')
+    preflight.require_writable_dir(str(tmp_path / 'file' / 'd'), 'data_dir')
   assert os.listdir(str(tmp_path)) == ['file']
 
 
 def test_require_writable_dir_that_is_a_file(tmp_path):
   (tmp_path / 'file').write_text('x')
   with pytest.raises(UserError, match='Fix: pass a --model_dir'):
-    failures.require_writable_dir(str(tmp_path / 'file'), 'model_dir')
+    preflight.require_writable_dir(str(tmp_path / 'file'), 'model_dir')
 
 
 # --- check_checkpoint ---
@@ -111,20 +114,20 @@ def save_variables(model_dir, build):
 
 
 def build_train_graph():
-  model_fn()({model_fn_lib.IMAGE_KEY: tf.zeros([2, model.NUM_PIXELS])}, tf.zeros([2], tf.int32),
+  model_fn()({model.IMAGE_KEY: tf.zeros([2, model.NUM_PIXELS])}, tf.zeros([2], tf.int32),
              tf.estimator.ModeKeys.TRAIN, {'use_tpu': False, 'batch_size': 2})
 
 
 def test_model_variables_are_weights_adam_slots_and_the_step():
-  variables = failures.model_variables(model_fn())
+  variables = model_fn_lib.variable_shapes(model_fn())
   assert variables['global_step'] == []
   assert variables['dense_1/kernel'] == [model.DENSE_UNITS, model.NUM_CLASSES]
   assert variables['conv2d/kernel/Adam'] == variables['conv2d/kernel/Adam_1'] == [5, 5, 1, 32]
 
 
 def test_check_checkpoint_without_a_checkpoint(tmp_path):
-  failures.check_checkpoint(str(tmp_path / 'none'), model_fn())
-  failures.check_checkpoint(str(tmp_path), model_fn())
+  checkpoints.check_checkpoint(str(tmp_path / 'none'), lambda: model_fn_lib.variable_shapes(model_fn()))
+  checkpoints.check_checkpoint(str(tmp_path), lambda: model_fn_lib.variable_shapes(model_fn()))
 
 
 def test_check_checkpoint_accepts_its_own_model_and_extra_variables(tmp_path):
@@ -133,7 +136,7 @@ def test_check_checkpoint_accepts_its_own_model_and_extra_variables(tmp_path):
     tf.get_variable('something_else', [2])
 
   save_variables(str(tmp_path), build)
-  failures.check_checkpoint(str(tmp_path), model_fn())
+  checkpoints.check_checkpoint(str(tmp_path), lambda: model_fn_lib.variable_shapes(model_fn()))
 
 
 def test_check_checkpoint_lists_what_differs(tmp_path, monkeypatch):
@@ -141,10 +144,10 @@ def test_check_checkpoint_lists_what_differs(tmp_path, monkeypatch):
   save_variables(str(tmp_path), build_train_graph)
   monkeypatch.undo()
   with pytest.raises(UserError) as raised:
-    failures.check_checkpoint(str(tmp_path), model_fn())
+    checkpoints.check_checkpoint(str(tmp_path), lambda: model_fn_lib.variable_shapes(model_fn()))
   message = str(raised.value)
   assert 'conv2d/bias has shape [16] there but [32] here' in message
-  assert message.count('has shape') == failures.MAX_LISTED_PROBLEMS
+  assert message.count('has shape') == checkpoints.MAX_LISTED_PROBLEMS
   assert 'and 6 more' in message  # bias, kernel of both convs differ, each with two Adam slots: 9 in all
 
 
@@ -152,7 +155,7 @@ def test_check_checkpoint_reads_every_tensor(tmp_path):
   path = save_variables(str(tmp_path), build_train_graph)
   flip_byte(path + '.data-00000-of-00001', os.path.getsize(path + '.data-00000-of-00001') // 2)
   with pytest.raises(UserError, match='cannot read the checkpoint %s' % path):
-    failures.check_checkpoint(str(tmp_path), model_fn())
+    checkpoints.check_checkpoint(str(tmp_path), lambda: model_fn_lib.variable_shapes(model_fn()))
 
 
 # --- TensorFlowErrors ---
@@ -204,7 +207,7 @@ def test_restore_failure_of_the_saver(tmp_path):
         tf.train.Saver().restore(sess, tf.train.latest_checkpoint(model_dir))
 
   error = caught(restore)
-  assert failures.RESTORE_FAILED in str(error)
+  assert tf_errors.RESTORE_FAILED in str(error)
   message = str(translated(error, model_dir=model_dir))
   assert message.startswith('--model_dir=%s holds a checkpoint that does not fit this model (' % model_dir)
   assert 'dense/kernel not found in checkpoint' in message and 'pass a new --model_dir' in message
@@ -219,14 +222,14 @@ def test_permission_denied():
 @pytest.mark.parametrize('error', [ValueError('a bug'), tf.errors.InvalidArgumentError(None, None, 'shape bug')])
 def test_other_errors_pass_through_unchanged(error):
   with pytest.raises(type(error)) as raised:
-    with failures.TensorFlowErrors(data_dir='/nowhere', model_dir='/nowhere'):
+    with tf_errors.TensorFlowErrors(data_dir='/nowhere', model_dir='/nowhere'):
       raise error
   assert raised.value is error
 
 
 def test_recorded_error_logs_are_dropped_only_inside(caplog):
   logger = std_logging.getLogger('tensorflow')
-  with failures.TensorFlowErrors():
+  with tf_errors.TensorFlowErrors():
     logger.error('Error recorded from %s: %s', 'training_loop', 'long stack')
     logger.error('Model diverged with loss = NaN.')
   logger.error('Error recorded from %s: %s', 'outside', 'kept')
@@ -263,13 +266,13 @@ def test_nan_loss_names_the_step_it_appeared_in(tmp_path):
   estimator = tf.estimator.tpu.TPUEstimator(model_fn=nan_from_step_model_fn(7), config=config, use_tpu=False,
                                             train_batch_size=2)
   with pytest.raises(UserError) as raised:
-    with failures.TensorFlowErrors(model_dir=str(tmp_path)) as guard:
+    with tf_errors.TensorFlowErrors(model_dir=str(tmp_path)) as guard:
       estimator.train(constant_input_fn, max_steps=20, hooks=guard.hooks)
   assert str(raised.value).startswith('the training loss became NaN at step 7; training stopped')
   assert tf.train.latest_checkpoint(str(tmp_path)).endswith('model.ckpt-5')
 
 
 def test_nan_loss_on_a_device_loop_names_the_loop():
-  guard = failures.TensorFlowErrors()
+  guard = tf_errors.TensorFlowErrors()
   guard.steps.before, guard.steps.after = 50, 100  # one session.run = 50 steps, as on TPU
   assert 'in the training loop of steps 51-100' in str(guard.translate(tf.train.NanLossDuringTrainingError()))

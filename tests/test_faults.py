@@ -12,20 +12,20 @@ import numpy as np
 import pytest
 import tensorflow.compat.v1 as tf
 
-import synthetic
 from conftest import REPO_ROOT
-from estimator_tpu import idx
+from damage import flip_byte
+from estimator_tpu.data import idx
 from estimator_tpu import model
-from estimator_tpu import model_fn as model_fn_lib
-from estimator_tpu import records
+from estimator_tpu.tpu import model_fn as model_fn_lib
+from estimator_tpu.data import records
 from test_mnist_tpu_e2e import TINY
 from test_mnist_tpu_e2e import run_script
 
-PREPARE = os.path.join(REPO_ROOT, 'prepare_data.py')
+PREPARE = ['-m', 'tools.prepare_data']  # run from REPO_ROOT
 
 
 def run_prepare(args, timeout=120):
-  return subprocess.run([sys.executable, PREPARE, '--validation_size=50'] + args, cwd=REPO_ROOT,
+  return subprocess.run([sys.executable] + PREPARE + ['--validation_size=50'] + args, cwd=REPO_ROOT,
                         stdout=subprocess.PIPE, stderr=subprocess.PIPE, universal_newlines=True, timeout=timeout)
 
 
@@ -71,7 +71,7 @@ def run_local(data_dir, model_dir, *extra):
   return run_script(TINY + ['--data_dir=%s' % data_dir, '--model_dir=%s' % model_dir] + list(extra))
 
 
-# --- damaged or inconsistent IDX files, through prepare_data.py ---
+# --- damaged or inconsistent IDX files, through tools/prepare_data.py ---
 
 
 def _truncate(path):
@@ -140,10 +140,10 @@ def test_unwritable_data_dir_fails_before_reading_anything(tmp_path, idx_dir):
 @pytest.mark.parametrize('split', ['train', 'test'])
 def test_tfrecord_with_flipped_bytes(data_dir, model_dir, split):
   path = records.split_path(data_dir, split)
-  synthetic.flip_byte(path, 5000)  # inside the 6th record (each is ~890 bytes)
+  flip_byte(path, 5000)  # inside the 6th record (each is ~890 bytes)
   before = tree(data_dir)
   line = assert_one_clear_error(run_local(data_dir, model_dir), '%s is damaged: record 5 fails its check' % path,
-                                'prepare_data.py --data_dir=%s' % data_dir)
+                                'tools.prepare_data --data_dir=%s' % data_dir)
   assert 'corrupted record' in line
   assert tree(data_dir) == before and not os.path.exists(model_dir)  # found before training started
 
@@ -172,7 +172,7 @@ def test_missing_split_file(data_dir, model_dir):
   os.remove(records.split_path(data_dir, 'test'))
   before = tree(data_dir)
   assert_one_clear_error(run_local(data_dir, model_dir), '%s holds train.tfrecords, validation.tfrecords but not '
-                         'test.tfrecords' % data_dir, 'prepare_data.py --data_dir=%s' % data_dir)
+                         'test.tfrecords' % data_dir, 'tools.prepare_data --data_dir=%s' % data_dir)
   assert tree(data_dir) == before and not os.path.exists(model_dir)  # not overwritten by a fresh MNIST download
 
 
@@ -214,7 +214,7 @@ def _save_checkpoint(model_dir, monkeypatch, dense_units=model.DENSE_UNITS):
   with tf.Graph().as_default():
     tf.train.create_global_step()
     model_fn_lib.model_fn_builder(1e-3, 1000, 0.5)(
-        {model_fn_lib.IMAGE_KEY: tf.zeros([2, model.NUM_PIXELS])}, tf.zeros([2], tf.int32),
+        {model.IMAGE_KEY: tf.zeros([2, model.NUM_PIXELS])}, tf.zeros([2], tf.int32),
         tf.estimator.ModeKeys.TRAIN, {'use_tpu': False, 'batch_size': 2})
     with tf.Session() as sess:
       sess.run(tf.global_variables_initializer())
@@ -245,7 +245,7 @@ def test_checkpoint_without_the_model_variables(data_dir, model_dir):
 def test_damaged_checkpoint(data_dir, model_dir, monkeypatch):
   _save_checkpoint(model_dir, monkeypatch)
   checkpoint = tf.train.latest_checkpoint(model_dir)
-  synthetic.flip_byte(checkpoint + '.data-00000-of-00001', 1000)
+  flip_byte(checkpoint + '.data-00000-of-00001', 1000)
   assert_one_clear_error(run_local(data_dir, model_dir, '--train_steps=20'),
                          'cannot read the checkpoint %s' % checkpoint, 'restore --model_dir=%s' % model_dir)
 

@@ -5,8 +5,8 @@ import struct
 import numpy as np
 import pytest
 
-from estimator_tpu import idx
-from estimator_tpu.errors import UserError
+from estimator_tpu.data import idx
+from estimator_tpu.runtime.errors import UserError
 
 
 def write(tmp_path, name, data):

@@ -3,17 +3,17 @@ import numpy as np
 import pytest
 import tensorflow.compat.v1 as tf
 
-from estimator_tpu import input_pipeline
-from estimator_tpu import model_fn as model_fn_lib
-from estimator_tpu import records
+from estimator_tpu import model
+from estimator_tpu.tpu import input_fn as input_pipeline
+from estimator_tpu.data import records
 
 
 def first_batches(data_dir, split, is_training, batch_size, count):
   with tf.Graph().as_default():
     dataset = input_pipeline.input_fn_builder(data_dir, split, is_training)({'batch_size': batch_size})
     features, labels = tf.data.make_one_shot_iterator(dataset).get_next()
-    shapes = (features[model_fn_lib.IMAGE_KEY].shape.as_list(), labels.shape.as_list())
-    dtypes = (features[model_fn_lib.IMAGE_KEY].dtype, labels.dtype)
+    shapes = (features[model.IMAGE_KEY].shape.as_list(), labels.shape.as_list())
+    dtypes = (features[model.IMAGE_KEY].dtype, labels.dtype)
     batches = []
     with tf.Session() as sess:
       try:
@@ -36,7 +36,7 @@ def test_eval_input_reads_in_order_and_drops_the_partial_batch(data_dir):
   _, _, batches = first_batches(data_dir, 'test', False, 25, 100)
   assert len(batches) == 110 // 25
   assert all(batch[1].shape == (25,) for batch in batches)
-  got_images = np.concatenate([features[model_fn_lib.IMAGE_KEY] for features, _ in batches])
+  got_images = np.concatenate([features[model.IMAGE_KEY] for features, _ in batches])
   got_labels = np.concatenate([label for _, label in batches])
   np.testing.assert_array_equal(got_images, images[:100].reshape(100, 784).astype(np.float32))
   np.testing.assert_array_equal(got_labels, labels[:100])
@@ -79,11 +79,11 @@ def test_eval_input_has_every_example_once_then_weight_0_padding(data_dir, globa
   steps, padding = input_pipeline.eval_padding(len(labels), global_batch)
   shapes, batches = read_all(input_pipeline.eval_input_fn_builder(data_dir, 'test', len(labels), global_batch),
                              batch_size)
-  assert shapes == ({model_fn_lib.IMAGE_KEY: [batch_size, 784], model_fn_lib.WEIGHT_KEY: [batch_size]},
+  assert shapes == ({model.IMAGE_KEY: [batch_size, 784], model.WEIGHT_KEY: [batch_size]},
                     [batch_size])
   assert len(batches) * batch_size == steps * global_batch == len(labels) + padding
-  weights = np.concatenate([features[model_fn_lib.WEIGHT_KEY] for features, _ in batches])
-  got_images = np.concatenate([features[model_fn_lib.IMAGE_KEY] for features, _ in batches])
+  weights = np.concatenate([features[model.WEIGHT_KEY] for features, _ in batches])
+  got_images = np.concatenate([features[model.IMAGE_KEY] for features, _ in batches])
   got_labels = np.concatenate([label for _, label in batches])
   np.testing.assert_array_equal(weights, [1.0] * len(labels) + [0.0] * padding)
   np.testing.assert_array_equal(got_images[:len(labels)], images.reshape(-1, 784).astype(np.float32))
@@ -92,7 +92,7 @@ def test_eval_input_has_every_example_once_then_weight_0_padding(data_dir, globa
 
 def test_eval_input_evaluates_a_prefix_of_the_split(data_dir):
   _, batches = read_all(input_pipeline.eval_input_fn_builder(data_dir, 'test', 30, 25), 25)
-  weights = np.concatenate([features[model_fn_lib.WEIGHT_KEY] for features, _ in batches])
+  weights = np.concatenate([features[model.WEIGHT_KEY] for features, _ in batches])
   assert weights.tolist() == [1.0] * 30 + [0.0] * 20
 
 
@@ -100,7 +100,7 @@ def test_eval_input_evaluates_a_prefix_of_the_split(data_dir):
 def test_predict_input_yields_exactly_the_requested_examples(data_dir, num_examples, batch_size, expected):
   images, _ = records.read_split(records.split_path(data_dir, 'test'))
   shapes, batches = read_all(input_pipeline.predict_input_fn_builder(data_dir, 'test', num_examples), batch_size)
-  assert shapes == {model_fn_lib.IMAGE_KEY: [None, 784]}  # the short last batch is TPUEstimator's to pad
-  assert [len(batch[model_fn_lib.IMAGE_KEY]) for batch in batches[:-1]] == [batch_size] * (len(batches) - 1)
-  got_images = np.concatenate([batch[model_fn_lib.IMAGE_KEY] for batch in batches])
+  assert shapes == {model.IMAGE_KEY: [None, 784]}  # the short last batch is TPUEstimator's to pad
+  assert [len(batch[model.IMAGE_KEY]) for batch in batches[:-1]] == [batch_size] * (len(batches) - 1)
+  got_images = np.concatenate([batch[model.IMAGE_KEY] for batch in batches])
   np.testing.assert_array_equal(got_images, images[:expected].reshape(-1, 784).astype(np.float32))

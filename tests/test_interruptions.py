@@ -13,13 +13,13 @@ import time
 
 import tensorflow.compat.v1 as tf
 
-import synthetic
+from estimator_tpu.data import synthetic
 from conftest import REPO_ROOT
-from estimator_tpu import records
+from estimator_tpu.data import records
 from test_mnist_tpu_e2e import SCRIPT
 from test_mnist_tpu_e2e import TINY
 
-PREPARE = os.path.join(REPO_ROOT, 'prepare_data.py')
+PREPARE = ['-m', 'tools.prepare_data']  # run from REPO_ROOT
 POLL_SECONDS = 0.01
 WAIT_SECONDS = 180
 
@@ -86,7 +86,7 @@ def test_preparation_killed_mid_write_leaves_no_split_and_the_rerun_completes(tm
   idx_dir, data_dir = str(tmp_path / 'idx'), str(tmp_path / 'data')
   # 10,000 training examples take about a second to write: a window wide enough to kill the writer in.
   synthetic.write_idx_dir(idx_dir, train_count=10050, test_count=100, gzipped=False)
-  command = [sys.executable, PREPARE, '--source_dir=%s' % idx_dir, '--data_dir=%s' % data_dir,
+  command = [sys.executable] + PREPARE + ['--source_dir=%s' % idx_dir, '--data_dir=%s' % data_dir,
              '--validation_size=50']
   expected = {'train': 10000, 'validation': 50, 'test': 100}
 

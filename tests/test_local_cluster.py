@@ -13,10 +13,10 @@ import time
 import pytest
 
 from conftest import REPO_ROOT
-from estimator_tpu import local_cluster
+from estimator_tpu.distributed import local_cluster
 
 FAKE_TASK = os.path.join(REPO_ROOT, 'tests', 'fake_task.py')
-LAUNCHER = os.path.join(REPO_ROOT, 'local_cluster.py')
+LAUNCHER = ['-m', 'tools.local_cluster']  # run from REPO_ROOT
 TIMEOUT_SECS = 30  # generous: stand-in tasks start in well under a second
 ALL_TASKS = ['ps-0', 'chief-0', 'worker-0', 'worker-1', 'evaluator-0']
 
@@ -137,7 +137,8 @@ def test_workers_without_a_parameter_server_are_refused(tmp_path):
 # --- the program ----------------------------------------------------------------------------------------------------
 
 def launch(tmp_path, plan, *flags):
-  command = [sys.executable, LAUNCHER, '--task_log_dir=%s' % (tmp_path / 'logs'), '--timeout_secs=%d' % TIMEOUT_SECS]
+  command = [sys.executable] + LAUNCHER + ['--task_log_dir=%s' % (tmp_path / 'logs'),
+                                         '--timeout_secs=%d' % TIMEOUT_SECS]
   return subprocess.Popen(command + list(flags) + ['--', FAKE_TASK], cwd=REPO_ROOT, env=fake_env(tmp_path, plan),
                           stdout=subprocess.PIPE, stderr=subprocess.PIPE, universal_newlines=True)
 
@@ -170,7 +171,7 @@ def test_terminating_the_launcher_stops_every_task(tmp_path, signum):
 
 
 def test_launcher_needs_a_program(tmp_path):
-  result = subprocess.run([sys.executable, LAUNCHER, '--', str(tmp_path / 'missing.py')], cwd=REPO_ROOT,
+  result = subprocess.run([sys.executable] + LAUNCHER + ['--', str(tmp_path / 'missing.py')], cwd=REPO_ROOT,
                           stdout=subprocess.PIPE, stderr=subprocess.PIPE, universal_newlines=True, timeout=60)
   assert result.returncode == 1
   assert result.stderr.startswith('error: the program %s does not exist.' % (tmp_path / 'missing.py'))

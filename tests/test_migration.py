@@ -15,11 +15,12 @@ import tensorflow.compat.v1 as tf
 import mnist
 import mnist_tpu
 from conftest import REPO_ROOT
-from estimator_tpu import estimator_input
-from estimator_tpu import estimator_model_fn
-from estimator_tpu import input_pipeline
-from estimator_tpu import model_fn as model_fn_lib
-from estimator_tpu import run_config
+from estimator_tpu import model
+from estimator_tpu.estimator import input_fn as estimator_input
+from estimator_tpu.estimator import model_fn as estimator_model_fn
+from estimator_tpu.tpu import input_fn as input_pipeline
+from estimator_tpu.tpu import model_fn as model_fn_lib
+from estimator_tpu.tpu import run_config
 from flags import mnist as mnist_flags
 from flags import mnist_tpu as mnist_tpu_flags
 from test_flags import parse_flags
@@ -35,7 +36,7 @@ def build_spec(model_fn, mode, params=None):
   graph = tf.Graph()
   with graph.as_default():
     tf.train.create_global_step()
-    features = {model_fn_lib.IMAGE_KEY: tf.zeros([BATCH, 784])}
+    features = {model.IMAGE_KEY: tf.zeros([BATCH, 784])}
     labels = None if mode == MODE.PREDICT else tf.zeros([BATCH], tf.int32)
     if params is None:
       spec = model_fn(features, labels, mode)
@@ -54,14 +55,14 @@ def tpu_model_fn():
 
 def output_shapes(dataset):
   features, labels = tf.data.get_output_shapes(dataset)
-  return features[model_fn_lib.IMAGE_KEY].as_list(), labels.as_list()
+  return features[model.IMAGE_KEY].as_list(), labels.as_list()
 
 
 # --- Estimator -> TPUEstimator: the estimator and its RunConfig ---------------------------------------------------
 
 def test_only_the_tpu_program_builds_a_tpu_estimator_with_a_tpu_config(monkeypatch, tmp_path):
-  monkeypatch.setattr(mnist, 'FLAGS', parse_flags(mnist_flags.define_mnist_flags, ['--save_checkpoints_steps=30']))
-  plain = mnist.build_estimator(str(tmp_path / 'plain'))
+  plain = mnist.build_estimator(parse_flags(mnist_flags.define_mnist_flags, ['--save_checkpoints_steps=30']),
+                                str(tmp_path / 'plain'))
   assert type(plain) is tf.estimator.Estimator  # pylint: disable=unidiomatic-typecheck
   assert not isinstance(plain.config, tf.estimator.tpu.RunConfig)
 
@@ -103,7 +104,7 @@ def test_only_the_estimator_builds_metric_ops_inside_model_fn():
 
   graph, spec = build_spec(tpu_model_fn(), MODE.EVAL, params={'use_tpu': True, 'batch_size': BATCH})
   assert isinstance(spec, tf.estimator.tpu.TPUEstimatorSpec)
-  assert spec.eval_metrics[0] is model_fn_lib.metric_fn
+  assert spec.eval_metrics[0] is model.metric_fn
   # metric_fn has not run: TPUEstimator calls it later, on the host, with the tensors it ships off the TPU.
   assert not graph.get_collection(tf.GraphKeys.LOCAL_VARIABLES)
 

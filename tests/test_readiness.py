@@ -8,8 +8,9 @@ import numpy as np
 import pytest
 import tensorflow.compat.v1 as tf
 
-from estimator_tpu import input_pipeline
-from estimator_tpu import model_fn as model_fn_lib
+from estimator_tpu import model
+from estimator_tpu.tpu import input_fn as input_pipeline
+from estimator_tpu.tpu import model_fn as model_fn_lib
 from estimator_tpu import readiness
 from estimator_tpu.readiness import config_checks
 from estimator_tpu.readiness import results
@@ -23,7 +24,7 @@ def tiny_model_fn_builder(transform=None, cross_shard=True, count_steps=True):
   """A TPUEstimator model_fn with one dense layer; `transform(images, labels)` injects the variant under test."""
 
   def model_fn(features, labels, mode, params):
-    images = tf.cast(features[model_fn_lib.IMAGE_KEY], tf.float32)
+    images = tf.cast(features[model.IMAGE_KEY], tf.float32)
     if transform is not None:
       images = transform(images, labels)
     logits = tf.layers.dense(images, 10)
@@ -44,7 +45,7 @@ def array_input_fn_builder(image_dtype=np.float32, label_dtype=np.int32, drop_re
   labels = rng.randint(0, 10, EXAMPLES).astype(label_dtype)
 
   def input_fn(params):
-    dataset = tf.data.Dataset.from_tensor_slices(({model_fn_lib.IMAGE_KEY: images}, labels))
+    dataset = tf.data.Dataset.from_tensor_slices(({model.IMAGE_KEY: images}, labels))
     return dataset.repeat().batch(params['batch_size'], drop_remainder=drop_remainder)
 
   return input_fn

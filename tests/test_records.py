@@ -5,9 +5,9 @@ import numpy as np
 import pytest
 import tensorflow.compat.v1 as tf
 
-import synthetic
-from estimator_tpu import records
-from estimator_tpu.errors import UserError
+from estimator_tpu.data import synthetic
+from estimator_tpu.data import records
+from estimator_tpu.runtime.errors import UserError
 
 
 @pytest.mark.parametrize('gzipped', [True, False])
@@ -64,5 +64,5 @@ def test_missing_idx_file_is_named(tmp_path):
 
 
 def test_missing_split_says_how_to_prepare(tmp_path):
-  with pytest.raises(UserError, match='prepare_data.py'):
+  with pytest.raises(UserError, match='tools.prepare_data'):
     records.require_split(str(tmp_path), 'train')

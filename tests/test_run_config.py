@@ -3,7 +3,7 @@ import logging
 
 import pytest
 
-from estimator_tpu import run_config
+from estimator_tpu.tpu import run_config
 
 
 @pytest.mark.parametrize('save_steps, iterations, expected', [(15, 10, 20), (20, 10, 20), (1000, 300, 1200),

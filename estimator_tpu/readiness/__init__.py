@@ -13,7 +13,7 @@ Point it at your own TPUEstimator pieces:
 the params a TPU run gets (params['use_tpu'] = True, params['batch_size'] = the per-core batch). It never
 contacts a TPU, except for a bounded TCP probe of the one named in the plan.
 """
-from estimator_tpu import reachability
+from estimator_tpu.runtime import preflight
 from estimator_tpu.readiness import config_checks
 from estimator_tpu.readiness import input_checks
 from estimator_tpu.readiness import results
@@ -25,7 +25,7 @@ __all__ = ['CheckResult', 'TpuPlan', 'check_tpu_readiness', 'print_results']
 STEP_CHECKS = ('xla_compile', 'step_shapes', 'step_dtypes', 'step_summaries', 'gradient_all_reduce', 'global_step')
 
 
-def check_tpu_readiness(model_fn, input_fn, plan, probe_timeout_secs=reachability.DEFAULT_TIMEOUT_SECS):
+def check_tpu_readiness(model_fn, input_fn, plan, probe_timeout_secs=preflight.DEFAULT_TIMEOUT_SECS):
   """Runs every check; returns [CheckResult] in order: input_fn, TPU training step, configuration, TPU."""
   checks = []
   if plan.per_shard_batch_size < 1:

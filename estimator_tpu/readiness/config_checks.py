@@ -1,7 +1,7 @@
-"""Configuration checks: batch split, checkpoint cadence, eval coverage, Cloud Storage paths, TPU reachability."""
-from estimator_tpu import reachability
-from estimator_tpu import run_config
-from estimator_tpu.errors import UserError
+"""Configuration checks: batch split, checkpoint cadence, eval coverage, Cloud Storage paths, TPU preflight."""
+from estimator_tpu.runtime import preflight
+from estimator_tpu.tpu import cluster as tpu_cluster
+from estimator_tpu.runtime.errors import UserError
 from estimator_tpu.readiness import results
 
 CLOUD_STORAGE_PREFIX = 'gs://'
@@ -98,9 +98,9 @@ def check_tpu_reachable(plan, timeout_secs):
   try:
     cluster = None
     if plan.tpu_name:
-      cluster = run_config.resolve_tpu_cluster(plan.tpu_name, plan.tpu_zone, plan.gcp_project)
-    address = run_config.tpu_master_address(plan.master, cluster)
-    reachability.require_reachable(address, timeout_secs)
+      cluster = tpu_cluster.resolve_tpu_cluster(plan.tpu_name, plan.tpu_zone, plan.gcp_project)
+    address = tpu_cluster.tpu_master_address(plan.master, cluster)
+    preflight.require_reachable(address, timeout_secs)
   except UserError as e:
     return results.failed('tpu_reachable', e.problem, e.fix)
   return results.passed('tpu_reachable', '%s accepts TCP connections (a listener answers; the probe cannot tell '

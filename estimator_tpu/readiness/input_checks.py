@@ -1,7 +1,7 @@
 """What input_fn(params) yields at the per-core batch size: a Dataset of static shapes and TPU dtypes."""
 import tensorflow.compat.v1 as tf
 
-from estimator_tpu.errors import UserError
+from estimator_tpu.runtime.errors import UserError
 from estimator_tpu.readiness import results
 
 # What TPU infeed takes; everything else is converted on the host, inside input_fn.

@@ -1,16 +1,19 @@
 """Runs a Python program as every task of a TF_CONFIG cluster on this machine: ps, chief, workers, evaluator.
 
-  python local_cluster.py [--workers=1 --ps=1 --evaluator --task_log_dir=DIR --timeout_secs=S] -- PROGRAM.py ARGS
+  python -m tools.local_cluster [--workers=1 --ps=1 --evaluator --task_log_dir=DIR --timeout_secs=S] \
+      -- PROGRAM.py ARGS   (or -- -m MODULE ARGS)
 
-  python prepare_data.py --data_dir=/tmp/mnist
-  python local_cluster.py --workers=2 -- mnist.py --distributed --data_dir=/tmp/mnist --model_dir=/tmp/mnist_cluster
+  python -m tools.prepare_data --data_dir=/tmp/mnist
+  python -m tools.local_cluster --workers=2 -- -m tools.mnist_cluster --data_dir=/tmp/mnist \
+      --model_dir=/tmp/mnist_cluster
 
-Each task runs `<this Python> PROGRAM.py ARGS` with its own TF_CONFIG, on ports of 127.0.0.1, and logs to
+Each task runs `<this Python> PROGRAM.py ARGS` (or `-m MODULE ARGS`, from this directory) with its own TF_CONFIG, on ports of 127.0.0.1, and logs to
 <task_log_dir>/<task>.log. When the chief, every worker and the evaluator have exited with status 0, the
 parameter servers are stopped and the exit status is 0. If a task fails, the time runs out or the launcher is
 interrupted (Ctrl-C, SIGTERM), every task still running is stopped and the exit status is non-zero.
 """
 import datetime
+import importlib.util
 import os
 import signal
 import sys
@@ -19,8 +22,8 @@ import tempfile
 from absl import app
 from absl import flags
 
-from estimator_tpu import local_cluster
-from estimator_tpu.errors import UserError
+from estimator_tpu.distributed import local_cluster
+from estimator_tpu.runtime.errors import UserError
 from flags import local_cluster as local_cluster_flags
 
 FLAGS = flags.FLAGS
@@ -33,13 +36,23 @@ def default_log_dir():
 
 
 def task_command(argv):
-  """[this Python, PROGRAM.py, ARGS...] from the arguments after `--`."""
-  if not argv:
-    raise UserError('no program to run.', 'name it after --, e.g. `python local_cluster.py -- mnist.py '
-                    '--distributed --data_dir=DIR --model_dir=DIR`.')
-  if not os.path.isfile(argv[0]):
+  """[this Python, PROGRAM.py, ARGS...] or [this Python, -m, MODULE, ARGS...] from the arguments after `--`."""
+  if not argv or argv == ['-m']:
+    raise UserError('no program to run.', 'name it after --, e.g. `python -m tools.local_cluster -- -m '
+                    'tools.mnist_cluster --data_dir=DIR --model_dir=DIR`.')
+  if argv[0] == '-m':
+    if not _module_exists(argv[1]):
+      raise UserError('the module %s does not exist.' % argv[1], 'give a module importable from here after -m.')
+  elif not os.path.isfile(argv[0]):
     raise UserError('the program %s does not exist.' % argv[0], 'give the path of a Python file after --.')
   return [sys.executable] + argv
+
+
+def _module_exists(name):
+  try:
+    return importlib.util.find_spec(name) is not None
+  except (ImportError, ValueError):  # a parent package is missing, or the name is empty
+    return False
 
 
 def print_results(results):

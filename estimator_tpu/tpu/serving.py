@@ -5,9 +5,9 @@ clients never reproduce any preprocessing.
 """
 import tensorflow.compat.v1 as tf
 
-from estimator_tpu import input_pipeline
+from estimator_tpu.data import records
 from estimator_tpu import model
-from estimator_tpu.model_fn import IMAGE_KEY
+from estimator_tpu.model import IMAGE_KEY
 
 IMAGES_INPUT = 'images'
 EXAMPLES_INPUT = 'examples'
@@ -23,9 +23,9 @@ def serving_input_receiver_fn():
   feeding `examples` fills it: both signatures run the same model graph.
   """
   serialized = tf.placeholder(tf.string, [None], name='serialized_examples')
-  parsed = tf.io.parse_example(serialized, {'image_raw': input_pipeline.FEATURE_SPEC['image_raw']})
+  parsed = tf.io.parse_example(serialized, {'image_raw': records.FEATURE_SPEC['image_raw']})
   image_shape = [model.IMAGE_SIZE, model.IMAGE_SIZE]
-  decoded = tf.reshape(input_pipeline.decode_images(parsed['image_raw'], -1), [-1] + image_shape)
+  decoded = tf.reshape(records.decode_images(parsed['image_raw'], -1), [-1] + image_shape)
   images = tf.placeholder_with_default(decoded, [None] + image_shape, name=IMAGES_INPUT)
   return tf.estimator.export.ServingInputReceiver(
       features={IMAGE_KEY: images},

@@ -3,6 +3,9 @@
 `<data_dir>/{train,validation,test}.tfrecords`; each tf.train.Example holds `image_raw` (784 uint8 bytes),
 `label` (int64), `height`, `width`, `depth`. Data prepared for tensorflow/tpu's mnist_tpu.py reads here unchanged,
 and ours there. All file access goes through tf.io.gfile, so `gs://` paths work too.
+
+Reading: `read_dataset` and `parse_batch` are what every route's input_fn starts from; they return plain
+(images, labels) tensors, and the routes name them as features.
 """
 import os
 
@@ -10,10 +13,20 @@ import numpy as np
 import tensorflow.compat.v1 as tf
 from absl import logging
 
-from estimator_tpu import atomic_files
-from estimator_tpu import idx
-from estimator_tpu.errors import UserError
+from estimator_tpu.data import idx
+from estimator_tpu.runtime import atomic_files
+from estimator_tpu.runtime.errors import UserError
 
+IMAGE_SIZE = 28
+NUM_PIXELS = IMAGE_SIZE * IMAGE_SIZE
+NUM_CLASSES = 10
+FEATURE_SPEC = {
+    'image_raw': tf.io.FixedLenFeature([], tf.string),
+    'label': tf.io.FixedLenFeature([], tf.int64),
+}
+READ_BUFFER_BYTES = 8 * 1024 * 1024
+# Start of the message of a failed label check; runtime/tf_errors.py recognises it and names the file.
+LABEL_RANGE_ERROR = 'labels outside 0-%d in' % (NUM_CLASSES - 1)
 SPLITS = ('train', 'validation', 'test')
 VALIDATION_SIZE = 5000  # the last 5,000 training images, as convert_to_records.py does
 IDX_FILES = {
@@ -38,9 +51,51 @@ def require_split(data_dir, split):
   path = split_path(data_dir, split)
   if not tf.io.gfile.exists(path):
     raise UserError('%s is missing.' % path,
-                    'run `python prepare_data.py --data_dir=%s` (downloads MNIST), or pass --source_dir with '
+                    'run `python -m tools.prepare_data --data_dir=%s` (downloads MNIST), or pass --source_dir with '
                     'your own IDX files.' % data_dir)
   return path
+
+
+def read_dataset(path):
+  """The serialized Examples of one split file, in order."""
+  return tf.data.TFRecordDataset(path, buffer_size=READ_BUFFER_BYTES)
+
+
+def decode_images(image_raw, batch_size):
+  """[batch] strings of 784 uint8 bytes -> float32 [batch_size, 784]; batch_size -1 leaves the batch dynamic.
+
+  The cast to float32 happens here, on the host: TPUs have no uint8 (their infeed takes bool, int32, int64,
+  uint32, bfloat16, float32 and complex64; tensorflow/python/tpu/ops/tpu_ops.py, _SUPPORTED_INFEED_DTYPES).
+  """
+  pixels = tf.io.decode_raw(image_raw, tf.uint8)
+  # The reshape pins the static shape [batch_size, 784] that decode_raw cannot know.
+  return tf.cast(tf.reshape(pixels, [batch_size, NUM_PIXELS]), tf.float32)
+
+
+def parse_batch(serialized, batch_size, source='the input'):
+  """Parses a [batch_size] vector of serialized Examples at once (one op per batch, not per example).
+
+  Returns (images float32 [batch_size, 784] with values 0..255, labels int32 [batch_size]). `source` (the file
+  name) goes into the error raised when a label is not a class id.
+  """
+  parsed = tf.io.parse_example(serialized, FEATURE_SPEC)
+  images = decode_images(parsed['image_raw'], batch_size)
+  labels = check_labels(tf.reshape(parsed['label'], [batch_size]), source)
+  return images, tf.cast(labels, tf.int32)
+
+
+def check_labels(labels, source):
+  """Returns `labels`, failing (InvalidArgumentError) when one is not in [0, NUM_CLASSES).
+
+  The loss cannot be trusted to do this: only the CPU kernel of sparse_softmax_cross_entropy checks the range;
+  on GPU and TPU a bad label silently gives a wrong loss or NaN. The input pipeline runs on the host CPU in
+  every mode, so the check here holds on TPU too, and costs one comparison per label.
+  """
+  bad = tf.logical_or(labels < 0, labels >= NUM_CLASSES)
+  check = tf.debugging.Assert(tf.logical_not(tf.reduce_any(bad)),
+                              ['%s %s: found' % (LABEL_RANGE_ERROR, source), tf.boolean_mask(labels, bad)])
+  with tf.control_dependencies([check]):
+    return tf.identity(labels)
 
 
 def serialize_example(image, label):
@@ -153,7 +208,7 @@ def count_examples(path):
       count += 1
   except tf.errors.DataLossError as e:
     raise UserError('%s is damaged: record %d fails its check (%s).' % (path, count, str(e).splitlines()[0]),
-                    'prepare the data again (python prepare_data.py --data_dir=%s, plus --source_dir if it came '
+                    'prepare the data again (python -m tools.prepare_data --data_dir=%s, plus --source_dir if it came '
                     'from your own IDX files), or restore the file from a good copy.' % os.path.dirname(path))
   return count
 
@@ -168,4 +223,4 @@ def read_split(path):
     pixels = np.frombuffer(feature['image_raw'].bytes_list.value[0], dtype=np.uint8)
     images.append(pixels.reshape(height, width))
     labels.append(feature['label'].int64_list.value[0])
-  return np.array(images, dtype=np.uint8).reshape(-1, 28, 28), np.array(labels, dtype=np.int64)
+  return np.array(images, dtype=np.uint8).reshape(-1, IMAGE_SIZE, IMAGE_SIZE), np.array(labels, dtype=np.int64)

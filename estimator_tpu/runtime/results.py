@@ -3,9 +3,12 @@ import csv
 import io
 import json
 
-from estimator_tpu import atomic_files
+from absl import logging
+
+from estimator_tpu.runtime import atomic_files
 
 PREDICTION_COLUMNS = ('index', 'label', 'class_id', 'probability')
+LOGGED_PREDICTIONS = 10
 
 
 def write_json(path, payload):
@@ -21,6 +24,19 @@ def write_run_summary(path, global_step, accuracy, loss, examples, predictions, 
   }
   write_json(path, summary)
   return summary
+
+
+def prediction_rows(outputs, labels):
+  """Rows (dicts keyed PREDICTION_COLUMNS) for predictions ({'class_ids', 'probabilities'} per example) and their
+  labels, in order; the first LOGGED_PREDICTIONS are logged as they arrive."""
+  rows = []
+  for index, (output, label) in enumerate(zip(outputs, labels)):
+    class_id = int(output['class_ids'])
+    rows.append({'index': index, 'label': int(label), 'class_id': class_id,
+                 'probability': float(output['probabilities'][class_id])})
+    if index < LOGGED_PREDICTIONS:
+      logging.info('Prediction %d: class %d (p=%.3f), label %d', index, class_id, rows[-1]['probability'], label)
+  return rows
 
 
 def write_predictions_csv(path, predictions):

@@ -1,16 +1,16 @@
 """Writes the MNIST TFRecord layout (train/validation/test.tfrecords) into --data_dir.
 
-  python prepare_data.py --data_dir=DIR                   # fetch MNIST (checksums verified), then convert
-  python prepare_data.py --data_dir=DIR --source_dir=IDX  # convert your own four IDX files (gzipped or not)
+  python -m tools.prepare_data --data_dir=DIR                   # fetch MNIST (checksums verified), then convert
+  python -m tools.prepare_data --data_dir=DIR --source_dir=IDX  # convert your own four IDX files (gzipped or not)
 
 mnist_tpu.py does this by itself on first use; run it directly to prepare a gs:// bucket for a Cloud TPU.
 """
 from absl import app
 from absl import flags
 
-from estimator_tpu import failures
-from estimator_tpu import prepare
-from estimator_tpu.errors import exit_on_user_error
+from estimator_tpu.runtime import tf_errors
+from estimator_tpu.data import prepare
+from estimator_tpu.runtime.errors import exit_on_user_error
 from flags import data as data_flags
 
 FLAGS = flags.FLAGS
@@ -23,7 +23,7 @@ def main(argv):
 
 
 def prepare_data():
-  with failures.TensorFlowErrors(data_dir=FLAGS.data_dir):
+  with tf_errors.TensorFlowErrors(data_dir=FLAGS.data_dir):
     prepare.prepare_data(FLAGS.data_dir, FLAGS.source_dir, FLAGS.download_timeout, FLAGS.validation_size)
 
 

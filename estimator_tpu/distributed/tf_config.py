@@ -10,7 +10,7 @@ import collections
 import json
 import os
 
-from estimator_tpu.errors import UserError
+from estimator_tpu.runtime.errors import UserError
 
 NAME = 'TF_CONFIG'
 CHIEF, WORKER, PS, EVALUATOR = 'chief', 'worker', 'ps', 'evaluator'

@@ -17,9 +17,9 @@ import time
 import tensorflow.compat.v1 as tf
 from absl import logging
 
-from estimator_tpu import atomic_files
-from estimator_tpu import tf_config
-from estimator_tpu.errors import UserError
+from estimator_tpu.runtime import atomic_files
+from estimator_tpu.distributed import tf_config
+from estimator_tpu.runtime.errors import UserError
 
 TASK_STEPS_DIR = 'task_steps'
 VALIDATION_EVAL_NAME = 'validation'  # the evaluator's summaries go to <model_dir>/eval_validation
@@ -28,24 +28,25 @@ BARRIER_CAPACITY = 1 << 20  # one element per task and session start; never reac
 
 
 def task_from_tf_config(distributed):
-  """This process's tf_config.Task when `distributed`; None for a local run.
+  """This process's tf_config.Task when `distributed` (tools/mnist_cluster.py); None for a local run (mnist.py).
 
-  Raises a UserError when the flag and TF_CONFIG disagree, or when TF_CONFIG is not a cluster an Estimator can
-  train in. Without the flag, a TF_CONFIG cluster is an error rather than ignored: RunConfig would still read it,
-  and `Estimator.train` would wait forever for a cluster that nobody started.
+  Raises a UserError when the program and TF_CONFIG disagree, or when TF_CONFIG is not a cluster an Estimator can
+  train in. In a local run a TF_CONFIG cluster is an error rather than ignored: RunConfig would still read it, and
+  `Estimator.train` would wait forever for a cluster that nobody started.
   """
   config = tf_config.read()
   cluster = config.get('cluster')
   if not distributed:
     if cluster:
-      raise UserError('TF_CONFIG describes a cluster (%s), but --distributed is not set.'
+      raise UserError('TF_CONFIG describes a cluster (%s), but this program trains on this machine only.'
                       % tf_config.describe(cluster),
-                      'pass --distributed to train in that cluster, or unset TF_CONFIG to train on this machine.')
+                      'run `python -m tools.mnist_cluster` in every task to train in that cluster, or unset '
+                      'TF_CONFIG to train on this machine.')
     return None
   if not cluster:
-    raise UserError('--distributed needs TF_CONFIG to describe the cluster and this task; it is %s.'
+    raise UserError('a cluster task needs TF_CONFIG to describe the cluster and this task; it is %s.'
                     % ('not set' if not config else 'set without "cluster"'),
-                    'set %s in every task, or start a cluster on this machine with local_cluster.py.'
+                    'set %s in every task, or start a cluster on this machine with `python -m tools.local_cluster`.'
                     % tf_config.EXAMPLE)
   task = _validated_task(config, cluster)
   logging.info('Task %s of the cluster %s.', task.name, tf_config.describe(cluster))

@@ -1,5 +1,7 @@
 """Tiny, learnable stand-ins for MNIST: label k lights up a distinct 7x7 block (plus noise).
 
+For the tests and the benchmark's smoke mode: seconds of training instead of minutes, in the same IDX layout.
+
 The default digits are separable by design. `confusion` > 0 makes the classes overlap: that fraction of the
 images shows the block of a different, random class, so no model can beat an accuracy of 1 - confusion (the
 Bayes rate), and comparisons between programs are not all pinned at 100%.
@@ -9,8 +11,8 @@ import os
 
 import numpy as np
 
-from estimator_tpu import idx
-from estimator_tpu import records
+from estimator_tpu.data import idx
+from estimator_tpu.data import records
 
 
 def make_digits(count, seed, confusion=0.0):
@@ -61,12 +63,3 @@ def read_shown_classes(images):
   blocks = [images[:, 7 * row:7 * row + 7, 7 * col:7 * col + 7].mean(axis=(1, 2))
             for row, col in (divmod(k, 4) for k in range(10))]
   return np.argmax(np.stack(blocks, axis=1), axis=1).astype(np.uint8)
-
-
-def flip_byte(path, offset):
-  """Inverts the byte at `offset` of a file in place (damage a CRC-protected record, a header, ...)."""
-  with open(path, 'r+b') as f:
-    f.seek(offset)
-    byte = f.read(1)
-    f.seek(offset)
-    f.write(bytes([byte[0] ^ 0xff]))

@@ -13,7 +13,7 @@ TF 2.x only (Rescaling, the new Keras optimizers, steps_per_execution); mnist_ke
 import tensorflow as tf
 
 from estimator_tpu import model
-from estimator_tpu.model_fn import IMAGE_KEY
+from estimator_tpu.model import IMAGE_KEY
 
 # tf.train.AdamOptimizer's epsilon (Keras defaults to 1e-7), so all three programs run the same optimiser.
 ADAM_EPSILON = 1e-8

@@ -16,7 +16,7 @@ import socket
 import subprocess
 import time
 
-from estimator_tpu import tf_config
+from estimator_tpu.distributed import tf_config
 
 HOST = '127.0.0.1'  # loopback only: the ports are reachable from this machine alone
 POLL_SECS = 0.2
@@ -68,7 +68,7 @@ def tasks_of(spec, evaluator):
 class LocalCluster(object):
   """Starts `command` once per task with that task's TF_CONFIG; use as a context manager so it always stops.
 
-    with LocalCluster([sys.executable, 'mnist.py', '--distributed', ...], log_dir, num_workers=2) as cluster:
+    with LocalCluster([sys.executable, '-m', 'tools.mnist_cluster', ...], log_dir, num_workers=2) as cluster:
       results = cluster.wait(timeout_secs=600)
   """
 

@@ -23,9 +23,9 @@ import zlib
 from absl import logging
 import numpy as np
 
-from estimator_tpu import atomic_files
-from estimator_tpu import idx
-from estimator_tpu.errors import UserError
+from estimator_tpu.runtime import atomic_files
+from estimator_tpu.data import idx
+from estimator_tpu.runtime.errors import UserError
 
 try:
   from numpy._core import multiarray as _multiarray  # numpy >= 1.26 (the only home on numpy 2)

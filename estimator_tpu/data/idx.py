@@ -8,7 +8,7 @@ import struct
 
 import numpy as np
 
-from estimator_tpu.errors import UserError
+from estimator_tpu.runtime.errors import UserError
 
 UINT8_TYPE = 0x08
 IMAGE_MAGIC = 0x00000803  # uint8, 3 dimensions

@@ -1,15 +1,24 @@
-"""Is the TPU worker there? A bounded TCP probe, run before TPUEstimator gets a chance to retry for minutes.
+"""Cheap checks that fail in seconds, before anything slow: a directory can be written; a TPU worker answers.
 
-TPUEstimator connects to `grpc://HOST:PORT` only when the first session starts, and an absent worker then costs
+`require_writable_dir` proves a model or data directory writable before a download or a training run is wasted on
+it.
+
+`require_reachable` is a bounded TCP probe of a TPU worker, run before TPUEstimator gets a chance to retry for
+minutes. TPUEstimator connects to `grpc://HOST:PORT` only when the first session starts, and an absent worker then costs
 minutes of gRPC retries before an error that rarely says "unreachable". A TCP connect to the same port answers in
 milliseconds (refused) or within a timeout (dropped). It proves that something listens there, not that it is a
 healthy TPU worker; it is a cheap pre-flight, not a health check.
 """
+import os
 import re
 import socket
 import threading
 
-from estimator_tpu.errors import UserError
+import tensorflow.compat.v1 as tf
+
+from estimator_tpu.runtime import atomic_files
+from estimator_tpu.runtime.errors import UserError
+from estimator_tpu.runtime.errors import essence
 
 DEFAULT_TIMEOUT_SECS = 10.0
 GRPC_ADDRESS = re.compile(r'^grpc://(?P<host>[^\s:/]+):(?P<port>\d+)$')
@@ -56,3 +65,40 @@ def require_reachable(address, timeout_secs=DEFAULT_TIMEOUT_SECS):
                                                                                            timeout_secs),
                     "check that the TPU is READY (`gcloud compute tpus list`), that --tpu_name/--master name it, and "
                     "that this VM can reach it (same network and zone, firewall allows port %d)." % port)
+
+
+def require_writable_dir(path, flag_name):
+  """Proves `path` writable by creating it if needed and writing and removing a small file; UserError if not.
+
+  Run before anything slow, so that an unwritable --model_dir fails in a second rather than after a download
+  or at the first checkpoint. Directories it had to create are removed again, so a run that fails later
+  leaves nothing behind. On a Cloud TPU this proves that the VM may write; the TPU's service account writes
+  checkpoints too and needs the same permission on the bucket.
+  """
+  created = _first_missing_ancestor(path)
+  probe = atomic_files.temp_path(os.path.join(path, '.write-check'))
+  try:
+    tf.io.gfile.makedirs(path)
+    with tf.io.gfile.GFile(probe, 'w') as f:
+      f.write('ok')
+    tf.io.gfile.remove(probe)
+  except tf.errors.OpError as e:
+    raise UserError('cannot write to --%s=%s (%s).' % (flag_name, path, essence(e)),
+                    'pass a --%s that you may create and write (on a Cloud TPU: a gs:// path the TPU service '
+                    'account may write, too).' % flag_name)
+  finally:
+    if created is not None and tf.io.gfile.isdir(created):
+      tf.io.gfile.rmtree(created)
+
+
+def _first_missing_ancestor(path):
+  """Returns the outermost directory that creating `path` would create, or None if `path` exists."""
+  if '://' not in path:
+    path = os.path.abspath(path)
+  missing = None
+  while not tf.io.gfile.exists(path):
+    parent = os.path.dirname(path.rstrip('/'))
+    if parent == path or ('://' in path and '://' not in parent):
+      break  # '/' or a bucket: never created, nor removed, here
+    missing, path = path, parent
+  return missing

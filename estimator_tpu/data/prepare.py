@@ -4,10 +4,10 @@ import os
 import tensorflow.compat.v1 as tf
 from absl import logging
 
-from estimator_tpu import failures
-from estimator_tpu import mnist_source
-from estimator_tpu import records
-from estimator_tpu.errors import UserError
+from estimator_tpu.data import download
+from estimator_tpu.data import records
+from estimator_tpu.runtime import preflight
+from estimator_tpu.runtime.errors import UserError
 
 IDX_SUBDIR = 'idx'
 
@@ -19,11 +19,11 @@ def prepare_data(data_dir, source_dir=None, download_timeout=10.0, validation_si
   MNIST into `<data_dir>/idx` (checksums verified) and converts that.
   """
   # Checked first: a download that cannot be stored would be wasted.
-  failures.require_writable_dir(data_dir, 'data_dir')
+  preflight.require_writable_dir(data_dir, 'data_dir')
   if source_dir is None:
     source_dir = os.path.join(data_dir, IDX_SUBDIR)
     logging.info('Fetching MNIST into %s', source_dir)
-    mnist_source.fetch_mnist(source_dir, timeout=download_timeout)
+    download.fetch_mnist(source_dir, timeout=download_timeout)
   logging.info('Converting IDX files in %s to TFRecords in %s', source_dir, data_dir)
   records.convert_idx_dir(source_dir, data_dir, validation_size)
 
@@ -43,12 +43,12 @@ def ensure_data(data_dir, source_dir=None, download_timeout=10.0, validation_siz
   missing = [split for split in records.SPLITS if split not in present]
   if missing:
     raise UserError('%s holds %s but not %s.' % (data_dir, _split_files(present), _split_files(missing)),
-                    'restore the missing file(s), or write all three again with `python prepare_data.py '
+                    'restore the missing file(s), or write all three again with `python -m tools.prepare_data '
                     '--data_dir=%s` (add --source_dir=DIR for your own IDX files).' % data_dir)
   for split in records.SPLITS:
     if records.count_examples(records.split_path(data_dir, split)) == 0:
       raise UserError('%s holds no examples.' % records.split_path(data_dir, split),
-                      'prepare the data again with `python prepare_data.py --data_dir=%s`.' % data_dir)
+                      'prepare the data again with `python -m tools.prepare_data --data_dir=%s`.' % data_dir)
   return False
 
 

@@ -1,0 +1,46 @@
+"""Checkpoints for the Keras route: TPUEstimator checkpointed and restored by itself; with Keras the program does.
+
+The optimiser's step counter plays the global step: checkpoints are named by it, and a rerun restores it, so
+--train_steps is a total like TPUEstimator's max_steps.
+"""
+import tensorflow as tf
+
+KEEP_CHECKPOINT_MAX = 5
+
+
+def build_checkpoint_manager(model, model_dir):
+  """Checkpoints of the model and its optimiser (whose step counter is the TF2 global step) in model_dir.
+
+  TPUEstimator checkpointed and restored by itself; with Keras the program does it.
+  """
+  checkpoint = tf.train.Checkpoint(model=model, optimizer=model.optimizer)
+  return tf.train.CheckpointManager(checkpoint, model_dir, max_to_keep=KEEP_CHECKPOINT_MAX)
+
+
+class SaveCheckpoints(tf.keras.callbacks.Callback):
+  """Saves through a CheckpointManager every `every_steps` steps and at the end, named by the step.
+
+  With steps_per_execution > 1 Keras calls on_train_batch_end once per execution, so -- as with TPUEstimator's
+  iterations_per_loop -- a checkpoint can only fall on those boundaries.
+  """
+
+  def __init__(self, manager, every_steps):
+    super(SaveCheckpoints, self).__init__()
+    self._manager = manager
+    self._every_steps = every_steps
+    self._last_saved = None
+
+  def _save_if(self, due):
+    step = int(self.model.optimizer.iterations.numpy())
+    if due(step - self._last_saved):
+      self._manager.save(checkpoint_number=step)
+      self._last_saved = step
+
+  def on_train_begin(self, logs=None):
+    self._last_saved = int(self.model.optimizer.iterations.numpy())
+
+  def on_train_batch_end(self, batch, logs=None):
+    self._save_if(lambda unsaved_steps: unsaved_steps >= self._every_steps)
+
+  def on_train_end(self, logs=None):
+    self._save_if(lambda unsaved_steps: unsaved_steps > 0)
