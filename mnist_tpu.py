@@ -7,10 +7,10 @@ Check:      python mnist_tpu.py --mode=check_tpu [the Cloud TPU flags]   (TPU re
 
 The same TPUEstimator runs in both cases; `--use_tpu=false` makes it run model_fn on the CPU. `--mode` picks what
 to do (flags/modes.py); the default `all` trains, evaluates on the whole test split and logs a few predictions.
-Each mode is one short run_<mode>(fv, job) function below, listed in MODE_FUNCTIONS.
+
+Read it next to mnist.py, the plain-Estimator program it was ported from: `diff mnist.py mnist_tpu.py` shows the
+port, each difference with its TPU rule. What the modes share with mnist.py is in estimator_tpu/modes.py.
 """
-import collections
-import os
 import sys
 
 import tensorflow.compat.v1 as tf
@@ -18,34 +18,26 @@ from absl import app
 from absl import flags
 from absl import logging
 
+from estimator_tpu import modes
 from estimator_tpu import readiness
-from estimator_tpu.data import prepare
 from estimator_tpu.data import records
 from estimator_tpu.runtime import checkpoints
-from estimator_tpu.runtime import preflight
 from estimator_tpu.runtime import results
-from estimator_tpu.runtime import tf_errors
 from estimator_tpu.runtime.errors import UserError
 from estimator_tpu.runtime.errors import exit_on_user_error
 from estimator_tpu.tpu import cluster as tpu_cluster
 from estimator_tpu.tpu import input_fn as input_fn_lib
 from estimator_tpu.tpu import model_fn as model_fn_lib
 from estimator_tpu.tpu import run_config as run_config_lib
-from estimator_tpu.tpu import serving
 from flags import mnist_tpu as mnist_tpu_flags
 from flags import training
 
 FLAGS = flags.FLAGS
 RESULTS_FILE = 'mnist_tpu_results.json'
 PREDICT_SPLIT = 'test'
-EXPORT_SUBDIR = 'export'
 # TensorBoard events are flushed once per device loop on TPU (gs:// uploads the file again on every flush), but
 # every few steps on CPU, where buffered events cost peak memory (see estimator_tpu/tpu/host_call.py).
 LOCAL_SUMMARY_FLUSH_STEPS = 5
-
-# What every mode works with besides the flags: where the model lives, the resolved TPU (None off TPU or when it
-# is named by --master) and the hooks that turn TensorFlow errors into clear messages (runtime/tf_errors.py).
-Job = collections.namedtuple('Job', ['model_dir', 'cluster', 'train_hooks'])
 
 
 def connect_tpu(fv):
@@ -85,17 +77,12 @@ def build_estimator(fv, model_dir, cluster=None, save_checkpoints_steps=None):
       warm_start_from=checkpoints.warm_start_checkpoint(fv.warm_start_from, model_dir))
 
 
-def prepare_data(fv):
-  logging.info('Data directory: %s', fv.data_dir)
-  prepare.ensure_data(fv.data_dir, fv.source_dir, fv.download_timeout, fv.validation_size)
-
-
-def train(fv, job, estimator, max_steps):
+def train(fv, estimator, max_steps, hooks=None):
   records.require_split(fv.data_dir, 'train')
   logging.info('Training to step %d, batch %d, on %s.', max_steps,
                training.effective_batch_size(fv.batch_size, fv.use_tpu), 'TPU' if fv.use_tpu else 'CPU')
   estimator.train(input_fn_lib.input_fn_builder(fv.data_dir, 'train', is_training=True), max_steps=max_steps,
-                  hooks=job.train_hooks)
+                  hooks=hooks)
 
 
 def evaluate(fv, estimator, checkpoint=None):
@@ -124,7 +111,7 @@ def evaluate(fv, estimator, checkpoint=None):
 
 
 def predict(fv, estimator, checkpoint=None):
-  """Predicts the first --num_predictions test images (-1: all); logs a few, writes all to --predictions_file."""
+  """Predicts the first --num_predictions test images (-1: all) and logs a few next to their labels."""
   path = records.require_split(fv.data_dir, PREDICT_SPLIT)
   available = records.count_examples(path)
   count = available if fv.num_predictions < 0 else min(fv.num_predictions, available)
@@ -135,75 +122,10 @@ def predict(fv, estimator, checkpoint=None):
                               checkpoint_path=checkpoint, yield_single_examples=True)
   predictions = results.prediction_rows(outputs, labels)
   logging.info('Predicted %d %s images.', len(predictions), PREDICT_SPLIT)
-  if fv.predictions_file:
-    results.write_predictions_csv(fv.predictions_file, predictions)
-    logging.info('Wrote %d predictions to %s.', len(predictions), fv.predictions_file)
   return predictions
 
 
-def prepare_training(fv, job):
-  # Before a download or a training run could be wasted on a model_dir that cannot take checkpoints.
-  preflight.require_writable_dir(job.model_dir, 'model_dir')
-  prepare_data(fv)
-
-
-def run_all(fv, job):
-  """The classic mnist_tpu run: train, evaluate, predict; the results also go to <model_dir>/RESULTS_FILE."""
-  prepare_training(fv, job)
-  estimator = build_estimator(fv, job.model_dir, job.cluster)
-  train(fv, job, estimator, fv.train_steps)
-  metrics, counted = evaluate(fv, estimator)
-  return results.write_run_summary(
-      os.path.join(job.model_dir, RESULTS_FILE), metrics['global_step'], metrics['accuracy'], metrics['mean_loss'],
-      counted, predict(fv, estimator), split=fv.eval_split)
-
-
-def run_train(fv, job):
-  prepare_training(fv, job)
-  train(fv, job, build_estimator(fv, job.model_dir, job.cluster), fv.train_steps)
-
-
-def run_evaluate(fv, job):
-  checkpoint = checkpoints.find_model_checkpoint(fv.checkpoint_path, job.model_dir)
-  prepare_data(fv)
-  return evaluate(fv, build_estimator(fv, job.model_dir, job.cluster), checkpoint)
-
-
-def run_train_and_evaluate(fv, job):
-  """Trains to --train_steps, evaluating after every --eval_every_steps and at the end; returns the last result."""
-  prepare_training(fv, job)
-  estimator = build_estimator(fv, job.model_dir, job.cluster)
-  model_dir = job.model_dir
-  latest = checkpoints.latest_checkpoint(model_dir)
-  step = checkpoints.checkpoint_step(latest) if latest else 0
-  if step >= fv.train_steps:
-    logging.info('%s is already at step %d (--train_steps=%d): evaluating only.', model_dir, step, fv.train_steps)
-    return evaluate(fv, estimator)
-  while step < fv.train_steps:
-    step = min(step + fv.eval_every_steps, fv.train_steps)
-    train(fv, job, estimator, step)
-    evaluation = evaluate(fv, estimator)
-  return evaluation
-
-
-def run_predict(fv, job):
-  checkpoint = checkpoints.find_model_checkpoint(fv.checkpoint_path, job.model_dir)
-  prepare_data(fv)
-  return predict(fv, build_estimator(fv, job.model_dir, job.cluster), checkpoint)
-
-
-def run_export(fv, job):
-  """Writes a SavedModel (serving signatures in estimator_tpu/serving.py) under --export_dir."""
-  checkpoint = checkpoints.find_model_checkpoint(fv.checkpoint_path, job.model_dir)
-  export_base = fv.export_dir or os.path.join(job.model_dir, EXPORT_SUBDIR)
-  path = build_estimator(fv, job.model_dir, job.cluster).export_saved_model(
-      export_base, serving.serving_input_receiver_fn, checkpoint_path=checkpoint)
-  path = path.decode() if isinstance(path, bytes) else path
-  logging.info('Exported %s to %s.', checkpoint, path)
-  return path
-
-
-def run_check_tpu(fv, job):
+def run_check_tpu(fv, unused_route, unused_job):
   """Checks on this CPU whether the run the flags describe would work on a TPU; returns the exit status.
 
   It reads the data but never prepares it, and contacts no TPU except for a bounded reachability probe.
@@ -224,32 +146,22 @@ def run_check_tpu(fv, job):
     records.require_split(fv.data_dir, 'train')
     return train_input_fn(params)
 
-  model_fn = build_model_fn(fv, job.model_dir)
+  model_fn = build_model_fn(fv, fv.model_dir)
   return readiness.print_results(readiness.check_tpu_readiness(model_fn, input_fn, plan))
 
 
-MODE_FUNCTIONS = {
-    'all': run_all,
-    'train': run_train,
-    'evaluate': run_evaluate,
-    'train_and_evaluate': run_train_and_evaluate,
-    'predict': run_predict,
-    'export': run_export,
-    'check_tpu': run_check_tpu,
-}
+ROUTE = modes.Route('mnist_tpu', RESULTS_FILE, build_estimator, train, evaluate, predict)
+# The modes every Estimator route has (estimator_tpu/modes.py), and the TPU readiness check.
+MODE_FUNCTIONS = dict(modes.MODE_FUNCTIONS, check_tpu=run_check_tpu)
 
 
 def run(fv):
   """Runs --mode; returns its result (check_tpu: the exit status)."""
   if fv.mode == 'check_tpu':
-    return run_check_tpu(fv, Job(fv.model_dir, None, []))
+    return run_check_tpu(fv, ROUTE, None)
   # Before any data or graph work: an unreachable TPU must fail in seconds.
   cluster = connect_tpu(fv) if fv.use_tpu else None
-  model_dir = checkpoints.resolve_model_dir(fv.model_dir, fv.checkpoint_path, 'mnist_tpu')
-  logging.info('Mode %s; model directory: %s', fv.mode, model_dir)
-  # TensorFlow errors a user can fix (damaged data, NaN loss, ...) end as one UserError line, not a traceback.
-  with tf_errors.TensorFlowErrors(fv.data_dir, model_dir) as guard:
-    return MODE_FUNCTIONS[fv.mode](fv, Job(model_dir, cluster, guard.hooks))
+  return modes.run(fv, ROUTE, cluster, MODE_FUNCTIONS)
 
 
 def main(argv):

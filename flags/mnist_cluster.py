@@ -1,12 +1,17 @@
-"""All flags of tools/mnist_cluster.py: mnist.py's, and how the tasks of a TF_CONFIG cluster work together."""
+"""All flags of tools/mnist_cluster.py: mnist.py's (its one mode is `all`), and how the tasks of a TF_CONFIG
+cluster work together."""
 from absl import flags
 
+from flags import data
 from flags import distributed
-from flags import mnist
+from flags import modes
+from flags import training
 from flags import validators
 
 
 def define_mnist_cluster_flags(fv=flags.FLAGS):
-  mnist.define_mnist_flags(fv)
+  training.define_training_flags(fv)
+  data.define_data_flags(fv)
+  modes.define_mode_flags(fv, modes=('all',))
   distributed.define_distributed_flags(fv)
   validators.register_distributed_validators(fv)

@@ -1,24 +1,29 @@
-"""What mnist_tpu.py does (--mode) and the flags that only some modes use."""
+"""What mnist.py and mnist_tpu.py do (--mode) and the flags that only some modes use."""
 from absl import flags
 
 # The default `all` is the classic mnist_tpu run: train, evaluate exactly on the whole eval split, log predictions.
-MODES = ('all', 'train', 'evaluate', 'train_and_evaluate', 'predict', 'export', 'check_tpu')
+ESTIMATOR_MODES = ('all', 'train', 'evaluate', 'train_and_evaluate', 'predict', 'export')
+# TPU rule (readiness): only the TPU program checks on the CPU whether its run would work on a TPU.
+MODES = ESTIMATOR_MODES + ('check_tpu',)
 # Modes that need an existing checkpoint (from --model_dir or --checkpoint_path).
 CHECKPOINT_MODES = ('evaluate', 'predict', 'export')
 TRAINING_MODES = ('all', 'train', 'train_and_evaluate')
 EVAL_SPLITS = ('test', 'validation')
 
 
-def define_mode_flags(fv=flags.FLAGS):
-  flags.DEFINE_enum('mode', 'all', MODES,
+CHECK_TPU_HELP = (' check_tpu: check on this CPU that the run these flags describe would work on a Cloud TPU with '
+                  '--num_shards cores (input shapes and dtypes, XLA compilation of the training step, batch split, '
+                  'checkpoint cadence, eval coverage, gs:// paths, TPU reachability), one line per check, non-zero '
+                  'exit if any fails; uses the TPU defaults whatever --use_tpu says and needs no TPU.')
+
+
+def define_mode_flags(fv=flags.FLAGS, modes=MODES):
+  flags.DEFINE_enum('mode', 'all', modes,
                     'all: train, evaluate on every --eval_split image, predict --num_predictions test images. '
                     'train: train only. evaluate: evaluate a checkpoint. train_and_evaluate: train, evaluating '
                     'every --eval_every_steps. predict: predict test images with a checkpoint. export: write a '
-                    'SavedModel from a checkpoint. check_tpu: check on this CPU that the run these flags describe would work '
-                    'on a Cloud TPU with --num_shards cores (input shapes and dtypes, XLA compilation of the training '
-                    'step, batch split, checkpoint cadence, eval coverage, gs:// paths, TPU reachability), one line '
-                    'per check, non-zero exit if any fails; uses the TPU defaults whatever --use_tpu says and needs '
-                    'no TPU.', flag_values=fv)
+                    'SavedModel from a checkpoint.' + (CHECK_TPU_HELP if 'check_tpu' in modes else ''),
+                    flag_values=fv)
   flags.DEFINE_string('checkpoint_path', None, 'Checkpoint for evaluate/predict/export: a prefix such as '
                       'DIR/model.ckpt-2000, or a directory (its latest). Default: the latest in --model_dir.',
                       flag_values=fv)
@@ -36,9 +41,6 @@ def define_mode_flags(fv=flags.FLAGS):
                       '(index,label,class_id,probability).', flag_values=fv)
   flags.DEFINE_string('export_dir', None, 'export: base directory of the SavedModel (a timestamped subdirectory is '
                       'created). Default: <model_dir>/export.', flag_values=fv)
-  flags.DEFINE_bool('export_to_tpu', None, 'export: also write a metagraph for serving on TPU (tags serve,tpu) next '
-                    'to the CPU one. Default: true with --use_tpu. Works without a TPU, e.g. on the VM after '
-                    'training.', flag_values=fv)
 
 
 def checking_tpu(fv):

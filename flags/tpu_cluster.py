@@ -16,6 +16,9 @@ def define_tpu_cluster_flags(fv=flags.FLAGS):
                       flag_values=fv)
   flags.DEFINE_string('master', None, "TPU worker address grpc://HOST:PORT; '' (with --use_tpu=false) is local.",
                       flag_values=fv)
+  flags.DEFINE_bool('export_to_tpu', None, '--mode=export: also write a metagraph for serving on TPU (tags '
+                    'serve,tpu) next to the CPU one. Default: true with --use_tpu. Works without a TPU, e.g. on the '
+                    'VM after training.', flag_values=fv)
 
   flags.register_validator(
       'master', lambda value: value is None or value == '' or bool(GRPC_ADDRESS.match(value)),

@@ -18,6 +18,13 @@ def register_cross_validators(fv=flags.FLAGS):
       message="TPU workers cannot read this VM's disk: with --use_tpu, --model_dir and --data_dir must be "
               'gs:// paths (e.g. --model_dir=gs://BUCKET/mnist/model).',
       flag_values=fv)
+  flags.register_multi_flags_validator(
+      ['use_tpu', 'checkpoint_path', 'warm_start_from'],
+      lambda f: not f['use_tpu'] or all(not p or p.startswith('gs://')
+                                        for p in (f['checkpoint_path'], f['warm_start_from'])),
+      message='TPU workers read checkpoints themselves: with --use_tpu, --checkpoint_path and --warm_start_from '
+              'must be gs:// paths.',
+      flag_values=fv)
   register_mode_validators(fv)
 
 
@@ -38,13 +45,6 @@ def register_mode_validators(fv=flags.FLAGS):
       ['mode', 'warm_start_from'], lambda f: not f['warm_start_from'] or f['mode'] in modes.TRAINING_MODES,
       message='--warm_start_from initialises a training run (--mode=all/train/train_and_evaluate); to use a '
               'checkpoint with evaluate/predict/export pass --checkpoint_path instead.',
-      flag_values=fv)
-  flags.register_multi_flags_validator(
-      ['use_tpu', 'checkpoint_path', 'warm_start_from'],
-      lambda f: not f['use_tpu'] or all(not p or p.startswith('gs://')
-                                        for p in (f['checkpoint_path'], f['warm_start_from'])),
-      message='TPU workers read checkpoints themselves: with --use_tpu, --checkpoint_path and --warm_start_from '
-              'must be gs:// paths.',
       flag_values=fv)
 
 
