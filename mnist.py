@@ -89,7 +89,7 @@ def predict(fv, estimator, checkpoint=None):
 
   def input_fn():
     # A short last batch is fine here; on a TPU, TPUEstimator.predict pads it itself.
-    return tf.data.Dataset.from_tensor_slices(model.features(pixels)).batch(fv.eval_batch_size)
+    return tf.data.Dataset.from_tensor_slices(model.features_of(pixels)).batch(fv.eval_batch_size)
 
   outputs = estimator.predict(input_fn, checkpoint_path=checkpoint, yield_single_examples=True)
   predictions = results.prediction_rows(outputs, labels[:count])

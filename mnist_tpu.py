@@ -18,6 +18,7 @@ from absl import app
 from absl import flags
 from absl import logging
 
+from estimator_tpu import model
 from estimator_tpu import modes
 from estimator_tpu import readiness
 from estimator_tpu.data import records
@@ -66,7 +67,7 @@ def build_estimator(fv, model_dir, cluster=None, save_checkpoints_steps=None):
       save_checkpoints_steps=save_checkpoints_steps or fv.save_checkpoints_steps, master=fv.master, cluster=cluster)
   model_fn = build_model_fn(fv, model_dir)
   # A checkpoint of another architecture fails here, clearly, rather than somewhere inside the restore.
-  checkpoints.check_checkpoint(model_dir, lambda: model_fn_lib.variable_shapes(model_fn))
+  checkpoints.check_checkpoint(model_dir, lambda: model.variable_shapes(model_fn))
   return tf.estimator.tpu.TPUEstimator(
       model_fn=model_fn, config=config, use_tpu=fv.use_tpu,
       train_batch_size=training.effective_batch_size(fv.batch_size, fv.use_tpu),

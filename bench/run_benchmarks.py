@@ -36,12 +36,12 @@ from bench import pipeline
 from bench import report
 from bench import session_loop
 from bench import time_to_accuracy
-from estimator_tpu.tpu import input_fn as input_pipeline
-from estimator_tpu.tpu import model_fn as model_fn_lib
 from estimator_tpu.data import prepare
 from estimator_tpu.data import records
 from estimator_tpu.data import synthetic
 from estimator_tpu.runtime.errors import UserError
+from estimator_tpu.tpu import input_fn as input_pipeline
+from estimator_tpu.tpu import model_fn as model_fn_lib
 from flags import mnist_tpu as mnist_tpu_flags
 from flags import training
 

@@ -24,7 +24,7 @@ IMAGE_KEY = 'image'
 WEIGHT_KEY = 'weight'
 
 
-def features(images):
+def features_of(images):
   """The features dict every model_fn reads: {IMAGE_KEY: images}."""
   return {IMAGE_KEY: images}
 
@@ -73,3 +73,16 @@ def learning_rate_schedule(initial_rate, decay_steps, decay_rate):
   """Exponentially decayed learning rate, staircase-free, driven by the global step."""
   return tf.train.exponential_decay(
       initial_rate, tf.train.get_global_step(), decay_steps=decay_steps, decay_rate=decay_rate)
+
+
+def variable_shapes(model_fn):
+  """Returns {name: shape} of every variable a TRAIN graph of `model_fn` saves (weights, optimizer slots, step).
+
+  `model_fn` takes params, as TPUEstimator's does. What runtime/checkpoints.check_checkpoint compares a checkpoint
+  in model_dir with, before training.
+  """
+  with tf.Graph().as_default():
+    tf.train.create_global_step()
+    features = features_of(tf.zeros([1, NUM_PIXELS]))
+    model_fn(features, tf.zeros([1], tf.int32), tf.estimator.ModeKeys.TRAIN, {'use_tpu': False, 'batch_size': 1})
+    return {variable.op.name: variable.shape.as_list() for variable in tf.global_variables()}

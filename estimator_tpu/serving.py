@@ -5,8 +5,8 @@ clients never reproduce any preprocessing.
 """
 import tensorflow.compat.v1 as tf
 
-from estimator_tpu.data import records
 from estimator_tpu import model
+from estimator_tpu.data import records
 from estimator_tpu.model import IMAGE_KEY
 
 IMAGES_INPUT = 'images'

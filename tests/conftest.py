@@ -9,9 +9,9 @@ for path in (REPO_ROOT, os.path.join(REPO_ROOT, 'tests')):
   if path not in sys.path:
     sys.path.insert(0, path)
 
-from estimator_tpu.data import synthetic  # noqa: E402  (needs the path above)
-import tiny_run  # noqa: E402
+import tiny_run  # noqa: E402  (needs the path above)
 from estimator_tpu.data import records  # noqa: E402
+from estimator_tpu.data import synthetic  # noqa: E402
 
 TINY_VALIDATION = 50
 

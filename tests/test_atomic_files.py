@@ -8,10 +8,10 @@ import sys
 import numpy as np
 import pytest
 
-from estimator_tpu.runtime import atomic_files
-from estimator_tpu.data import idx
 from estimator_tpu.data import download
+from estimator_tpu.data import idx
 from estimator_tpu.data import records
+from estimator_tpu.runtime import atomic_files
 
 
 @pytest.fixture(scope='module')

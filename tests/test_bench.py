@@ -9,9 +9,9 @@ import sys
 import pytest
 import tensorflow.compat.v1 as tf
 
-from estimator_tpu.data import synthetic
 from conftest import REPO_ROOT
 from estimator_tpu.data import records
+from estimator_tpu.data import synthetic
 
 SCRIPT = 'bench.run_benchmarks'  # run as python -m from REPO_ROOT
 RATE_NAMES = ('estimator_examples_per_sec', 'session_examples_per_sec', 'pipeline_file_examples_per_sec',

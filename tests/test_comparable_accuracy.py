@@ -21,9 +21,9 @@ import sys
 import pytest
 import tensorflow.compat.v1 as tf
 
-from estimator_tpu.data import synthetic
 from conftest import REPO_ROOT
 from estimator_tpu.data import records
+from estimator_tpu.data import synthetic
 
 CONFUSION = 0.3
 TRAIN_COUNT, VALIDATION_COUNT, TEST_COUNT = 1000, 50, 500

@@ -17,11 +17,11 @@ from absl import flags
 
 import mnist
 from conftest import REPO_ROOT
+from estimator_tpu.distributed import local_cluster
+from estimator_tpu.distributed import tf_config
 from estimator_tpu.distributed import training as distributed
 from estimator_tpu.estimator import input_fn as estimator_input
 from estimator_tpu.estimator import model_fn as estimator_model_fn
-from estimator_tpu.distributed import local_cluster
-from estimator_tpu.distributed import tf_config
 from estimator_tpu.runtime.errors import UserError
 from flags import mnist as mnist_flags
 from flags import mnist_cluster as mnist_cluster_flags

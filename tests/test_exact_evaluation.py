@@ -7,8 +7,8 @@ import tensorflow.compat.v1 as tf
 
 import mnist_tpu
 import tiny_run
-from estimator_tpu.tpu import input_fn as input_pipeline
 from estimator_tpu.data import records
+from estimator_tpu.tpu import input_fn as input_pipeline
 
 EVAL_BATCH = 50  # the 110 test examples fill 2 batches and leave 10 over
 MISLABELED = 10

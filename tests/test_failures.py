@@ -7,17 +7,17 @@ import numpy as np
 import pytest
 import tensorflow.compat.v1 as tf
 
+from damage import flip_byte
+from estimator_tpu import model
+from estimator_tpu.data import records
 from estimator_tpu.runtime import checkpoints
 from estimator_tpu.runtime import errors
 from estimator_tpu.runtime import preflight
 from estimator_tpu.runtime import tf_errors
-from estimator_tpu.tpu import input_fn as input_pipeline
-from estimator_tpu import model
-from estimator_tpu.tpu import model_fn as model_fn_lib
-from estimator_tpu.data import records
-from estimator_tpu.tpu import run_config
 from estimator_tpu.runtime.errors import UserError
-from damage import flip_byte
+from estimator_tpu.tpu import input_fn as input_pipeline
+from estimator_tpu.tpu import model_fn as model_fn_lib
+from estimator_tpu.tpu import run_config
 
 
 def damage_fourth_record(path):
@@ -119,15 +119,15 @@ def build_train_graph():
 
 
 def test_model_variables_are_weights_adam_slots_and_the_step():
-  variables = model_fn_lib.variable_shapes(model_fn())
+  variables = model.variable_shapes(model_fn())
   assert variables['global_step'] == []
   assert variables['dense_1/kernel'] == [model.DENSE_UNITS, model.NUM_CLASSES]
   assert variables['conv2d/kernel/Adam'] == variables['conv2d/kernel/Adam_1'] == [5, 5, 1, 32]
 
 
 def test_check_checkpoint_without_a_checkpoint(tmp_path):
-  checkpoints.check_checkpoint(str(tmp_path / 'none'), lambda: model_fn_lib.variable_shapes(model_fn()))
-  checkpoints.check_checkpoint(str(tmp_path), lambda: model_fn_lib.variable_shapes(model_fn()))
+  checkpoints.check_checkpoint(str(tmp_path / 'none'), lambda: model.variable_shapes(model_fn()))
+  checkpoints.check_checkpoint(str(tmp_path), lambda: model.variable_shapes(model_fn()))
 
 
 def test_check_checkpoint_accepts_its_own_model_and_extra_variables(tmp_path):
@@ -136,7 +136,7 @@ def test_check_checkpoint_accepts_its_own_model_and_extra_variables(tmp_path):
     tf.get_variable('something_else', [2])
 
   save_variables(str(tmp_path), build)
-  checkpoints.check_checkpoint(str(tmp_path), lambda: model_fn_lib.variable_shapes(model_fn()))
+  checkpoints.check_checkpoint(str(tmp_path), lambda: model.variable_shapes(model_fn()))
 
 
 def test_check_checkpoint_lists_what_differs(tmp_path, monkeypatch):
@@ -144,7 +144,7 @@ def test_check_checkpoint_lists_what_differs(tmp_path, monkeypatch):
   save_variables(str(tmp_path), build_train_graph)
   monkeypatch.undo()
   with pytest.raises(UserError) as raised:
-    checkpoints.check_checkpoint(str(tmp_path), lambda: model_fn_lib.variable_shapes(model_fn()))
+    checkpoints.check_checkpoint(str(tmp_path), lambda: model.variable_shapes(model_fn()))
   message = str(raised.value)
   assert 'conv2d/bias has shape [16] there but [32] here' in message
   assert message.count('has shape') == checkpoints.MAX_LISTED_PROBLEMS
@@ -155,7 +155,7 @@ def test_check_checkpoint_reads_every_tensor(tmp_path):
   path = save_variables(str(tmp_path), build_train_graph)
   flip_byte(path + '.data-00000-of-00001', os.path.getsize(path + '.data-00000-of-00001') // 2)
   with pytest.raises(UserError, match='cannot read the checkpoint %s' % path):
-    checkpoints.check_checkpoint(str(tmp_path), lambda: model_fn_lib.variable_shapes(model_fn()))
+    checkpoints.check_checkpoint(str(tmp_path), lambda: model.variable_shapes(model_fn()))
 
 
 # --- TensorFlowErrors ---

@@ -14,10 +14,10 @@ import tensorflow.compat.v1 as tf
 
 from conftest import REPO_ROOT
 from damage import flip_byte
-from estimator_tpu.data import idx
 from estimator_tpu import model
-from estimator_tpu.tpu import model_fn as model_fn_lib
+from estimator_tpu.data import idx
 from estimator_tpu.data import records
+from estimator_tpu.tpu import model_fn as model_fn_lib
 from test_mnist_tpu_e2e import TINY
 from test_mnist_tpu_e2e import run_script
 

@@ -4,8 +4,8 @@ import pytest
 import tensorflow.compat.v1 as tf
 
 from estimator_tpu import model
-from estimator_tpu.tpu import input_fn as input_pipeline
 from estimator_tpu.data import records
+from estimator_tpu.tpu import input_fn as input_pipeline
 
 
 def first_batches(data_dir, split, is_training, batch_size, count):

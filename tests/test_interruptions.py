@@ -13,9 +13,9 @@ import time
 
 import tensorflow.compat.v1 as tf
 
-from estimator_tpu.data import synthetic
 from conftest import REPO_ROOT
 from estimator_tpu.data import records
+from estimator_tpu.data import synthetic
 from test_mnist_tpu_e2e import SCRIPT
 from test_mnist_tpu_e2e import TINY
 

@@ -17,8 +17,8 @@ import mnist_keras
 from conftest import REPO_ROOT
 from estimator_tpu import model
 from estimator_tpu.keras import checkpoints as keras_checkpoints
-from estimator_tpu.tpu import cluster as tpu_cluster
 from estimator_tpu.runtime.errors import UserError
+from estimator_tpu.tpu import cluster as tpu_cluster
 from flags import mnist_keras as mnist_keras_flags
 from flags import mnist_tpu as mnist_tpu_flags
 from test_migration import EVAL_BATCH

@@ -18,8 +18,8 @@ import zipfile
 import numpy as np
 import pytest
 
-from estimator_tpu.data import idx
 from estimator_tpu.data import download
+from estimator_tpu.data import idx
 from estimator_tpu.runtime.errors import UserError
 
 PROXY_VARS = ('http_proxy', 'https_proxy', 'all_proxy', 'HTTP_PROXY', 'HTTPS_PROXY', 'ALL_PROXY')

@@ -10,8 +10,8 @@ import tensorflow.compat.v1 as tf
 
 import mnist_tpu
 import tiny_run
-from estimator_tpu.runtime import checkpoints
 from estimator_tpu.data import records
+from estimator_tpu.runtime import checkpoints
 from estimator_tpu.runtime.errors import UserError
 from flags import modes
 

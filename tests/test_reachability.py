@@ -11,8 +11,8 @@ import pytest
 
 from conftest import REPO_ROOT
 from estimator_tpu.runtime import preflight
-from estimator_tpu.tpu import cluster as tpu_cluster
 from estimator_tpu.runtime.errors import UserError
+from estimator_tpu.tpu import cluster as tpu_cluster
 from loopback import closed_port, silent_port
 
 PREFLIGHT_LIMIT_SECS = 30.0

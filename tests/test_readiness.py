@@ -9,11 +9,11 @@ import pytest
 import tensorflow.compat.v1 as tf
 
 from estimator_tpu import model
-from estimator_tpu.tpu import input_fn as input_pipeline
-from estimator_tpu.tpu import model_fn as model_fn_lib
 from estimator_tpu import readiness
 from estimator_tpu.readiness import config_checks
 from estimator_tpu.readiness import results
+from estimator_tpu.tpu import input_fn as input_pipeline
+from estimator_tpu.tpu import model_fn as model_fn_lib
 from loopback import closed_port
 
 TF1 = tf.__version__.startswith('1.')

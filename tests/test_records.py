@@ -5,8 +5,8 @@ import numpy as np
 import pytest
 import tensorflow.compat.v1 as tf
 
-from estimator_tpu.data import synthetic
 from estimator_tpu.data import records
+from estimator_tpu.data import synthetic
 from estimator_tpu.runtime.errors import UserError
 
 

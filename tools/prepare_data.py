@@ -8,8 +8,8 @@ mnist_tpu.py does this by itself on first use; run it directly to prepare a gs:/
 from absl import app
 from absl import flags
 
-from estimator_tpu.runtime import tf_errors
 from estimator_tpu.data import prepare
+from estimator_tpu.runtime import tf_errors
 from estimator_tpu.runtime.errors import exit_on_user_error
 from flags import data as data_flags
 

@@ -23,8 +23,8 @@ import zlib
 from absl import logging
 import numpy as np
 
-from estimator_tpu.runtime import atomic_files
 from estimator_tpu.data import idx
+from estimator_tpu.runtime import atomic_files
 from estimator_tpu.runtime.errors import UserError
 
 try:

@@ -17,8 +17,8 @@ import time
 import tensorflow.compat.v1 as tf
 from absl import logging
 
-from estimator_tpu.runtime import atomic_files
 from estimator_tpu.distributed import tf_config
+from estimator_tpu.runtime import atomic_files
 from estimator_tpu.runtime.errors import UserError
 
 TASK_STEPS_DIR = 'task_steps'

@@ -41,4 +41,4 @@ def input_fn_builder(data_dir, split, is_training, batch_size):
 
 def _features_and_labels(serialized, batch_size, path):
   images, labels = records.parse_batch(serialized, batch_size, path)
-  return model.features(images), labels
+  return model.features_of(images), labels

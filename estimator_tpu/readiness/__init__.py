@@ -13,13 +13,13 @@ Point it at your own TPUEstimator pieces:
 the params a TPU run gets (params['use_tpu'] = True, params['batch_size'] = the per-core batch). It never
 contacts a TPU, except for a bounded TCP probe of the one named in the plan.
 """
-from estimator_tpu.runtime import preflight
 from estimator_tpu.readiness import config_checks
 from estimator_tpu.readiness import input_checks
 from estimator_tpu.readiness import results
 from estimator_tpu.readiness import step_checks
 from estimator_tpu.readiness.plan import TpuPlan
 from estimator_tpu.readiness.results import CheckResult, print_results
+from estimator_tpu.runtime import preflight
 
 __all__ = ['CheckResult', 'TpuPlan', 'check_tpu_readiness', 'print_results']
 STEP_CHECKS = ('xla_compile', 'step_shapes', 'step_dtypes', 'step_summaries', 'gradient_all_reduce', 'global_step')

@@ -1,8 +1,8 @@
 """Configuration checks: batch split, checkpoint cadence, eval coverage, Cloud Storage paths, TPU preflight."""
-from estimator_tpu.runtime import preflight
-from estimator_tpu.tpu import cluster as tpu_cluster
-from estimator_tpu.runtime.errors import UserError
 from estimator_tpu.readiness import results
+from estimator_tpu.runtime import preflight
+from estimator_tpu.runtime.errors import UserError
+from estimator_tpu.tpu import cluster as tpu_cluster
 
 CLOUD_STORAGE_PREFIX = 'gs://'
 

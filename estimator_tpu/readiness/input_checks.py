@@ -1,8 +1,8 @@
 """What input_fn(params) yields at the per-core batch size: a Dataset of static shapes and TPU dtypes."""
 import tensorflow.compat.v1 as tf
 
-from estimator_tpu.runtime.errors import UserError
 from estimator_tpu.readiness import results
+from estimator_tpu.runtime.errors import UserError
 
 # What TPU infeed takes; everything else is converted on the host, inside input_fn.
 TPU_DTYPES = (tf.float32, tf.bfloat16, tf.int32, tf.bool)

@@ -69,14 +69,3 @@ def model_fn_builder(learning_rate, decay_steps, decay_rate, summary_dir=None,
 
   return model_fn
 
-
-def variable_shapes(model_fn):
-  """Returns {name: shape} of every variable a TRAIN graph of `model_fn` saves (weights, optimizer slots, step).
-
-  What runtime/checkpoints.check_checkpoint compares a checkpoint in model_dir with, before training.
-  """
-  with tf.Graph().as_default():
-    tf.train.create_global_step()
-    features = model.features(tf.zeros([1, model.NUM_PIXELS]))
-    model_fn(features, tf.zeros([1], tf.int32), tf.estimator.ModeKeys.TRAIN, {'use_tpu': False, 'batch_size': 1})
-    return {variable.op.name: variable.shape.as_list() for variable in tf.global_variables()}
