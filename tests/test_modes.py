@@ -1,4 +1,4 @@
-"""mnist_tpu.py's modes, run in-process on tiny synthetic data against a model trained once (tiny_model)."""
+"""mnist_tpu.py's (and mnist.py's) modes, run in-process on tiny synthetic data against a model trained once (tiny_model)."""
 import collections
 import csv
 import glob
@@ -7,13 +7,17 @@ import os
 import numpy as np
 import pytest
 import tensorflow.compat.v1 as tf
+from absl import flags
 
+import mnist
 import mnist_tpu
 import tiny_run
 from estimator_tpu.data import records
 from estimator_tpu.runtime import checkpoints
 from estimator_tpu.runtime.errors import UserError
+from flags import mnist as mnist_flags
 from flags import modes
+from test_flags import parse_flags
 
 
 def model_args(tiny_model, model_dir, *extra):
@@ -142,3 +146,33 @@ def test_evaluate_without_a_checkpoint_says_how_to_get_one(tmp_path, tiny_model)
   (tmp_path / 'empty').mkdir()
   with pytest.raises(UserError, match='--model_dir=.*empty holds no checkpoint.*train first'):
     tiny_run.run(['--mode=evaluate', '--data_dir=%s' % tiny_model[0], '--model_dir=%s' % (tmp_path / 'empty')])
+
+
+# --- mnist.py has the same modes (estimator_tpu/modes.py), without check_tpu -----------------------------------------
+
+def run_mnist(args):
+  return mnist.run(parse_flags(mnist_flags.define_mnist_flags, ['--validation_size=50', '--batch_size=16',
+                                                                '--eval_batch_size=50'] + args))
+
+
+def test_the_estimator_program_has_every_mode_but_check_tpu():
+  assert sorted(mnist.MODE_FUNCTIONS) == sorted(set(modes.MODES) - {'check_tpu'})
+  with pytest.raises(flags.IllegalFlagValueError):
+    parse_flags(mnist_flags.define_mnist_flags, ['--mode=check_tpu'])
+
+
+def test_the_estimator_program_trains_evaluates_and_predicts_in_separate_modes(tmp_path, shared_data_dir):
+  model_dir = str(tmp_path / 'model')
+  common = ['--data_dir=%s' % shared_data_dir, '--model_dir=%s' % model_dir]
+  run_mnist(common + ['--mode=train', '--train_steps=20'])
+  assert checkpoints.checkpoint_step(tf.train.latest_checkpoint(model_dir)) == 20
+
+  metrics, counted = run_mnist(common + ['--mode=evaluate', '--eval_split=validation'])
+  assert (metrics['global_step'], counted) == (20, 50)
+  assert os.path.isdir(os.path.join(model_dir, 'eval_validation'))
+
+  csv_path = str(tmp_path / 'predictions.csv')
+  predictions = run_mnist(common + ['--mode=predict', '--num_predictions=7', '--predictions_file=%s' % csv_path])
+  with open(csv_path) as f:
+    rows = list(csv.DictReader(f))
+  assert [int(row['index']) for row in rows] == list(range(7)) == [p['index'] for p in predictions]
