@@ -12,7 +12,7 @@ from estimator_tpu import model
 from estimator_tpu import readiness
 from estimator_tpu.readiness import config_checks
 from estimator_tpu.readiness import results
-from estimator_tpu.tpu import input_fn as input_pipeline
+from estimator_tpu.tpu import input_fn as tpu_input
 from estimator_tpu.tpu import model_fn as model_fn_lib
 from loopback import closed_port
 
@@ -73,7 +73,7 @@ def test_the_projects_model_and_input_pass(data_dir):
                            iterations_per_loop=10, save_checkpoints_steps=100, eval_examples=110, eval_steps=11,
                            model_dir='/tmp/not-used', data_dir=data_dir)
   model_fn = model_fn_lib.model_fn_builder(learning_rate=1e-3, decay_steps=100, decay_rate=0.5)
-  input_fn = input_pipeline.input_fn_builder(data_dir, 'train', is_training=True)
+  input_fn = tpu_input.input_fn_builder(data_dir, 'train', is_training=True)
   checks = run_check(model_fn, input_fn, plan)
   assert failures(checks) == []
   assert [name for name, check in checks.items() if check.status == results.SKIP] == ['cloud_storage',
@@ -203,7 +203,7 @@ def test_train_op_that_never_moves_the_global_step():
 
 
 def test_failing_input_fn_skips_the_step_checks(tmp_path):
-  input_fn = input_pipeline.input_fn_builder(str(tmp_path), 'train', is_training=True)
+  input_fn = tpu_input.input_fn_builder(str(tmp_path), 'train', is_training=True)
   checks = run_check(input_fn=input_fn)
   assert failures(checks) == ['input_fn']
   assert 'reading one batch failed' in checks['input_fn'].message
