@@ -146,7 +146,8 @@ class _CallSite(object):
     if master is None and cluster is None:
       add.advice(self.module, self.call, '2', 'RunConfig names no TPU -> pass cluster=TPUClusterResolver(...) or '
                  'master=\'grpc://HOST:8470\' for a TPU Node; only on a TPU VM is the default master \'\' right.')
-    elif master is not None and cluster is not None and not (_mentions_none(master) or _mentions_none(cluster)):
+    elif _surely_set(self.program, self.module, self.fn, master) and \
+        _surely_set(self.program, self.module, self.fn, cluster):
       add.required(self.module, self.call, '2', 'RunConfig gets both master= and cluster= -> pass only one: '
                    'RunConfig refuses the combination.')
 
@@ -219,8 +220,22 @@ def _unset(node, missing_is_none):
   return pyast.literal(node) is None
 
 
-def _mentions_none(node):
-  return any(pyast.literal(child) is None for child in ast.walk(node))
+def _surely_set(program, module, fn, node, depth=0):
+  """True only when an argument is certainly not None: a non-empty string, a constructor call, or a local name
+  every assignment of which is one (BERT's `tpu_cluster_resolver = None; if FLAGS.use_tpu: ...` is not)."""
+  if node is None or depth > 2:
+    return False
+  value = pyast.literal(node)
+  if value is not pyast.NO_VALUE:
+    return value is not None  # RunConfig refuses master='' with a cluster too
+  if isinstance(node, ast.Call):
+    return True
+  if isinstance(node, ast.Name) and fn is not None:
+    values = [v for kind, v in program.local_bindings(module, fn).get(node.id, [])]
+    kinds = [kind for kind, v in program.local_bindings(module, fn).get(node.id, [])]
+    return bool(values) and kinds == ['value'] * len(kinds) and all(
+        _surely_set(program, module, fn, v, depth + 1) for v in values)
+  return False
 
 
 def _is_estimator(program, module, fn, node, depth=0):

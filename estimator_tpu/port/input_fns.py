@@ -23,18 +23,14 @@ def check_input_fn(collector, target, modes):
   """All input_fn checks for one resolved input_fn (a program.Fn) used in `modes` (empty: not known)."""
   module, node = target.module, target.node
   if not checks.accepts_params(target):
-    collector.required(module, node, '3', 'the input_fn %s takes no `params` -> add a `params` argument and batch '
-                       'with params[\'batch_size\']: TPUEstimator refuses an input_fn without it.'
-                       % checks.describe_fn(node))
+    what = 'the lambda given as input_fn' if isinstance(node, ast.Lambda) else 'input_fn %s' % checks.describe_fn(node)
+    collector.required(module, node, '3', '%s takes no `params` -> add a `params` argument and batch with '
+                       'params[\'batch_size\']: TPUEstimator refuses an input_fn without it.' % what)
   walk = _InputWalk(collector, target, modes)
   tainted = set(['params']) if checks.accepts_params(target) else set()
   walk.visit(module, node, 0, tainted)
   walk.report_dtypes()
   return walk.visited_defs
-
-
-def describe_modes(modes):
-  return ' and '.join(sorted(modes)) if modes else 'a mode the scanned files do not show'
 
 
 class _InputWalk(object):
@@ -52,6 +48,7 @@ class _InputWalk(object):
     self.uint8 = []  # (module, node) where uint8 data is made
     self.float64 = []
     self.casts = False
+    self.batch_size_flags = set()  # id() of FLAGS reads already reported as a batch size
 
   def _bind(self, def_node, call, module, fn):
     values = program_lib.bind_arguments(call, def_node)
@@ -106,7 +103,7 @@ class _InputWalk(object):
       self.uint8.append((module, node))
     elif canonical in apis.HOST_FLOAT64_NAMES:
       self.float64.append((module, node))
-    elif apis.is_flags(self.program.canonical(module, fn, node.value)):
+    elif apis.is_flags(self.program.canonical(module, fn, node.value)) and id(node) not in self.batch_size_flags:
       self.collector.advice(module, node, '3', 'input_fn reads the flag `%s` -> pass the value through params or the '
                             'input_fn builder, so input_fn depends only on its arguments.' % pyast.render(node))
 
@@ -143,10 +140,9 @@ class _InputWalk(object):
     if size is not None and not (pyast.names_in(size) & tainted):
       severity, source = self._source(module, fn, size, 0)
       if severity:
-        self.collector.add(module, call, '3', severity, 'the batch size `%s` is %s, not params[\'batch_size\'] -> '
+        self.collector.add(module, call, '3', severity, 'the batch size is %s, not params[\'batch_size\'] -> '
                            'batch with params[\'batch_size\']: TPUEstimator sets it to the per-core batch on a TPU '
-                           '(the global batch on CPU) and splits train_batch_size over the cores itself.'
-                           % (pyast.render(size), source))
+                           '(the global batch on CPU) and splits train_batch_size over the cores itself.' % source)
     if self.modes and self.modes <= set([PREDICT]):
       return  # TPUEstimator.predict pads a short last batch itself
     verdict = True if drop is True else self._drops(module, fn, drop, 0)
@@ -161,9 +157,10 @@ class _InputWalk(object):
                              'this input_fn to train/evaluate/predict. Training and evaluation on a TPU need it (one '
                              'static shape); predict alone does not (TPUEstimator pads the last batch).' % text)
     elif verdict is None:
-      self.collector.unknown(module, call, '4', 'whether drop_remainder=`%s` of %s is True; it must be for %s on a '
-                             'TPU (XLA compiles one static shape).' % (pyast.render(drop), text,
-                                                                       describe_modes(self.modes - set([PREDICT]))))
+      unseen = '' if self.modes else ' (and whether this input_fn trains or evaluates: the scanned files do not show)'
+      self.collector.unknown(module, call, '4', 'whether drop_remainder=`%s` of %s is True%s; input that trains or '
+                             'evaluates on a TPU needs True (XLA compiles one static shape).'
+                             % (pyast.render(drop), text, unseen))
 
   def _drops(self, module, fn, node, depth):
     """True/False when drop_remainder is known to be True/False (on a TPU), None when it cannot be told."""
@@ -190,28 +187,28 @@ class _InputWalk(object):
     return None, None, None
 
   def _source(self, module, fn, node, depth):
-    """(severity, where a batch size that is not from params comes from); severity None: it is from params."""
+    """(severity, where a batch size that is not from params comes from), for the message."""
     value = pyast.literal(node)
     if value is not pyast.NO_VALUE:
       return findings.REQUIRED, 'the fixed number %r' % (value,)
     if isinstance(node, ast.Attribute) and apis.is_flags(self.program.canonical(module, fn, node.value)):
-      return findings.REQUIRED, 'the flag `%s`' % pyast.render(node)
+      self.batch_size_flags.add(id(node))
+      return findings.REQUIRED, 'the flag %s' % pyast.render(node)
     if not isinstance(node, ast.Name):
-      return findings.REQUIRED, 'computed without params'
+      return findings.REQUIRED, '`%s`' % pyast.render(node)
     kind, bound, owner_module, owner = self.program.lookup(module, fn, node.id)
     if kind == 'value' and owner is fn and depth < 3:
       return self._source(module, fn, bound, depth + 1)
+    text = '`%s`' % node.id
     if kind == 'value' and owner is None:
-      return findings.REQUIRED, 'the module-level `%s`' % node.id
+      return findings.REQUIRED, '%s, a module-level value' % text
     if kind == 'import':
-      return findings.REQUIRED, 'imported (%s)' % bound
+      return findings.REQUIRED, '%s, imported from %s' % (text, bound)
     if kind in ('param', 'value') and owner is not fn:
-      return findings.REQUIRED, 'taken from %s around it (a closure)' % checks.describe_fn(owner)
-    if kind == 'param' and id(bound) in self.bindings:
-      return findings.REQUIRED, 'an argument of %s' % checks.describe_fn(bound)
+      return findings.REQUIRED, '%s, taken from %s around it (a closure)' % (text, checks.describe_fn(owner))
     if kind == 'param':
-      return findings.REQUIRED, 'an argument of %s other than params' % checks.describe_fn(bound)
-    return findings.UNKNOWN, 'not traceable to params'
+      return findings.REQUIRED, '%s, an argument of %s' % (text, checks.describe_fn(bound))
+    return findings.UNKNOWN, '%s, which static analysis cannot trace to params' % text
 
   def report_dtypes(self):
     """uint8 or float64 in the input with no cast anywhere in it reaches the TPU infeed, which refuses both."""
