@@ -204,6 +204,11 @@ class _CallSite(object):
         key = (id(target.node), tuple(id(v[2]) for v in target.via))
         entry = self.entries.input_fns.setdefault(key, [target, set()])
         entry[1].add(mode)
+      elif target.made_by and apis.last(target.made_by) in ('numpy_input_fn', 'pandas_input_fn'):
+        self.collector.required(self.module, self.call, '3', 'the input_fn comes from `%s`, which feeds queues and '
+                                'takes no params -> write an input_fn(params) that returns a tf.data.Dataset '
+                                '(Dataset.from_tensor_slices(...).batch(params[\'batch_size\'], '
+                                'drop_remainder=True)).' % _short(target.made_by))
       else:
         self.collector.unknown(self.module, self.call, '3', 'the input_fn `%s` (for %s): %s, so its rows (3, 4) were '
                                'not checked -> scan the file that defines it too.'

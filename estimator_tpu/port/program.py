@@ -42,10 +42,12 @@ Fn.__new__.__defaults__ = (0, frozenset(), ())
 
 
 class Unresolved(object):
-  """A callable static analysis could not find; `reason` finishes the sentence "cannot tell statically: ..."."""
+  """A callable static analysis could not find; `reason` finishes the sentence "cannot tell statically: ...".
+  `made_by` is the canonical name of the TensorFlow function that made it, when one did (numpy_input_fn ...)."""
 
-  def __init__(self, reason):
+  def __init__(self, reason, made_by=None):
     self.reason = reason
+    self.made_by = made_by
 
   def __repr__(self):
     return 'Unresolved(%r)' % self.reason
@@ -273,6 +275,9 @@ class Program(object):
     if isinstance(node, ast.Name):
       return self._resolve_name(module, fn, node, depth)
     if isinstance(node, ast.Attribute):
+      method = self._own_method(module, fn, node)
+      if method is not None:
+        return [Fn(module, method, bound_positional=1)]
       found = self.find_def(self.canonical(module, fn, node))
       if found and not isinstance(found[1], ast.ClassDef):
         return [Fn(found[0], found[1])]
@@ -324,8 +329,8 @@ class Program(object):
     sites = []
     for module, caller, call in self._calls_by_name.get(fn.name, []):
       if isinstance(call.func, ast.Attribute) and not self.canonical(module, caller, call.func):
-        if _implicit_arguments(fn, call):
-          sites.append((module, caller, call))  # self.method(...): a method of that name, taken as this one
+        if _implicit_arguments(fn, call) and self._same_class(module, caller, fn, call):
+          sites.append((module, caller, call))  # self.method(...) in the method's own class
       elif any(isinstance(t, Fn) and t.node is fn
                for t in self.resolve_callables(module, caller, call.func, max(depth + 1, MAX_DEPTH - 1))):
         sites.append((module, caller, call))
@@ -333,8 +338,29 @@ class Program(object):
         break
     return sites
 
+  def _own_method(self, module, fn, node):
+    """The def of `self.name` when `fn` is a method of a class that defines `name` (not a property)."""
+    if not (isinstance(node.value, ast.Name) and node.value.id == 'self') or fn is None:
+      return None
+    owner = module.parents.get(id(fn))
+    if not isinstance(owner, ast.ClassDef):
+      return None
+    for statement in owner.body:
+      if isinstance(statement, (ast.FunctionDef, ast.AsyncFunctionDef)) and statement.name == node.attr:
+        if not statement.decorator_list:
+          return statement
+    return None
+
+  def _same_class(self, module, caller, fn, call):
+    if not (isinstance(call.func.value, ast.Name) and call.func.value.id in ('self', 'cls')) or caller is None:
+      return False
+    owner = module.parents.get(id(fn))
+    return isinstance(owner, ast.ClassDef) and module.parents.get(id(caller)) is owner
+
   def _resolve_call_result(self, module, fn, call, depth):
     callee = self.canonical(module, fn, call.func)
+    if callee and (callee == 'tensorflow' or callee.startswith('tensorflow.')):
+      return [Unresolved('`%s` is made by TensorFlow at run time' % pyast.render(call), made_by=callee)]
     if callee == 'functools.partial' and call.args:
       results = []
       for target in self.resolve_callables(module, fn, call.args[0], depth + 1):
@@ -346,7 +372,10 @@ class Program(object):
       return results
     results = []
     for builder in self.resolve_callables(module, fn, call.func, depth + 1):
-      if not isinstance(builder, Fn) or isinstance(builder.node, ast.Lambda):
+      if isinstance(builder, Unresolved):
+        results.append(builder)  # its reason names the builder that could not be found
+        continue
+      if isinstance(builder.node, ast.Lambda):
         results.append(Unresolved('`%s` returns a value only known at run time' % pyast.render(call)))
         continue
       returned = self.returned_values(builder.node)

@@ -119,9 +119,15 @@ def _candidates(collector, excluded, predicate):
   for module in program.modules:
     for node in ast.walk(module.tree):
       if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)) and id(node) not in excluded and \
-          predicate(program, module, node) and not _called_somewhere(program, node):
+          _plain_function(node) and predicate(program, module, node) and not _called_somewhere(program, node):
         found.append(program_lib.Fn(module, node))
   return found
+
+
+def _plain_function(node):
+  """Not a test (test_numpy_input_fn) and not a method: those are not what an estimator is handed."""
+  names = pyast.positional_names(node)
+  return not node.name.startswith('test') and not (names and names[0] in ('self', 'cls'))
 
 
 def _is_model_fn_candidate(program, module, node):
