@@ -413,7 +413,8 @@ def test_an_unparsable_file_is_named_and_the_others_are_checked(tmp_path):
   write(tmp_path, 'ok.py', 'import tensorflow as tf\nest = tf.estimator.Estimator(model_fn=None)\n')
   status, out, err = run_cli([str(tmp_path)])
   assert status == 2  # bad input wins over the required finding in ok.py
-  assert err.startswith('error: %s: does not parse as Python 3 (line 1' % os.path.join(str(tmp_path), 'py2.py'))
+  assert err.startswith('error: %s: does not parse as Python %d.%d (line 1' % (
+      (os.path.join(str(tmp_path), 'py2.py'),) + sys.version_info[:2]))
   assert 'Python 2 code' in err
   assert 'ok.py:2: [required] row 1' in out
 
@@ -511,3 +512,83 @@ def test_tensorflow_estimators_own_source_scans_without_a_crash():
   report = scan_paths([os.path.join(folder, 'python', 'estimator', sub) for sub in ('tpu', 'canned', 'export')])
   assert report.bad_inputs == [] and len(report.files) > 40
   assert not [f for f in report.findings if 'could not analyse' in f.message]
+
+
+# --- One construct at a time ------------------------------------------------------------------------------------
+
+TPU_ESTIMATOR = ('tf.estimator.tpu.TPUEstimator(model_fn, config=config, train_batch_size=8, eval_batch_size=8, '
+                 'predict_batch_size=8)')
+CASES = {
+    'estimator_subclass': ('''
+        import tensorflow as tf
+
+        class MyEstimator(tf.estimator.Estimator):
+          def __init__(self, config=None):
+            super(MyEstimator, self).__init__(model_fn=self._model_fn, config=config)
+
+          def _model_fn(self, features, labels, mode, params):
+            return tf.estimator.EstimatorSpec(mode, loss=tf.reduce_mean(features))
+        ''', [(4, '1', REQUIRED), (9, '5', REQUIRED)]),
+    'premade_and_keras_estimators': ('''
+        import tensorflow as tf
+        a = tf.estimator.DNNClassifier(hidden_units=[10], feature_columns=[])
+        b = tf.contrib.learn.LinearRegressor(feature_columns=[])
+        c = tf.keras.estimator.model_to_estimator(keras_model=None)
+        ''', [(3, '1', REQUIRED), (4, '1', REQUIRED), (4, 'version-contrib', ADVICE), (5, '1', REQUIRED)]),
+    'train_and_evaluate_specs': ('''
+        import tensorflow as tf
+        def run(estimator, train_input_fn, eval_input_fn):
+          train_spec = tf.estimator.TrainSpec(train_input_fn)
+          eval_spec = tf.estimator.EvalSpec(eval_input_fn, steps=None)
+          tf.estimator.train_and_evaluate(estimator, train_spec, eval_spec)
+        ''', [(4, '3', UNKNOWN), (4, '9', REQUIRED), (5, '3', UNKNOWN), (5, '9', REQUIRED), (6, '14', ADVICE)]),
+    'run_config_with_master_and_cluster': ('''
+        import tensorflow as tf
+        resolver = tf.distribute.cluster_resolver.TPUClusterResolver(tpu=['my-tpu'])
+        config = tf.estimator.tpu.RunConfig(master='grpc://10.0.0.2:8470', cluster=resolver,
+                                            tpu_config=tf.estimator.tpu.TPUConfig(num_shards=8))
+        ''', [(4, '2', REQUIRED), (5, '8', ADVICE)]),
+    'model_fn_ops': ('''
+        import tensorflow as tf
+        def model_fn(features, labels, mode, params):
+          x = tf.cast(features['x'], tf.float64)
+          words = tf.strings.split(features['text'])
+          kept = tf.where(x > 0, x, tf.zeros_like(x))  # three arguments: static
+          ids, _ = tf.unique(labels)
+          y = tf.numpy_function(lambda v: v, [x], tf.float32)
+          return tf.estimator.tpu.TPUEstimatorSpec(mode, loss=tf.reduce_sum(kept),
+                                                   training_hooks=[tf.train.StopAtStepHook(10)])
+        estimator = %s
+        ''' % TPU_ESTIMATOR, [(4, 'rule-dtypes', REQUIRED), (5, '13', REQUIRED), (7, '4', REQUIRED),
+                              (8, '13', REQUIRED), (9, '8', ADVICE)]),
+    'map_and_batch_and_queues': ('''
+        import tensorflow as tf
+        def input_fn(params):
+          d = tf.data.TFRecordDataset('data/train.tfrecord')
+          d = d.apply(tf.data.experimental.map_and_batch(lambda r: r, params['batch_size']))
+          images, labels = tf.train.shuffle_batch([d], batch_size=32, capacity=100, min_after_dequeue=10)
+          return d
+        def main(estimator):
+          estimator.train(input_fn, steps=10)
+        ''', [(4, 'rule-gcs', ADVICE), (5, '4', REQUIRED), (6, '4', ADVICE)]),
+    'flags_in_functions': ('''
+        import tensorflow as tf
+        from absl import flags
+        FLAGS = flags.FLAGS
+        def model_fn(features, labels, mode, params):
+          return tf.estimator.tpu.TPUEstimatorSpec(mode, loss=tf.reduce_sum(features) * FLAGS.scale)
+        def input_fn(params):
+          size = FLAGS.batch_size
+          return tf.data.Dataset.range(FLAGS.limit).batch(size, drop_remainder=True)
+        def main(config):
+          estimator = %s
+          estimator.train(input_fn, max_steps=FLAGS.steps)
+        ''' % TPU_ESTIMATOR, [(6, '3', ADVICE), (9, '3', ADVICE), (9, '3', REQUIRED)]),  # line 8: the batch size
+}
+
+
+@pytest.mark.parametrize('case', sorted(CASES))
+def test_one_construct_at_a_time(tmp_path, case):
+  source, expected = CASES[case]
+  report = scan_paths([write(tmp_path, case + '.py', source)])
+  assert sorted((f.line, f.row, f.severity) for f in report.findings) == sorted(expected), report.findings

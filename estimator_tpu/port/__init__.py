@@ -10,7 +10,9 @@ with unread files is incomplete).
 Modules: program (imports, names and callables across the files), estimators (where estimators are built and
 driven), model_fns, input_fns, modules (tf.contrib, path flags), scan (puts them together), findings (report).
 """
-from estimator_tpu.port.findings import ADVICE  # noqa: F401
-from estimator_tpu.port.findings import REQUIRED  # noqa: F401
-from estimator_tpu.port.findings import UNKNOWN  # noqa: F401
-from estimator_tpu.port.scan import scan as scan_paths  # noqa: F401
+from estimator_tpu.port.findings import ADVICE
+from estimator_tpu.port.findings import REQUIRED
+from estimator_tpu.port.findings import UNKNOWN
+from estimator_tpu.port.scan import scan as scan_paths
+
+__all__ = ['ADVICE', 'REQUIRED', 'UNKNOWN', 'scan_paths']

@@ -4,7 +4,6 @@ import ast
 import collections
 
 from estimator_tpu.port import apis
-from estimator_tpu.port import checks
 from estimator_tpu.port import input_fns
 from estimator_tpu.port import program as program_lib
 from estimator_tpu.port import pyast
@@ -27,6 +26,12 @@ def check_call_sites(collector):
   entries = Entries()
   program = collector.program
   for module in program.modules:
+    for node in ast.walk(module.tree):
+      if isinstance(node, ast.ClassDef) and _estimator_base(module, node) not in (None, 'tpu'):
+        collector.required(module, node, '1', '`class %s(%s)` builds on a plain Estimator -> build on '
+                           'tf.estimator.tpu.TPUEstimator (with a tpu RunConfig and the train/eval/predict batch '
+                           'sizes): only TPUEstimator runs model_fn on TPU cores.' % (node.name, _short(
+                               _estimator_base(module, node))))
     scopes = [module.tree] + [n for n in ast.walk(module.tree) if isinstance(n, pyast.FUNCTION_NODES)]
     for scope in scopes:
       fn = None if scope is module.tree else scope
@@ -73,9 +78,20 @@ class _CallSite(object):
                             'in one program.')
     elif isinstance(self.call.func, ast.Attribute) and self.call.func.attr in METHODS:
       self._estimator_method()
+    elif self._is_estimator_super_init():
+      self._model_fn_argument()
     self._model_dir()
 
   # --- constructors -------------------------------------------------------------------------------------------
+
+  def _is_estimator_super_init(self):
+    """super().__init__(model_fn=...) in a class that builds on an Estimator or a TPUEstimator."""
+    func = self.call.func
+    if not (isinstance(func, ast.Attribute) and func.attr == '__init__' and isinstance(func.value, ast.Call)
+            and isinstance(func.value.func, ast.Name) and func.value.func.id == 'super' and self.fn is not None):
+      return False
+    owner = self.module.parents.get(id(self.fn))
+    return isinstance(owner, ast.ClassDef) and _estimator_base(self.module, owner) is not None
 
   def _plain_estimator(self, name):
     short = _short(name)
@@ -235,11 +251,13 @@ def _surely_set(program, module, fn, node, depth=0):
     return value is not None  # RunConfig refuses master='' with a cluster too
   if isinstance(node, ast.Call):
     return True
-  if isinstance(node, ast.Name) and fn is not None:
-    values = [v for kind, v in program.local_bindings(module, fn).get(node.id, [])]
-    kinds = [kind for kind, v in program.local_bindings(module, fn).get(node.id, [])]
-    return bool(values) and kinds == ['value'] * len(kinds) and all(
-        _surely_set(program, module, fn, v, depth + 1) for v in values)
+  if isinstance(node, ast.Name):
+    if fn is not None:
+      bindings = program.local_bindings(module, fn).get(node.id, [])
+    else:
+      bindings = [('value', value) for value in module.assignments.get(node.id, [])]
+    return bool(bindings) and all(kind == 'value' and _surely_set(program, module, fn, value, depth + 1)
+                                  for kind, value in bindings)
   return False
 
 
@@ -263,3 +281,14 @@ def _is_estimator(program, module, fn, node, depth=0):
 def _named_like_estimator(name):
   name = name.lower().strip('_')
   return 'estimator' in name or name in ('est', 'clf') or name.endswith(('classifier', 'regressor'))
+
+
+def _estimator_base(module, class_node):
+  """The canonical name of a plain Estimator the class derives from, 'tpu' for a TPUEstimator, else None."""
+  for base in class_node.bases:
+    name = module.canonical(base) or ''
+    if apis.is_tpu_estimator(name):
+      return 'tpu'
+    if apis.is_plain_estimator(name):
+      return name
+  return None

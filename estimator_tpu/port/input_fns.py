@@ -30,6 +30,7 @@ def check_input_fn(collector, target, modes):
   tainted = set(['params']) if checks.accepts_params(target) else set()
   walk.visit(module, node, 0, tainted)
   walk.report_dtypes()
+  walk.report_flags()
   return walk.visited_defs
 
 
@@ -49,6 +50,7 @@ class _InputWalk(object):
     self.float64 = []
     self.casts = False
     self.batch_size_flags = set()  # id() of FLAGS reads already reported as a batch size
+    self.flag_reads = []  # (module, FLAGS.x node), reported after the walk unless they are a batch size
 
   def _bind(self, def_node, call, module, fn):
     values = program_lib.bind_arguments(call, def_node)
@@ -103,9 +105,8 @@ class _InputWalk(object):
       self.uint8.append((module, node))
     elif canonical in apis.HOST_FLOAT64_NAMES:
       self.float64.append((module, node))
-    elif apis.is_flags(self.program.canonical(module, fn, node.value)) and id(node) not in self.batch_size_flags:
-      self.collector.advice(module, node, '3', 'input_fn reads the flag `%s` -> pass the value through params or the '
-                            'input_fn builder, so input_fn depends only on its arguments.' % pyast.render(node))
+    elif apis.is_flags(self.program.canonical(module, fn, node.value)):
+      self.flag_reads.append((module, node))
 
   def _check_call(self, module, fn, call, tainted):
     canonical = self.program.canonical(module, fn, call.func)
@@ -209,6 +210,12 @@ class _InputWalk(object):
     if kind == 'param':
       return findings.REQUIRED, '%s, an argument of %s' % (text, checks.describe_fn(bound))
     return findings.UNKNOWN, '%s, which static analysis cannot trace to params' % text
+
+  def report_flags(self):
+    for module, node in self.flag_reads:
+      if id(node) not in self.batch_size_flags:
+        self.collector.advice(module, node, '3', 'input_fn reads the flag `%s` -> pass the value through params or '
+                              'the input_fn builder, so input_fn depends only on its arguments.' % pyast.render(node))
 
   def report_dtypes(self):
     """uint8 or float64 in the input with no cast anywhere in it reaches the TPU infeed, which refuses both."""

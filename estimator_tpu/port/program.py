@@ -317,17 +317,8 @@ class Program(object):
     """(module, calling function, call) for the scanned calls of a def, by name and then resolved."""
     if isinstance(fn, ast.Lambda):
       return []
-    if self._calls_by_name is None:
-      self._calls_by_name = collections.defaultdict(list)
-      for module in self.modules:
-        scopes = [module.tree] + [n for n in ast.walk(module.tree) if isinstance(n, pyast.FUNCTION_NODES)]
-        for scope in scopes:
-          for node, _ in pyast.walk_local(scope):
-            if isinstance(node, ast.Call):
-              callee = node.func.id if isinstance(node.func, ast.Name) else getattr(node.func, 'attr', None)
-              self._calls_by_name[callee].append((module, None if scope is module.tree else scope, node))
     sites = []
-    for module, caller, call in self._calls_by_name.get(fn.name, []):
+    for module, caller, call in self.calls_named(fn.name):
       if isinstance(call.func, ast.Attribute) and not self.canonical(module, caller, call.func):
         if _implicit_arguments(fn, call) and self._same_class(module, caller, fn, call):
           sites.append((module, caller, call))  # self.method(...) in the method's own class
@@ -337,6 +328,19 @@ class Program(object):
       if len(sites) >= limit:
         break
     return sites
+
+  def calls_named(self, name):
+    """(module, calling function or None, call) for every call of `name(...)` or `x.name(...)`."""
+    if self._calls_by_name is None:
+      self._calls_by_name = collections.defaultdict(list)
+      for module in self.modules:
+        scopes = [module.tree] + [n for n in ast.walk(module.tree) if isinstance(n, pyast.FUNCTION_NODES)]
+        for scope in scopes:
+          for node, _ in pyast.walk_local(scope):
+            if isinstance(node, ast.Call):
+              callee = node.func.id if isinstance(node.func, ast.Name) else getattr(node.func, 'attr', None)
+              self._calls_by_name[callee].append((module, None if scope is module.tree else scope, node))
+    return self._calls_by_name.get(name, [])
 
   def _own_method(self, module, fn, node):
     """The def of `self.name` when `fn` is a method of a class that defines `name` (not a property)."""

@@ -1,7 +1,8 @@
 """The rows of docs/MIGRATION.md that a finding can belong to.
 
 Numbered rows are the table "What changes, step by step"; the other keys are the table "TPU rules that all
-three programs already follow" (rule-*) and the section "Version facts that trip migrations" (version-*).
+three programs already follow" (rule-*) and the section "Version facts that trip migrations" (version-*);
+'tool' is for code the report itself could not analyse.
 """
 import collections
 
@@ -22,6 +23,7 @@ _ROWS = [
     Row('rule-dtypes', 'TPU rule: dtypes the TPU takes'),
     Row('rule-gcs', 'TPU rule: data and model_dir on gs://'),
     Row('version-contrib', 'Version facts: tf.contrib is gone in TF 2.0'),
+    Row('tool', 'Not a MIGRATION.md row: code the port report could not analyse'),
 ]
 ROWS = collections.OrderedDict((row.key, row) for row in _ROWS)
 

@@ -2,6 +2,7 @@
 import ast
 import io
 import os
+import sys
 import tokenize
 
 from estimator_tpu.port import apis
@@ -47,8 +48,11 @@ def parse_file(path):
     source = data.decode(encoding)
     tree = ast.parse(source, filename=path)
   except SyntaxError as e:
-    fix = 'fix the syntax; Python 2 code (print statements, `except X, e`) must be converted to Python 3 first.'
-    return None, findings.BadInput(path, 'does not parse as Python 3 (line %s: %s).' % (e.lineno, e.msg), fix)
+    fix = ('fix the syntax; Python 2 code (print statements, `except X, e`) must be converted to Python 3 first, '
+           'and newer syntax needs a newer Python to run this report.')
+    version = '%d.%d' % sys.version_info[:2]
+    return None, findings.BadInput(path, 'does not parse as Python %s (line %s: %s).' % (version, e.lineno, e.msg),
+                                   fix)
   except (UnicodeDecodeError, LookupError) as e:
     return None, findings.BadInput(path, 'cannot be decoded as text (%s).' % e, 'give a Python source file.')
   except (OSError, ValueError, RecursionError, MemoryError) as e:
@@ -82,7 +86,7 @@ def _guarded(collector, module, check, *args):
   except Exception as e:  # noqa: BLE001 -- robustness on code never seen is the point here
     where = module or (collector.program.modules[0] if collector.program.modules else None)
     if where is not None:
-      collector.unknown(where, where.tree, '13', 'the port report could not analyse this code (%s: %s); please '
+      collector.unknown(where, where.tree, 'tool', 'the port report could not analyse this code (%s: %s); please '
                         'report it with the code that caused it.' % (type(e).__name__, e))
     return None
 
@@ -171,14 +175,8 @@ def _is_local_def(program, module, fn, value):
 
 
 def _called_somewhere(program, def_node):
-  for module in program.modules:
-    for node in ast.walk(module.tree):
-      if isinstance(node, ast.Call):
-        func = node.func
-        name = func.id if isinstance(func, ast.Name) else getattr(func, 'attr', None)
-        if name == def_node.name:
-          return True
-  return False
+  """Any call by this name counts: a candidate that is called is somebody's helper (conservative on purpose)."""
+  return bool(program.calls_named(def_node.name))
 
 
 def _modes_from_name(name):
