@@ -192,11 +192,17 @@ class _CallSite(object):
   def _estimator_method(self):
     mode, steps_at, max_steps_at = METHODS[self.call.func.attr]
     input_fn = pyast.argument(self.call, 0, 'input_fn')
-    on_estimator = _is_estimator(self.program, self.module, self.fn, self.call.func.value)
-    if input_fn is None or not (on_estimator or pyast.keyword(self.call, 'input_fn') is not None):
+    if input_fn is None:
+      return
+    kind = _estimator_kind(self.program, self.module, self.fn, self.call.func.value)
+    # Certain: an estimator built in the scanned code, or an input_fn= keyword. A receiver only *named* like an
+    # estimator (a parameter `estimator`, `classifier`) counts when what it is given is a function the scanned
+    # files define, so sklearn's or Keras' classifier.predict(x) is left alone.
+    certain = kind == BUILT or pyast.keyword(self.call, 'input_fn') is not None
+    if not certain and not (kind == NAMED and self._passes_a_function(input_fn)):
       return
     self._input_fn_argument(input_fn, mode)
-    if not on_estimator or pyast.has_star_args(self.call):
+    if kind is None or pyast.has_star_args(self.call):
       return
     receiver = pyast.render(self.call.func.value)
     steps = pyast.argument(self.call, steps_at, 'steps') if steps_at else None
@@ -212,6 +218,10 @@ class _CallSite(object):
                               'steps=None, and every batch must be full (pad the data, weight the padding 0).'
                               % receiver)
 
+  def _passes_a_function(self, node):
+    return any(isinstance(t, program_lib.Fn) or _made_by_tf_input_fn(t)
+               for t in self.program.resolve_callables(self.module, self.fn, node))
+
   def _input_fn_argument(self, node, mode):
     if node is None:
       return
@@ -220,7 +230,7 @@ class _CallSite(object):
         key = (id(target.node), tuple(id(v[2]) for v in target.via))
         entry = self.entries.input_fns.setdefault(key, [target, set()])
         entry[1].add(mode)
-      elif target.made_by and apis.last(target.made_by) in ('numpy_input_fn', 'pandas_input_fn'):
+      elif _made_by_tf_input_fn(target):
         self.collector.required(self.module, self.call, '3', 'the input_fn comes from `%s`, which feeds queues and '
                                 'takes no params -> write an input_fn(params) that returns a tf.data.Dataset '
                                 '(Dataset.from_tensor_slices(...).batch(params[\'batch_size\'], '
@@ -229,6 +239,11 @@ class _CallSite(object):
         self.collector.unknown(self.module, self.call, '3', 'the input_fn `%s` (for %s): %s, so its rows (3, 4) were '
                                'not checked -> scan the file that defines it too.'
                                % (pyast.render(node), mode, target.reason))
+
+
+def _made_by_tf_input_fn(target):
+  made_by = getattr(target, 'made_by', None)
+  return bool(made_by) and apis.last(made_by) in ('numpy_input_fn', 'pandas_input_fn')
 
 
 def _short(name):
@@ -261,21 +276,27 @@ def _surely_set(program, module, fn, node, depth=0):
   return False
 
 
-def _is_estimator(program, module, fn, node, depth=0):
-  """Whether an expression holds an Estimator: built by a constructor (or a project function returning one), or
-  a parameter or attribute named like one (mnist_tpu.py's train(fv, job, estimator, ...))."""
+BUILT, NAMED = 'built', 'named'
+
+
+def _estimator_kind(program, module, fn, node, depth=0):
+  """BUILT when an expression holds an Estimator built by a constructor (or by a project function returning one),
+  NAMED for a parameter or attribute only named like one (mnist_tpu.py's train(fv, job, estimator, ...)), else
+  None."""
   if isinstance(node, ast.Call):
-    return program.constructs(module, fn, node, lambda n: apis.is_any_estimator(n) or apis.is_keras_to_estimator(n))
+    if program.constructs(module, fn, node, lambda n: apis.is_any_estimator(n) or apis.is_keras_to_estimator(n)):
+      return BUILT
+    return None
   if isinstance(node, ast.Attribute):
-    return _named_like_estimator(node.attr)
+    return NAMED if _named_like_estimator(node.attr) else None
   if not isinstance(node, ast.Name) or depth > 3:
-    return False
+    return None
   kind, bound, owner_module, owner = program.lookup(module, fn, node.id)
   if kind == 'value':
-    return _is_estimator(program, owner_module, owner, bound, depth + 1)
-  if kind == 'param':
-    return _named_like_estimator(node.id)
-  return False
+    return _estimator_kind(program, owner_module, owner, bound, depth + 1)
+  if kind == 'param' and _named_like_estimator(node.id):
+    return NAMED
+  return None
 
 
 def _named_like_estimator(name):
