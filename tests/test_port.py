@@ -584,6 +584,11 @@ CASES = {
           estimator = %s
           estimator.train(input_fn, max_steps=FLAGS.steps)
         ''' % TPU_ESTIMATOR, [(6, '3', ADVICE), (9, '3', ADVICE), (9, '3', REQUIRED)]),  # line 8: the batch size
+    'classifier_that_is_not_an_estimator': ('''
+        def fit_and_score(classifier, x_train, y_train, x_test):
+          classifier.fit(x_train, y_train)
+          return classifier.predict(x_test), classifier.evaluate(x_test)
+        ''', []),
 }
 
 
