@@ -30,4 +30,8 @@ setuptools.setup(
     extras_require={
         'test': ['pytest<8'],
     },
+    # The port report reads source only (no TensorFlow, no flags/ package), so it works from an installed copy.
+    entry_points={
+        'console_scripts': ['estimator-tpu-port = estimator_tpu.port.__main__:main'],
+    },
 )

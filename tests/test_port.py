@@ -21,27 +21,23 @@ from estimator_tpu.port import UNKNOWN
 from estimator_tpu.port import scan_paths
 from estimator_tpu.port.__main__ import main as port_main
 
-# --- The project's two programs. These files are about to move (estimator_tpu/estimator/, estimator_tpu/tpu/):
-# --- re-point these two tables and nothing else. Keys are the roles the expectations below refer to.
+# --- The project's two programs, by role; the expectations below refer to the roles.
 ESTIMATOR_PROGRAM = collections.OrderedDict([
     ('program', 'mnist.py'),
-    ('model_fn', 'estimator_tpu/estimator_model_fn.py'),
-    ('input_fn', 'estimator_tpu/estimator_input.py'),
-    # What `mnist.py --distributed` runs; MIGRATION.md row 14 names it.
-    ('distributed', 'estimator_tpu/distributed.py'),
+    ('model_fn', 'estimator_tpu/estimator/model_fn.py'),
+    ('input_fn', 'estimator_tpu/estimator/input_fn.py'),
+    # The same Estimator trained by a TF_CONFIG cluster; MIGRATION.md row 14 names both.
+    ('cluster', 'tools/mnist_cluster.py'),
+    ('distributed', 'estimator_tpu/distributed/training.py'),
 ])
 TPU_PROGRAM = collections.OrderedDict([
     ('program', 'mnist_tpu.py'),
-    ('model_fn', 'estimator_tpu/model_fn.py'),
-    ('input_fn', 'estimator_tpu/input_pipeline.py'),
-    ('run_config', 'estimator_tpu/run_config.py'),
-    ('summaries', 'estimator_tpu/summaries.py'),
+    ('tpu', 'estimator_tpu/tpu'),
     ('network', 'estimator_tpu/model.py'),
-    ('records', 'estimator_tpu/records.py'),
+    ('modes', 'estimator_tpu/modes.py'),
     ('serving', 'estimator_tpu/serving.py'),
-    ('checkpoints', 'estimator_tpu/checkpoints.py'),
-    ('failures', 'estimator_tpu/failures.py'),
-    ('prepare', 'estimator_tpu/prepare.py'),
+    ('data', 'estimator_tpu/data'),
+    ('runtime', 'estimator_tpu/runtime'),
     ('readiness', 'estimator_tpu/readiness'),
     ('flags', 'flags'),
 ])
@@ -55,14 +51,15 @@ ESTIMATOR_EXPECTED = [
     ('program', 'config = tf.estimator.RunConfig(model_dir=model_dir', '1', REQUIRED),
     ('program', 'config = tf.estimator.RunConfig(model_dir=model_dir', '2', ADVICE),
     ('program', 'config = tf.estimator.RunConfig(model_dir=model_dir', '8', ADVICE),
-    ('program', 'return tf.estimator.Estimator(model_fn=model_fn, config=config)', '1', REQUIRED),
-    ('program', '  def input_fn():', '3', REQUIRED),  # the predict input_fn: no params ...
-    ('program', 'return dataset.batch(batch_size)', '3', REQUIRED),  # ... and the batch size of its builder
-    ('program', 'metrics = estimator.evaluate(', '9', REQUIRED),
+    ('program', 'return tf.estimator.Estimator(', '1', REQUIRED),
+    # steps=fv.eval_steps: the flag --eval_steps defaults to None (flags/modes.py, read but not scanned).
+    ('program', 'metrics = estimator.evaluate(input_fn, steps=fv.eval_steps', '9', REQUIRED),
+    ('program', '  def input_fn():', '3', REQUIRED),  # predict's in-memory input_fn: no params ...
+    ('program', '.batch(fv.eval_batch_size)', '3', REQUIRED),  # ... and the batch size of predict() around it
     ('model_fn', 'def model_fn(features, labels, mode):', '3', REQUIRED),
-    ('model_fn', 'return tf.estimator.EstimatorSpec(mode=mode, predictions=predictions)', '5', REQUIRED),
-    ('model_fn', 'eval_metric_ops=metric_fn(labels, logits))', '5', REQUIRED),  # EstimatorSpec ...
-    ('model_fn', 'eval_metric_ops=metric_fn(labels, logits))', '5', REQUIRED),  # ... and eval_metric_ops
+    ('model_fn', 'return tf.estimator.EstimatorSpec(mode=mode, predictions=', '5', REQUIRED),
+    ('model_fn', 'eval_metric_ops=model.metric_fn(labels, logits))', '5', REQUIRED),  # EstimatorSpec ...
+    ('model_fn', 'eval_metric_ops=model.metric_fn(labels, logits))', '5', REQUIRED),  # ... and eval_metric_ops
     ('model_fn', 'tf.summary.scalar(LEARNING_RATE_SUMMARY, rate)', '7', REQUIRED),
     ('model_fn', 'train_op = optimizer.minimize(loss', '6', REQUIRED),
     ('model_fn', 'return tf.estimator.EstimatorSpec(mode=mode, loss=loss, train_op=train_op)', '5', REQUIRED),
@@ -104,25 +101,44 @@ def test_estimator_program_reports_exactly_its_migration_rows():
   assert report.bad_inputs == [] and report.exit_status() == 1
 
 
-def migration_rows_naming(file_names):
-  """Rows of MIGRATION.md's step table whose Estimator column names one of these files."""
-  rows = set()
+def migration_step_rows():
+  """{row: (Estimator cell, TPUEstimator cell)} of MIGRATION.md's table "What changes, step by step"."""
+  rows = {}
   with open(MIGRATION_DOC) as f:
     for line in f:
       cells = [cell.strip() for cell in line.split('|')]
-      if len(cells) > 3 and cells[1].isdigit() and any(name in cells[3] for name in file_names):
-        rows.add(cells[1])
+      if len(cells) > 4 and cells[1].isdigit():
+        rows[cells[1]] = (cells[3], cells[4])
   return rows
 
 
-def test_every_migration_row_that_names_an_estimator_file_is_reported():
-  names = [os.path.basename(path) for path in ESTIMATOR_PROGRAM.values()]
-  listed = migration_rows_naming(names)
-  assert listed >= {'1', '3', '4', '5', '7', '9', '14'}  # the doc parsing works
-  reported = set(row for _, _, row, _ in as_tuples(scan_paths(program_paths(ESTIMATOR_PROGRAM))))
-  assert listed <= reported
-  # Rows 10-13 are the TF 2 port and the readiness check, not something the Estimator program has to change.
-  assert reported <= {'1', '2', '3', '4', '5', '6', '7', '8', '9', '14'}
+def rows_the_port_changes(rows):
+  """Rows where the Estimator program has something the TPUEstimator one does differently: not '—' (nothing
+  there), not 'As for Estimator' and not '..., unchanged' (the same code)."""
+  return set(row for row, (estimator, tpu) in rows.items()
+             if estimator != '—' and not tpu.startswith('As for Estimator') and 'unchanged' not in tpu)
+
+
+def doc_name(path):
+  """How MIGRATION.md names a file: without the package folder (`estimator/model_fn.py`, `mnist.py`)."""
+  return path[len('estimator_tpu/'):] if path.startswith('estimator_tpu/') else path
+
+
+def test_the_estimator_program_reports_exactly_the_rows_migration_md_lists():
+  report = scan_paths(program_paths(ESTIMATOR_PROGRAM))
+  rows = migration_step_rows()
+  assert rows_the_port_changes(rows) == {'1', '2', '3', '4', '5', '6', '7', '8', '9', '14'}  # the doc parses
+  reported = set(f.row for f in report.findings)
+  assert reported == rows_the_port_changes(rows)
+  # A row that names files of the Estimator program is reported in one of them (row 14 names two).
+  by_file = collections.defaultdict(set)
+  for finding in report.findings:
+    by_file[doc_name(os.path.relpath(finding.path, REPO_ROOT))].add(finding.row)
+  for row, (estimator, _) in rows.items():
+    named = [doc_name(path) for path in ESTIMATOR_PROGRAM.values() if doc_name(path) in estimator]
+    assert not named or any(row in by_file.get(name, ()) for name in named), (row, named)
+  assert sorted(by_file) == ['distributed/training.py', 'estimator/input_fn.py', 'estimator/model_fn.py',
+                             'mnist.py']
 
 
 def test_tpu_program_reports_nothing():
@@ -130,6 +146,21 @@ def test_tpu_program_reports_nothing():
   assert report.findings == [] and report.bad_inputs == []
   assert report.exit_status() == 0
   assert len(report.files) > len(TPU_PROGRAM)  # the folders were searched
+
+
+def test_mnist_py_alone_names_the_files_it_could_not_follow():
+  """Scanned without its library, mnist.py's model_fn and input_fns are named with the files to add, and what is
+  in mnist.py itself is still reported."""
+  report = scan_paths([os.path.join(REPO_ROOT, 'mnist.py')])
+  unknown = [(f.line, f.row, f.message) for f in report.findings if f.severity == UNKNOWN]
+  assert [(line, row) for line, row, _ in unknown] == [
+      (line_of(os.path.join(REPO_ROOT, 'mnist.py'), 'return tf.estimator.Estimator('), '5'),
+      (line_of(os.path.join(REPO_ROOT, 'mnist.py'), "estimator.train(input_fn_lib.input_fn_builder"), '3'),
+      (line_of(os.path.join(REPO_ROOT, 'mnist.py'), 'metrics = estimator.evaluate('), '3')]
+  assert ('`model_fn_lib.model_fn_builder` comes from estimator_tpu.estimator.model_fn '
+          '(estimator_tpu/estimator/model_fn.py), which is not among the scanned files') in unknown[0][2]
+  assert 'estimator_tpu/estimator/input_fn.py' in unknown[1][2]
+  assert sorted(set(f.row for f in report.findings)) == ['1', '2', '3', '5', '8', '9']
 
 
 # --- Fixtures: the classic legacy shapes ------------------------------------------------------------------------
@@ -370,6 +401,79 @@ def test_numpy_input_fn_is_named_as_what_to_replace(tmp_path):
   assert 'numpy_input_fn' in findings[0].message
 
 
+STEP_FLAGS = '''
+    import tensorflow as tf
+    from absl import flags
+    flags.DEFINE_integer('train_steps', 1000, 'Total steps.')
+    flags.DEFINE_integer('eval_steps', None, 'Batches to evaluate; None: all.')
+    FLAGS = flags.FLAGS
+
+    def input_fn(params):
+      return tf.data.Dataset.range(8).batch(params['batch_size'], drop_remainder=True)
+
+    def run(fv, estimator):
+      estimator.train(input_fn, max_steps=fv.train_steps)
+      estimator.evaluate(input_fn, steps=fv.eval_steps)
+      estimator.evaluate(input_fn, steps=FLAGS.eval_batches)
+      estimator.evaluate(input_fn, steps=num_batches(fv))
+    '''
+
+
+def test_step_counts_read_from_flags_take_the_flags_defaults(tmp_path):
+  write(tmp_path, 'steps.py', STEP_FLAGS)
+  report = scan_paths([str(tmp_path / 'steps.py')])
+  assert [(f.line, f.row, f.severity) for f in report.findings] == [(13, '9', REQUIRED), (14, '9', UNKNOWN)]
+  assert '(`fv.eval_steps` is the flag --eval_steps, which defaults to None: %s:5)' % (
+      tmp_path / 'steps.py') in report.findings[0].message
+  assert '`FLAGS.eval_batches` is only known at run time' in report.findings[1].message
+
+
+def test_flags_defined_in_an_imported_module_are_read_but_not_checked(tmp_path):
+  write(tmp_path, 'app_flags.py', '''
+      from absl import flags
+      flags.DEFINE_integer('eval_steps', None, 'Batches to evaluate.')
+      flags.DEFINE_string('data_dir', '/tmp/data', 'A local default: advice, were this file scanned.')
+      ''')
+  path = write(tmp_path, 'main.py', '''
+      import app_flags
+      import tensorflow as tf
+      from absl import flags
+      FLAGS = flags.FLAGS
+
+      def input_fn(params):
+        return tf.data.Dataset.range(8).batch(params['batch_size'], drop_remainder=True)
+
+      def run(estimator):
+        estimator.evaluate(input_fn, steps=FLAGS.eval_steps)
+      ''')
+  report = scan_paths([path])
+  assert [(os.path.basename(f.path), f.line, f.row, f.severity) for f in report.findings] == [
+      ('main.py', 11, '9', REQUIRED)]
+  assert 'app_flags.py:3)' in report.findings[0].message
+
+
+def test_in_memory_data_converted_a_few_lines_up_has_a_dtype(tmp_path):
+  path = write(tmp_path, 'predict.py', '''
+      import numpy as np
+      import tensorflow as tf
+
+      def predict(estimator, images, batch_size):
+        pixels = images.reshape(-1, 784).astype(np.float32)
+        raw = images.reshape(-1, 784)
+
+        def input_fn(params):
+          return tf.data.Dataset.from_tensor_slices({'x': pixels}).batch(params['batch_size'])
+
+        def raw_input_fn(params):
+          return tf.data.Dataset.from_tensor_slices({'x': raw}).batch(params['batch_size'])
+
+        estimator.predict(input_fn)
+        return estimator.predict(raw_input_fn)
+      ''')
+  report = scan_paths([path])
+  assert [(f.line, f.row, f.severity) for f in report.findings] == [(13, 'rule-dtypes', UNKNOWN)]
+
+
 # --- The command line -------------------------------------------------------------------------------------------
 
 def run_cli(args):
@@ -583,7 +687,8 @@ CASES = {
         def main(config):
           estimator = %s
           estimator.train(input_fn, max_steps=FLAGS.steps)
-        ''' % TPU_ESTIMATOR, [(6, '3', ADVICE), (9, '3', ADVICE), (9, '3', REQUIRED)]),  # line 8: the batch size
+        ''' % TPU_ESTIMATOR, [(6, '3', ADVICE), (9, '3', ADVICE), (9, '3', REQUIRED),  # line 8: the batch size
+                              (12, '9', UNKNOWN)]),  # max_steps=FLAGS.steps: no DEFINE_integer('steps') to read
     'classifier_that_is_not_an_estimator': ('''
         def fit_and_score(classifier, x_train, y_train, x_test):
           classifier.fit(x_train, y_train)

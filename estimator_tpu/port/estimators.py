@@ -205,20 +205,64 @@ class _CallSite(object):
     if kind is None or pyast.has_star_args(self.call):
       return
     receiver = pyast.render(self.call.func.value)
-    steps = pyast.argument(self.call, steps_at, 'steps') if steps_at else None
+    steps = self._step_count(pyast.argument(self.call, steps_at, 'steps') if steps_at else None)
     if mode == input_fns.TRAIN:
-      max_steps = pyast.argument(self.call, max_steps_at, 'max_steps')
-      if _unset(steps, True) and _unset(max_steps, True):
-        self.collector.required(self.module, self.call, '9', '`%s.train(...)` has neither max_steps nor steps -> pass '
-                                'max_steps (a total) or steps: on a TPU, TPUEstimator runs iterations_per_loop steps '
-                                'per device call and refuses to train without a bound.' % receiver)
-    elif mode == input_fns.EVAL and _unset(steps, True):
-      self.collector.required(self.module, self.call, '9', '`%s.evaluate(...)` without steps reads until the input '
+      max_steps = self._step_count(pyast.argument(self.call, max_steps_at, 'max_steps'))
+      counts = (steps, max_steps)
+      if all(state == NONE for state, _ in counts):
+        self.collector.required(self.module, self.call, '9', '`%s.train(...)` has neither max_steps nor steps%s -> '
+                                'pass max_steps (a total) or steps: on a TPU, TPUEstimator runs iterations_per_loop '
+                                'steps per device call and refuses to train without a bound.'
+                                % (receiver, ''.join(why for _, why in counts)))
+      elif not any(state == SET for state, _ in counts):
+        unknown = [why for state, why in counts if state == RUN_TIME]
+        self.collector.unknown(self.module, self.call, '9', 'whether `%s.train(...)` gets max_steps or steps: %s. '
+                               'On a TPU it needs one (TPUEstimator refuses to train without a bound).'
+                               % (receiver, unknown[0]))
+    elif mode == input_fns.EVAL and steps[0] == NONE:
+      self.collector.required(self.module, self.call, '9', '`%s.evaluate(...)` without steps%s reads until the input '
                               'ends -> pass steps = the number of full batches: evaluation on a TPU refuses '
                               'steps=None, and every batch must be full (pad the data, weight the padding 0).'
-                              % receiver)
+                              % (receiver, steps[1]))
+    elif mode == input_fns.EVAL and steps[0] == RUN_TIME:
+      self.collector.unknown(self.module, self.call, '9', 'whether `%s.evaluate(...)` gets steps: %s. If it can be '
+                             'None, evaluation reads until the input ends, which a TPU refuses -> make it the number '
+                             'of full batches (pad the data, weight the padding 0).' % (receiver, steps[1]))
+
+  def _step_count(self, node):
+    """(NONE, SET or RUN_TIME, why) for a steps/max_steps argument. A literal or a value computed here is taken
+    as it is; a flag read (`FLAGS.eval_steps`, `fv.eval_steps`) is its flag's default when the scanned files
+    define that flag, and only known at run time when they do not."""
+    if node is None:
+      return NONE, ''
+    value = pyast.literal(node)
+    if value is not pyast.NO_VALUE:
+      return (NONE if value is None else SET), ''
+    if not self._reads_flag_values(node):
+      return SET, ''
+    definition = self.program.flag_definition(node.attr)
+    if definition is None:
+      return RUN_TIME, '`%s` is only known at run time (a flag the scanned files do not define?)' % pyast.render(node)
+    module, call, default = definition
+    if pyast.literal(default) is None:
+      return NONE, ' (`%s` is the flag --%s, which defaults to None: %s:%d)' % (
+          pyast.render(node), node.attr, module.path, call.lineno)
+    return SET, ''
+
+  def _reads_flag_values(self, node):
+    """FLAGS.x, or x.y of a parameter (the flag values handed down: fv.eval_steps, flags_obj.train_steps)."""
+    if not (isinstance(node, ast.Attribute) and isinstance(node.value, ast.Name)):
+      return False
+    if apis.is_flags(self.program.canonical(self.module, self.fn, node.value)):
+      return True
+    kind = self.program.lookup(self.module, self.fn, node.value.id)[0]
+    return kind == 'param' and node.value.id not in ('self', 'cls')
 
   def _passes_a_function(self, node):
+    """A function the scanned files define, one TensorFlow made, or one named as an input_fn (`input_fn`,
+    `input_fn_lib.input_fn_builder(...)`) even when its file was not scanned."""
+    if 'input_fn' in pyast.render(node):
+      return True
     return any(isinstance(t, program_lib.Fn) or _made_by_tf_input_fn(t)
                for t in self.program.resolve_callables(self.module, self.fn, node))
 
@@ -277,6 +321,8 @@ def _surely_set(program, module, fn, node, depth=0):
 
 
 BUILT, NAMED = 'built', 'named'
+# What a steps/max_steps argument is: None, a number, or something only known at run time.
+NONE, SET, RUN_TIME = 'none', 'set', 'run time'
 
 
 def _estimator_kind(program, module, fn, node, depth=0):

@@ -195,6 +195,8 @@ class _InputWalk(object):
     if isinstance(node, ast.Attribute) and apis.is_flags(self.program.canonical(module, fn, node.value)):
       self.batch_size_flags.add(id(node))
       return findings.REQUIRED, 'the flag %s' % pyast.render(node)
+    if isinstance(node, ast.Attribute) and pyast.root_name(node):
+      return findings.REQUIRED, self._attribute_source(module, fn, node)
     if not isinstance(node, ast.Name):
       return findings.REQUIRED, '`%s`' % pyast.render(node)
     kind, bound, owner_module, owner = self.program.lookup(module, fn, node.id)
@@ -210,6 +212,17 @@ class _InputWalk(object):
     if kind == 'param':
       return findings.REQUIRED, '%s, an argument of %s' % (text, checks.describe_fn(bound))
     return findings.UNKNOWN, '%s, which static analysis cannot trace to params' % text
+
+  def _attribute_source(self, module, fn, node):
+    """Where `fv.eval_batch_size` comes from: an argument of the function around input_fn, or of input_fn."""
+    root = pyast.root_name(node)
+    kind, bound, _, owner = self.program.lookup(module, fn, root)
+    text = '`%s`' % pyast.render(node)
+    if kind == 'param' and owner is not fn:
+      return '%s, read from `%s`, an argument of %s around it (a closure)' % (text, root, checks.describe_fn(owner))
+    if kind == 'param':
+      return '%s, read from `%s`, an argument of %s' % (text, root, checks.describe_fn(bound))
+    return text
 
   def report_flags(self):
     for module, node in self.flag_reads:
@@ -229,15 +242,20 @@ class _InputWalk(object):
                                 '-> cast on the host in input_fn (e.g. tf.cast(images, tf.float32)).' % (dtype, dtype))
 
 
-def _converts(node, program, module, fn):
+def _converts(node, program, module, fn, depth=0):
   """True unless an in-memory value is plain data whose dtype only NumPy or pandas decide: names, dict(...),
-  tuples. Any conversion or TensorFlow call in it (astype, tf.constant, tf.cast, dtype=...) gives it a dtype."""
+  tuples. Any conversion or TensorFlow call in it (astype, tf.constant, tf.cast, dtype=...) gives it a dtype, and
+  so does one in the value of a name it uses (`pixels = images.astype(np.float32)` a few lines up)."""
   for child in ast.walk(node):
     if isinstance(child, ast.Call):
       if isinstance(child.func, ast.Attribute) and child.func.attr == 'astype':
         return True
       canonical = program.canonical(module, fn, child.func) or ''
       if apis.is_tf(canonical) or canonical.startswith('numpy.') or pyast.keyword(child, 'dtype') is not None:
+        return True
+    elif isinstance(child, ast.Name) and isinstance(child.ctx, ast.Load) and depth < 3:
+      kind, bound, owner_module, owner = program.lookup(module, fn, child.id)
+      if kind == 'value' and _converts(bound, program, owner_module, owner, depth + 1):
         return True
   return False
 

@@ -160,6 +160,7 @@ class Program(object):
       self.by_name.setdefault(module.name, module)
     self._locals_cache = {}
     self._calls_by_name = None
+    self._flag_definitions = None
 
   def find_module(self, dotted_name):
     """The scanned module named `dotted_name`, or one whose name ends with it (fixtures outside a package)."""
@@ -178,6 +179,71 @@ class Program(object):
     if module is None or name not in module.top_level:
       return None
     return module, module.top_level[name]
+
+  def flag_definition(self, name):
+    """(module, DEFINE_* call, default expression) of the flag --name, else None. Looked for in the scanned files,
+    then in the project modules they import (read, not checked: flags are often defined in a module of their own
+    that a port report need not cover)."""
+    if self._flag_definitions is None:
+      self._flag_definitions = {}
+      for module in self.modules + self._imported_modules():
+        for node in ast.walk(module.tree):
+          if isinstance(node, ast.Call) and _defines_a_flag(module.canonical(node.func)):
+            flag, default = pyast.argument(node, 0, 'name'), pyast.argument(node, 1, 'default')
+            flag = pyast.literal(flag) if flag is not None else None
+            if isinstance(flag, str) and default is not None:
+              self._flag_definitions.setdefault(flag, (module, node, default))
+    return self._flag_definitions.get(name)
+
+  def _imported_modules(self, hops=2, limit=50):
+    """Project modules the scanned files import (and those import), parsed from disk but not scanned."""
+    known = set(m.name for m in self.modules)
+    found, frontier = [], list(self.modules)
+    for _ in range(hops):
+      imported = []
+      for module in frontier:
+        for canonical in sorted(set(module.aliases.values())):
+          source = None if canonical.split('.')[0] in ('tensorflow', 'absl') else self.source_file_for(canonical)
+          if source and source[0] not in known and len(found) < limit:
+            known.add(source[0])
+            parsed = _parse_quietly(source[1], source[0])
+            if parsed is not None:
+              found.append(parsed)
+              imported.append(parsed)
+      frontier = imported
+    return found
+
+  def source_file_for(self, dotted_name):
+    """(module name, path) of the file on disk that defines module `dotted_name`, or the module holding the name
+    `dotted_name`, looked for beside the scanned files' top packages; else None. Something to name when a scan
+    left a file out."""
+    parts = dotted_name.split('.')
+    for root in self._roots():
+      for end in (len(parts), len(parts) - 1):
+        base = os.path.join(root, *parts[:end]) if end else None
+        for candidate in ((base + '.py', os.path.join(base, '__init__.py')) if base else ()):
+          if os.path.isfile(candidate):
+            relative = os.path.relpath(candidate)
+            return '.'.join(parts[:end]), (candidate if relative.startswith(os.pardir) else relative)
+    return None
+
+  def _left_out(self, canonical):
+    """'module (path), which is not among the scanned files' for a project name whose file a scan left out."""
+    if not canonical or canonical.split('.')[0] in ('tensorflow', 'absl') or self.find_def(canonical):
+      return None
+    found = self.source_file_for(canonical)
+    return '%s (%s), which is not among the scanned files' % found if found else None
+
+  def _roots(self):
+    """The folders the scanned modules' dotted names start from."""
+    roots = []
+    for module in self.modules:
+      root = os.path.dirname(os.path.abspath(module.path))
+      for _ in range(module.name.count('.')):
+        root = os.path.dirname(root)
+      if root not in roots:
+        roots.append(root)
+    return roots
 
   # --- names inside functions -----------------------------------------------------------------------------------
 
@@ -278,9 +344,13 @@ class Program(object):
       method = self._own_method(module, fn, node)
       if method is not None:
         return [Fn(module, method, bound_positional=1)]
-      found = self.find_def(self.canonical(module, fn, node))
+      canonical = self.canonical(module, fn, node)
+      found = self.find_def(canonical)
       if found and not isinstance(found[1], ast.ClassDef):
         return [Fn(found[0], found[1])]
+      elsewhere = self._left_out(canonical)
+      if elsewhere:
+        return [Unresolved('`%s` comes from %s' % (pyast.render(node), elsewhere))]
       return [Unresolved('`%s` is not a function defined in the scanned files' % pyast.render(node))]
     if isinstance(node, ast.Call):
       return self._resolve_call_result(module, fn, node, depth)
@@ -296,7 +366,8 @@ class Program(object):
       found = self.find_def(target)
       if found and not isinstance(found[1], ast.ClassDef):
         return [Fn(found[0], found[1])]
-      return [Unresolved('`%s` comes from %s, which is not among the scanned files' % (node.id, target))]
+      return [Unresolved('`%s` comes from %s' % (node.id, self._left_out(target) or
+                                                  '%s, which is not among the scanned files' % target))]
     if kind == 'param':
       return self._resolve_parameter(node.id, target, depth)
     return [Unresolved('`%s` is not bound to a function the scanned files define' % node.id)]
@@ -423,6 +494,24 @@ class Program(object):
               owner_module, owner, bound, predicate, depth + 1):
             return True
     return False
+
+
+def _parse_quietly(path, name):
+  """A Module for a file read only for context, or None when it cannot be read (that is not the report's input)."""
+  try:
+    with open(path, 'rb') as f:
+      return Module(path, ast.parse(f.read(), filename=path), name)
+  except (OSError, SyntaxError, ValueError, RecursionError, MemoryError):
+    return None
+
+
+def _defines_a_flag(canonical):
+  """absl.flags.DEFINE_integer, tf.flags.DEFINE_string, ... (not DEFINE_validator and the like)."""
+  if not canonical or 'flags' not in canonical:
+    return False
+  kind = canonical.rsplit('.', 1)[-1]
+  return kind.startswith('DEFINE_') and kind[len('DEFINE_'):] in (
+      'integer', 'float', 'string', 'bool', 'boolean', 'enum', 'list', 'multi_string', 'multi_integer')
 
 
 def _implicit_arguments(fn, call):
