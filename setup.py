@@ -30,8 +30,11 @@ setuptools.setup(
     extras_require={
         'test': ['pytest<8'],
     },
-    # The port report reads source only (no TensorFlow, no flags/ package), so it works from an installed copy.
+    # Both run on the user's code from an installed copy: neither needs the flags/ package or the scripts.
     entry_points={
-        'console_scripts': ['estimator-tpu-port = estimator_tpu.port.__main__:main'],
+        'console_scripts': [
+            'estimator-tpu-port = estimator_tpu.port.__main__:main',  # reads source only, no TensorFlow
+            'estimator-tpu-readiness = estimator_tpu.readiness.__main__:main',
+        ],
     },
 )
