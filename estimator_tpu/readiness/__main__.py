@@ -98,10 +98,11 @@ def build_plan(fv, params):
 
 
 def tpu_run_config(plan):
-  """What TPUEstimator hands a model_fn or input_fn that asks for `config`."""
+  """What TPUEstimator hands a model_fn or input_fn that asks for `config`: the plan's model_dir, TPU layout and
+  --master (a --tpu_name is not resolved here: that would contact the TPU's metadata server)."""
   import tensorflow.compat.v1 as tf  # pylint: disable=g-import-not-at-top -- only for code that asks for config
   return tf.estimator.tpu.RunConfig(
-      model_dir=plan.model_dir, tpu_config=tf.estimator.tpu.TPUConfig(
+      model_dir=plan.model_dir, master=plan.master, tpu_config=tf.estimator.tpu.TPUConfig(
           iterations_per_loop=plan.iterations_per_loop, num_shards=plan.num_shards))
 
 
