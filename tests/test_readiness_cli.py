@@ -72,10 +72,10 @@ def test_the_estimator_model_fn_fails_on_its_signature_and_its_estimator_spec(da
   assert status == 1 and err == ''
   failed = [line for line in out.splitlines() if line.startswith('FAIL')]
   assert failed == [
-      "FAIL signatures: model_fn(features, labels, mode) takes no params: TPUEstimator refuses it, since params is "
-      "where it passes the per-core params['batch_size'] (docs/MIGRATION.md row 3); the checks below call it "
-      "without params. Fix: take params: model_fn(features, labels, mode, params), and batch with "
-      "params['batch_size'].",
+      "FAIL signatures: model_fn(features, labels, mode) takes no params: TPUEstimator refuses a model_fn or "
+      "input_fn without params, which is where it passes the per-core params['batch_size'] (docs/MIGRATION.md row "
+      "3); the checks below go on without it. Fix: take params: model_fn(features, labels, mode, params), and "
+      "batch with params['batch_size'].",
       'FAIL model_fn_spec: model_fn returned a tf.estimator.EstimatorSpec in TRAIN mode, not a '
       'tf.estimator.tpu.TPUEstimatorSpec: on a TPU, TPUEstimator refuses it in evaluation and prediction, and '
       'metric ops, summaries and hooks cannot run inside the TPU computation (docs/MIGRATION.md row 5). Fix: return '

@@ -198,8 +198,8 @@ def check_signatures(model_fn, input_fn):
       missing.append((role, '%s(%s)' % (role, ', '.join(names)), shape))
   if missing:
     return results.failed(
-        'signatures', '%s: TPUEstimator refuses it, since params is where it passes the per-core '
-        "params['batch_size'] (docs/MIGRATION.md row 3); the checks below call it without params."
+        'signatures', '%s: TPUEstimator refuses a model_fn or input_fn without params, which is where it '
+        "passes the per-core params['batch_size'] (docs/MIGRATION.md row 3); the checks below go on without it."
         % '; '.join('%s takes no params' % have for _, have, _ in missing),
         'take params: %s, and batch with params[\'batch_size\'].' % ', '.join(want for _, _, want in missing))
   return results.passed('signatures', 'model_fn and input_fn take params, as TPUEstimator requires.')
