@@ -14,6 +14,8 @@ from estimator_tpu.port import pyast
 
 FOLLOW_DEPTH = 3
 TRAIN, EVAL, PREDICT = 'train', 'evaluate', 'predict'
+# tensorflow/python/tpu/ops/tpu_ops.py, _SUPPORTED_INFEED_DTYPES: TF 1.15's set; TF 2.x added uint8 and int8.
+INFEED_DTYPES = 'bool, int32, int64, bfloat16, float32, complex64 and uint32 (TF 2.x: also uint8 and int8)'
 DATASET_FUNCTION_METHODS = ('map', 'apply', 'filter', 'flat_map', 'interleave')
 # Where Dataset.batch / padded_batch take drop_remainder when it is passed by position.
 DROP_POSITION = {'batch': 1, 'padded_batch': 3}
@@ -128,9 +130,8 @@ class _InputWalk(object):
       self._check_batch(module, fn, call, pyast.argument(call, 0, 'batch_size'), drop, tainted)
     elif canonical in apis.IN_MEMORY_SOURCES and call.args and not _converts(call.args[0], self.program, module, fn):
       self.collector.unknown(module, call, 'rule-dtypes', 'the dtype of the in-memory data `%s`: NumPy and pandas '
-                             'default to float64, which the TPU infeed does not take (it takes bool, int32, int64, '
-                             'bfloat16, float32, complex64, uint32) -> cast float64 features to float32 on the host.'
-                             % pyast.render(call.args[0]))
+                             'default to float64, which the TPU infeed does not take (it takes %s) -> cast float64 '
+                             'features to float32 on the host.' % (pyast.render(call.args[0]), INFEED_DTYPES))
     elif canonical in apis.DATA_SOURCES and call.args:
       path = pyast.literal(call.args[0])
       if isinstance(path, str) and _is_local_path(path):
@@ -231,15 +232,16 @@ class _InputWalk(object):
                               'the input_fn builder, so input_fn depends only on its arguments.' % pyast.render(node))
 
   def report_dtypes(self):
-    """uint8 or float64 in the input with no cast anywhere in it reaches the TPU infeed, which refuses both."""
+    """uint8 or float64 in the input with no cast anywhere in it reaches the TPU infeed, which refuses float64
+    and, in TF 1.15, uint8."""
     if self.casts:
       return  # a cast is there; which tensor it converts cannot be told statically, so say nothing
     for sites, dtype in ((self.uint8, 'uint8'), (self.float64, 'float64')):
       if sites:
         module, node = sites[0]
         self.collector.required(module, node, 'rule-dtypes', 'the input makes %s data and never casts it: the TPU '
-                                'infeed takes bool, int32, int64, bfloat16, float32, complex64 and uint32, not %s '
-                                '-> cast on the host in input_fn (e.g. tf.cast(images, tf.float32)).' % (dtype, dtype))
+                                'infeed takes %s -> cast on the host in input_fn (e.g. tf.cast(images, tf.float32)).'
+                                % (dtype, INFEED_DTYPES))
 
 
 def _converts(node, program, module, fn, depth=0):
