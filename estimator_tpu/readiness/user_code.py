@@ -160,10 +160,12 @@ def _first_line(error):
 
 
 def _names_like(module, flag):
+  """What the user may have meant: the module's callables with 'model' (or 'input') in their name."""
   word = flag.split('_')[0]
   names = sorted(n for n in vars(module) if word in n.lower() and callable(getattr(module, n)))
-  return 'functions with "%s" in their name: %s' % (word, ', '.join(names)) if names else 'it has none named ' \
-      'like one'
+  if not names:
+    return 'it has none with "%s" in its name' % word
+  return 'functions with "%s" in their name: %s' % (word, ', '.join(names))
 
 
 def _call_builder(flag, spec, builder):
