@@ -45,6 +45,8 @@ def check_step(model_fn, params, plan, batch):
   try:
     step = step_checks.build_tpu_step(model_fn, params, plan.num_shards, batch)
     summary_ops = step_checks.summaries_in_train_step(model_fn, params, plan.num_shards, batch)
+  except step_checks.NotATpuEstimatorSpec as e:
+    return [e.result()] + [results.skipped(name, 'model_fn returned no TPUEstimatorSpec.') for name in STEP_CHECKS]
   except Exception as e:  # pylint: disable=broad-except -- user code: report it as a check, not a traceback
     failure = results.failed(
         'xla_compile', 'model_fn failed to build the TPU training step: %s: %s' % (type(e).__name__, e),
