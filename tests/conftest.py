@@ -1,4 +1,5 @@
-"""Shared fixtures: tiny synthetic datasets and the repository root on sys.path (for `flags` and `tests`)."""
+"""Shared fixtures: tiny synthetic datasets, the gs:// server (gcs_fixture.py), and the repository root on sys.path
+(for `flags` and `tests`)."""
 import os
 import sys
 
@@ -10,6 +11,7 @@ for path in (REPO_ROOT, os.path.join(REPO_ROOT, 'tests')):
     sys.path.insert(0, path)
 
 import tiny_run  # noqa: E402  (needs the path above)
+from gcs_fixture import gcs, gcs_session  # noqa: E402,F401  (gs:// tests: tests/gcs_fixture.py)
 from estimator_tpu.data import records  # noqa: E402
 from estimator_tpu.data import synthetic  # noqa: E402
 
