@@ -11,11 +11,11 @@ for path in (REPO_ROOT, os.path.join(REPO_ROOT, 'tests')):
     sys.path.insert(0, path)
 
 import tiny_run  # noqa: E402  (needs the path above)
-from gcs_fixture import gcs, gcs_session  # noqa: E402,F401  (gs:// tests: tests/gcs_fixture.py)
 from estimator_tpu.data import records  # noqa: E402
 from estimator_tpu.data import synthetic  # noqa: E402
 
 TINY_VALIDATION = 50
+pytest_plugins = ['gcs_fixture']  # the gs:// fixtures `gcs` and `gcs_session`
 
 
 @pytest.fixture
