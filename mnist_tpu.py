@@ -24,6 +24,7 @@ from estimator_tpu import readiness
 from estimator_tpu.data import records
 from estimator_tpu.runtime import checkpoints
 from estimator_tpu.runtime import results
+from estimator_tpu.runtime import storage
 from estimator_tpu.runtime.errors import UserError
 from estimator_tpu.runtime.errors import exit_on_user_error
 from estimator_tpu.tpu import cluster as tpu_cluster
@@ -126,11 +127,25 @@ def predict(fv, estimator, checkpoint=None):
   return predictions
 
 
+def check_storage(fv):
+  """check_tpu's lines about the run's gs:// paths (none without any): storage answers, the buckets exist, access
+  is allowed."""
+  try:
+    paths = storage.check_flag_paths(fv)
+  except UserError as e:
+    return [readiness.results.failed('storage_access', e.problem, e.fix)]
+  return [readiness.results.passed('storage_access', 'Cloud Storage answers for %s; the bucket exists and may be '
+                                  'used.' % ', '.join('--%s=%s' % pair for pair in paths))] if paths else []
+
+
 def run_check_tpu(fv, unused_route, unused_job):
   """Checks on this CPU whether the run the flags describe would work on a TPU; returns the exit status.
 
   It reads the data but never prepares it, and contacts no TPU except for a bounded reachability probe.
   """
+  storage_checks = check_storage(fv)
+  if not all(check.passed for check in storage_checks):
+    return readiness.print_results(storage_checks)  # the other checks read --data_dir: minutes of TF retries
   plan = readiness.TpuPlan(
       num_shards=fv.num_shards, train_batch_size=training.effective_batch_size(fv.batch_size, use_tpu=True),
       eval_batch_size=fv.eval_batch_size, predict_batch_size=fv.eval_batch_size,
@@ -148,7 +163,7 @@ def run_check_tpu(fv, unused_route, unused_job):
     return train_input_fn(params)
 
   model_fn = build_model_fn(fv, fv.model_dir)
-  return readiness.print_results(readiness.check_tpu_readiness(model_fn, input_fn, plan))
+  return readiness.print_results(storage_checks + readiness.check_tpu_readiness(model_fn, input_fn, plan))
 
 
 ROUTE = modes.Route('mnist_tpu', RESULTS_FILE, build_estimator, train, evaluate, predict)
