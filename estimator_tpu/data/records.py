@@ -234,7 +234,7 @@ def _records(path, records_read):
                     'prepare the data again (python -m tools.prepare_data --data_dir=%s, plus --source_dir if it came '
                     'from your own IDX files), or restore the file from a good copy.' % os.path.dirname(path))
   except tf.errors.NotFoundError as e:
-    raise UserError('%s disappeared while it was read, after %d records (%s).' % (path, records_read(), essence(e)),
+    raise UserError('%s disappeared while it was being read (%s).' % (path, essence(e).rstrip('.')),
                     'restore it or prepare the data again (python -m tools.prepare_data --data_dir=%s), and keep other '
                     'jobs from changing the data during a run.' % os.path.dirname(path))
   except tf.errors.OpError as e:
@@ -247,7 +247,11 @@ def check_example(record, path):
   try:
     feature = tf.train.Example.FromString(record).features.feature
   except Exception:  # pylint: disable=broad-except  # protobuf's DecodeError differs between its versions
-    raise UserError('%s does not hold tf.train.Example records: its first record is not one.' % path, LAYOUT_FIX)
+    raise UserError('%s does not hold tf.train.Example records: its first record does not parse as one.' % path,
+                    LAYOUT_FIX)
+  if not feature:
+    raise UserError('%s does not hold tf.train.Example records: its first record has no features.' % path,
+                    LAYOUT_FIX)
   problem = None
   if 'image_raw' not in feature:
     problem = 'has no feature `image_raw`'
