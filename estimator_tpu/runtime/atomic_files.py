@@ -74,6 +74,7 @@ def remove_stale_temps(path):
 def write_text(path, text):
   """Writes `text` to `path` under a temporary name, then renames it; creates the directory if needed."""
   tf.io.gfile.makedirs(os.path.dirname(path) or '.')
+  remove_stale_temps(path)
   temp = temp_path(path)
   try:
     with tf.io.gfile.GFile(temp, 'w') as f:

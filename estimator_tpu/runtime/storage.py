@@ -13,7 +13,6 @@ So before TensorFlow touches anything, `check_flag_paths` asks TensorFlow's own 
 credentials and CA handling as the run) about each bucket and path, in a daemon thread that is abandoned at a
 deadline. A thread still inside TF's retries cannot be stopped, but it does not keep the process from exiting.
 """
-import json
 import re
 import threading
 import time
@@ -126,13 +125,10 @@ def _probe_path(name, path):
 def _detail(error):
   """The useful part of a TensorFlow storage error: the server's own message where there is one, not its JSON."""
   text = essence(error)
-  match = re.search(r"with body '(\{.*)", text)
-  if match:
-    try:
-      body = json.loads(match.group(1).rstrip("'"))['error']
-      return ('HTTP %s: %s' % (body['code'], body['message'])).rstrip('.')
-    except (ValueError, KeyError, TypeError):
-      return text[:match.start()].strip()
+  code = re.search(r'HTTP response code (\d+)', text)
+  message = re.search(r'"message":\s*"((?:[^"\\]|\\.)*)"', text)
+  if code and message:
+    return ('HTTP %s: %s' % (code.group(1), message.group(1))).rstrip('.')
   return text.rstrip('.')
 
 
