@@ -147,7 +147,7 @@ def user_error(error):
     return UserError('%s was not found: it was deleted or moved while the run used it (%s).' % (url, _detail(error)),
                      'restore it (for data: `python -m tools.prepare_data --data_dir=DIR` again), keep other jobs '
                      'from changing that path during a run, and run the same command again.')
-  if isinstance(error, tf.errors.PermissionDeniedError) and (url or 'HTTP response code 403' in message):
+  if isinstance(error, tf.errors.PermissionDeniedError) and 'HTTP response code 403' in message:  # GCS's answer
     where = url or 'Cloud Storage'
     bucket = bucket_of(url) if url else 'BUCKET'
     return UserError('permission denied on %s during the run (%s).' % (where, _detail(error)),
