@@ -83,12 +83,17 @@ def assert_no_temp_objects(gcs):
 
 
 def test_prepare_train_evaluate_predict_export_and_serve_on_gcs(gcs, idx_dir, tmp_path):
-  # Data preparation into the bucket: the examples a local preparation writes, and nothing else.
-  run(gcs, PREPARE + ['--data_dir=%s' % gcs.url('mnist'), '--source_dir=%s' % idx_dir,
+  # Data preparation from IDX files in the bucket into the bucket: what a local preparation writes, nothing else.
+  idx_objects = []
+  for name in sorted(os.listdir(idx_dir)):
+    with open(os.path.join(idx_dir, name), 'rb') as f:
+      gcs.write_object('idx/' + name, f.read())
+    idx_objects.append('idx/' + name)
+  run(gcs, PREPARE + ['--data_dir=%s' % gcs.url('mnist'), '--source_dir=%s' % gcs.url('idx'),
                       '--validation_size=%d' % TINY_VALIDATION])
   local = str(tmp_path / 'local')
   records.convert_idx_dir(idx_dir, local, validation_size=TINY_VALIDATION)
-  assert gcs.object_names() == ['mnist/'] + SPLIT_OBJECTS
+  assert gcs.object_names() == idx_objects + ['mnist/'] + SPLIT_OBJECTS
   for split in records.SPLITS:
     written = examples_of(gcs.read_object('mnist/%s.tfrecords' % split))
     assert written == examples_of(open(records.split_path(local, split), 'rb').read()), split
