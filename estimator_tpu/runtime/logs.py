@@ -26,7 +26,6 @@ import warnings
 
 import tensorflow.compat.v1 as tf
 
-TENSORFLOW_LOGGER = 'tensorflow'
 # INFO lines of TensorFlow's that stay: where the model is saved, and where a run continues from.
 KEPT_INFO_PREFIXES = ('Saving checkpoints for', 'Restoring parameters from')
 # Estimator's line with the metrics of an evaluation; a program whose evaluations are not its own (the evaluator
@@ -44,10 +43,13 @@ TENSORFLOW_PACKAGES = ('tensorflow', 'tensorflow_core', 'tensorflow_estimator', 
 
 
 def project_roots():
-  """Directories whose code is this project's: the checkout holding estimator_tpu (with mnist*.py, flags/, tools/),
-  and the running program's directory."""
-  package_parent = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
-  roots = [package_parent]
+  """Directories whose code is this project's: the estimator_tpu package, the checkout holding it (with mnist*.py,
+  flags/, tools/) unless the package was installed into site-packages, and the running program's directory."""
+  package = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+  roots = [package]
+  checkout = os.path.dirname(package)
+  if os.path.basename(checkout) not in ('site-packages', 'dist-packages'):
+    roots.append(checkout)
   if sys.argv and sys.argv[0]:
     roots.append(os.path.dirname(os.path.abspath(sys.argv[0])))
   return tuple(os.path.join(root, '') for root in roots)
