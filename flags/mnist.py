@@ -8,7 +8,9 @@ plain Estimator runs on the local devices and needs none of them.
 from absl import flags
 
 from flags import data
+from flags import logs
 from flags import modes
+from flags import seed
 from flags import training
 from flags import validators
 
@@ -17,4 +19,7 @@ def define_mnist_flags(fv=flags.FLAGS):
   training.define_training_flags(fv)
   data.define_data_flags(fv)
   modes.define_mode_flags(fv, modes.ESTIMATOR_MODES)
+  seed.define_seed_flag(fv)
+  logs.define_log_flags(fv)
+  logs.define_progress_flags(fv)
   validators.register_mode_validators(fv)

@@ -8,6 +8,9 @@ Contrib-free: the host function used to be written with `tf.contrib.summary`; th
 `tf.compat.v2.summary` (a file writer resource plus summary ops, which TPUEstimator's hooks initialise before the
 first step and flush at the end of every train() call).
 
+Tags: `train/<name>` (train/loss, train/learning_rate), so that the curves of training are named for what they are
+and stay apart from an evaluation's (`accuracy`, `loss`, `mean_loss` in <model_dir>/eval_<split>).
+
 Cadence: every training step is written (on TPU: every step of every iterations_per_loop loop, since host_call
 outfeeds once per step). Events are buffered and flushed every `flush_every_steps` steps, and at the end of every
 train() call. The right buffer depends on the device (mnist_tpu.py chooses): on gs:// every flush uploads the
@@ -18,10 +21,12 @@ import tensorflow.compat.v1 as tf
 import tensorflow.compat.v2 as tf2  # the TF2 summary API, also present in TF 1.15
 
 DEFAULT_FLUSH_STEPS = 100
+TAG_PREFIX = 'train/'
 
 
 def host_call_fn(summary_dir, max_queue):
-  """Returns fn(step, **scalars) that writes each scalar at `step`; for TPUEstimatorSpec.host_call.
+  """Returns fn(step, **scalars) that writes each scalar at `step`, tagged TAG_PREFIX + its name; for
+  TPUEstimatorSpec.host_call.
 
   Every tensor arrives with a leading dimension: one entry per TPU core (TPUEstimator concatenates the cores'
   outfeeds), one entry on CPU. The step is the same on all cores; per-core scalars (e.g. each core's loss over its
@@ -32,7 +37,7 @@ def host_call_fn(summary_dir, max_queue):
     with tf2.summary.create_file_writer(summary_dir, max_queue=max_queue).as_default():
       with tf2.summary.record_if(True):
         for name in sorted(scalars):
-          tf2.summary.scalar(name, tf.reduce_mean(scalars[name]), step=step[0])
+          tf2.summary.scalar(TAG_PREFIX + name, tf.reduce_mean(scalars[name]), step=step[0])
     return tf.summary.all_v2_summary_ops()
 
   return host_call
