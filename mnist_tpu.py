@@ -143,7 +143,7 @@ def check_storage(fv):
     paths = storage.check_flag_paths(fv)
   except UserError as e:
     return [readiness.results.failed('storage_access', e.problem, e.fix)]
-  return [readiness.results.passed('storage_access', 'Cloud Storage answers for %s; the bucket exists and may be '
+  return [readiness.results.passed('storage_access', 'Cloud Storage answers for %s; every bucket exists and may be '
                                   'used.' % ', '.join('--%s=%s' % pair for pair in paths))] if paths else []
 
 
