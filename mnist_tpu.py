@@ -26,11 +26,13 @@ from estimator_tpu.runtime import checkpoints
 from estimator_tpu.runtime import results
 from estimator_tpu.runtime.errors import UserError
 from estimator_tpu.runtime.errors import exit_on_user_error
+from estimator_tpu.tpu import accelerator_types
 from estimator_tpu.tpu import cluster as tpu_cluster
 from estimator_tpu.tpu import input_fn as input_fn_lib
 from estimator_tpu.tpu import model_fn as model_fn_lib
 from estimator_tpu.tpu import run_config as run_config_lib
 from flags import mnist_tpu as mnist_tpu_flags
+from flags import tpu_loop
 from flags import training
 
 FLAGS = flags.FLAGS
@@ -42,7 +44,10 @@ LOCAL_SUMMARY_FLUSH_STEPS = 5
 
 
 def connect_tpu(fv):
-  """Resolves --tpu_name and checks that the TPU answers: seconds, instead of TPUEstimator's minutes of retries."""
+  """Resolves --tpu_name and checks that the TPU is there: seconds, instead of TPUEstimator's minutes of retries.
+
+  A TPU Node must answer on its worker port; on a TPU VM (--tpu_name=local) the TPU must be attached here.
+  """
   cluster = None
   if fv.tpu_name:
     cluster = tpu_cluster.resolve_tpu_cluster(fv.tpu_name, fv.tpu_zone, fv.gcp_project)
@@ -56,22 +61,26 @@ def build_model_fn(fv, model_dir):
       summary_dir=model_dir, summary_flush_steps=fv.iterations if fv.use_tpu else LOCAL_SUMMARY_FLUSH_STEPS)
 
 
-def build_estimator(fv, model_dir, cluster=None, save_checkpoints_steps=None):
+def build_estimator(fv, model_dir, cluster=None, save_checkpoints_steps=None, eval_on_tpu=None):
   """TPUEstimator from the flags; on CPU (use_tpu=False) it runs model_fn as a plain Estimator would.
 
   `cluster` is the resolved --tpu_name (connect_tpu), or None for --master or a local run.
-  `save_checkpoints_steps` overrides the flag (the benchmark evaluates every checkpoint of a denser cadence).
+  `save_checkpoints_steps` overrides the flag (the benchmark evaluates every checkpoint of a denser cadence);
+  `eval_on_tpu` overrides --eval_on_tpu (predict's estimator, see predict()).
   """
+  eval_on_tpu = fv.eval_on_tpu if eval_on_tpu is None else eval_on_tpu
   config = run_config_lib.build_run_config(
       model_dir=model_dir, iterations_per_loop=fv.iterations, num_shards=fv.num_shards,
-      save_checkpoints_steps=save_checkpoints_steps or fv.save_checkpoints_steps, master=fv.master, cluster=cluster)
+      save_checkpoints_steps=save_checkpoints_steps or fv.save_checkpoints_steps, master=fv.master, cluster=cluster,
+      evaluates_on_tpu=fv.use_tpu and eval_on_tpu, host_call_every_n_steps=fv.host_call_every_n_steps)
   model_fn = build_model_fn(fv, model_dir)
   # A checkpoint of another architecture fails here, clearly, rather than somewhere inside the restore.
   checkpoints.check_checkpoint(model_dir, lambda: model.variable_shapes(model_fn))
+  eval_batch_size = training.effective_eval_batch_size(fv.eval_batch_size, fv.use_tpu)
   return tf.estimator.tpu.TPUEstimator(
       model_fn=model_fn, config=config, use_tpu=fv.use_tpu,
       train_batch_size=training.effective_batch_size(fv.batch_size, fv.use_tpu),
-      eval_batch_size=fv.eval_batch_size, predict_batch_size=fv.eval_batch_size,
+      eval_batch_size=eval_batch_size, predict_batch_size=eval_batch_size, eval_on_tpu=eval_on_tpu,
       # export_to_tpu adds a TPU metagraph (tags serve, tpu) to the CPU one (export_to_cpu stays True), so the same
       # SavedModel serves on both.
       export_to_tpu=fv.use_tpu if fv.export_to_tpu is None else fv.export_to_tpu,
@@ -92,18 +101,23 @@ def evaluate(fv, estimator, checkpoint=None):
   num_examples = records.count_examples(path)
   if num_examples == 0:
     raise UserError('%s has no examples.' % path, 'prepare the data again (python -m tools.prepare_data).')
-  steps, padding = input_fn_lib.eval_padding(num_examples, fv.eval_batch_size)
+  eval_batch_size = training.effective_eval_batch_size(fv.eval_batch_size, fv.use_tpu)
+  # TPU rule (exact evaluation): TPUEstimator.evaluate on a TPU runs exactly `steps` full batches. Evaluation has
+  # one input_fn call wherever it runs (SLICED input on the TPU, or the CPU; tpu/run_config.py), so the steps are
+  # those of one pipeline; the input_fn pads to them and refuses a deployment they do not cover.
+  steps, padding = input_fn_lib.eval_padding(num_examples, eval_batch_size)
+  logging.info(run_config_lib.evaluation_route(fv.use_tpu, fv.eval_on_tpu, eval_batch_size))
   logging.info('Evaluating on %s: %d real examples + %d padding = %d batches of %d.', fv.eval_split,
-               num_examples, padding, steps, fv.eval_batch_size)
+               num_examples, padding, steps, eval_batch_size)
   counted = num_examples
   if fv.eval_steps is not None:
     if fv.eval_steps > steps:
       raise UserError('--eval_steps=%d asks for more batches than the %s split fills (%d batches of %d).'
-                      % (fv.eval_steps, fv.eval_split, steps, fv.eval_batch_size),
+                      % (fv.eval_steps, fv.eval_split, steps, eval_batch_size),
                       'lower --eval_steps, or leave it unset to evaluate the whole split.')
-    steps, counted = fv.eval_steps, min(num_examples, fv.eval_steps * fv.eval_batch_size)
+    steps, counted = fv.eval_steps, min(num_examples, fv.eval_steps * eval_batch_size)
     logging.info('--eval_steps=%d: evaluating only the first %d examples.', steps, counted)
-  input_fn = input_fn_lib.eval_input_fn_builder(fv.data_dir, fv.eval_split, num_examples, fv.eval_batch_size)
+  input_fn = input_fn_lib.eval_input_fn_builder(fv.data_dir, fv.eval_split, counted, eval_batch_size, steps)
   # name= gives each split its own TensorBoard directory, model_dir/eval_<split>.
   metrics = estimator.evaluate(input_fn, steps=steps, checkpoint_path=checkpoint, name=fv.eval_split)
   logging.info('%s accuracy %.4f, mean loss %.4f over %d examples (global step %d).', fv.eval_split,
@@ -119,8 +133,15 @@ def predict(fv, estimator, checkpoint=None):
   if count == 0:
     return []
   labels = records.read_split(path)[1][:count]
-  outputs = estimator.predict(input_fn_lib.predict_input_fn_builder(fv.data_dir, PREDICT_SPLIT, count),
-                              checkpoint_path=checkpoint, yield_single_examples=True)
+  predict_batch_size = training.effective_eval_batch_size(fv.eval_batch_size, fv.use_tpu)
+  if fv.use_tpu and not fv.eval_on_tpu:
+    # TPU rule (prediction on a pod slice): --eval_on_tpu=false evaluates on the CPU, where TensorFlow refuses
+    # SLICED input, so that estimator's prediction input would be per host, which no TF accepts on more than one
+    # host. Prediction runs on the TPU all the same, with an estimator whose input is SLICED.
+    estimator = build_estimator(fv, estimator.model_dir, estimator.config.cluster, eval_on_tpu=True)
+  logging.info(run_config_lib.prediction_route(fv.use_tpu, predict_batch_size))
+  input_fn = input_fn_lib.predict_input_fn_builder(fv.data_dir, PREDICT_SPLIT, count, predict_batch_size)
+  outputs = estimator.predict(input_fn, checkpoint_path=checkpoint, yield_single_examples=True)
   predictions = results.prediction_rows(outputs, labels)
   logging.info('Predicted %d %s images.', len(predictions), PREDICT_SPLIT)
   return predictions
@@ -131,16 +152,18 @@ def run_check_tpu(fv, unused_route, unused_job):
 
   It reads the data but never prepares it, and contacts no TPU except for a bounded reachability probe.
   """
+  eval_batch_size = training.effective_eval_batch_size(fv.eval_batch_size, use_tpu=True)
   plan = readiness.TpuPlan(
-      num_shards=fv.num_shards, train_batch_size=training.effective_batch_size(fv.batch_size, use_tpu=True),
-      eval_batch_size=fv.eval_batch_size, predict_batch_size=fv.eval_batch_size,
+      num_shards=tpu_loop.planned_cores(fv.num_shards, fv.tpu_type) or accelerator_types.DEFAULT_CORES_PER_HOST,
+      train_batch_size=training.effective_batch_size(fv.batch_size, use_tpu=True),
+      eval_batch_size=eval_batch_size, predict_batch_size=eval_batch_size,
       iterations_per_loop=fv.iterations, save_checkpoints_steps=fv.save_checkpoints_steps,
       model_dir=fv.model_dir, data_dir=fv.data_dir, tpu_name=fv.tpu_name, tpu_zone=fv.tpu_zone,
       gcp_project=fv.gcp_project, master=fv.master, eval_padded=True)
   eval_path = records.split_path(fv.data_dir, fv.eval_split)
   if tf.io.gfile.exists(eval_path):
     plan.eval_examples = records.count_examples(eval_path)
-    plan.eval_steps = fv.eval_steps or input_fn_lib.eval_padding(plan.eval_examples, fv.eval_batch_size)[0]
+    plan.eval_steps = fv.eval_steps or input_fn_lib.eval_padding(plan.eval_examples, eval_batch_size)[0]
   train_input_fn = input_fn_lib.input_fn_builder(fv.data_dir, 'train', is_training=True)
 
   def input_fn(params):
@@ -160,8 +183,9 @@ def run(fv):
   """Runs --mode; returns its result (check_tpu: the exit status)."""
   if fv.mode == 'check_tpu':
     return run_check_tpu(fv, ROUTE, None)
-  # Before any data or graph work: an unreachable TPU must fail in seconds.
-  cluster = connect_tpu(fv) if fv.use_tpu else None
+  # Before any data or graph work: an unreachable TPU must fail in seconds. An export runs on this machine only
+  # (TPUEstimator builds even its TPU metagraph without a TPU), so it neither resolves nor probes one.
+  cluster = connect_tpu(fv) if fv.use_tpu and fv.mode != 'export' else None
   return modes.run(fv, ROUTE, cluster, MODE_FUNCTIONS)
 
 

@@ -50,3 +50,8 @@ def checking_tpu(fv):
   to everything else it finds, so the validators that enforce them while parsing step aside for it.
   """
   return 'mode' in fv and fv['mode'].value == 'check_tpu'
+
+
+def exporting(fv):
+  """True while parsing a --mode=export command line: an export reads and writes only this machine's files."""
+  return 'mode' in fv and fv['mode'].value == 'export'
