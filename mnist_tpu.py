@@ -32,7 +32,6 @@ from estimator_tpu.tpu import input_fn as input_fn_lib
 from estimator_tpu.tpu import model_fn as model_fn_lib
 from estimator_tpu.tpu import run_config as run_config_lib
 from flags import mnist_tpu as mnist_tpu_flags
-from flags import tpu_loop
 from flags import training
 
 FLAGS = flags.FLAGS
@@ -147,31 +146,59 @@ def predict(fv, estimator, checkpoint=None):
   return predictions
 
 
+def planned_slice(fv):
+  """(SliceShape, where it comes from) for --mode=check_tpu: --tpu_type, else --num_shards cores, else a v2/v3-8."""
+  if fv.tpu_type:
+    return accelerator_types.parse_tpu_type(fv.tpu_type), '--tpu_type=%s' % fv.tpu_type
+  if fv.num_shards:
+    return (accelerator_types.shape_from_cores(fv.num_shards),
+            '--num_shards=%d, 8 cores per host as on v2/v3 slices; --tpu_type names a v4 slice' % fv.num_shards)
+  return (accelerator_types.shape_from_cores(accelerator_types.DEFAULT_CORES_PER_HOST),
+          'no --num_shards or --tpu_type: a v2-8/v3-8 assumed; the run itself uses every core it finds')
+
+
+def count_if_present(data_dir, split):
+  path = records.split_path(data_dir, split)
+  return records.count_examples(path) if tf.io.gfile.exists(path) else None
+
+
 def run_check_tpu(fv, unused_route, unused_job):
   """Checks on this CPU whether the run the flags describe would work on a TPU; returns the exit status.
 
-  It reads the data but never prepares it, and contacts no TPU except for a bounded reachability probe.
+  It reads the data but never prepares it, and contacts no TPU except for a bounded pre-flight.
   """
+  try:
+    shape, source = planned_slice(fv)
+  except UserError as e:
+    return readiness.print_results([readiness.results.failed('topology', e.problem, e.fix)])
   eval_batch_size = training.effective_eval_batch_size(fv.eval_batch_size, use_tpu=True)
   plan = readiness.TpuPlan(
-      num_shards=tpu_loop.planned_cores(fv.num_shards, fv.tpu_type) or accelerator_types.DEFAULT_CORES_PER_HOST,
+      num_shards=shape.num_cores, cores_per_host=shape.cores_per_host, slice_name=shape.name, slice_source=source,
       train_batch_size=training.effective_batch_size(fv.batch_size, use_tpu=True),
-      eval_batch_size=eval_batch_size, predict_batch_size=eval_batch_size,
+      eval_batch_size=eval_batch_size, predict_batch_size=eval_batch_size, eval_on_tpu=fv.eval_on_tpu,
       iterations_per_loop=fv.iterations, save_checkpoints_steps=fv.save_checkpoints_steps,
-      model_dir=fv.model_dir, data_dir=fv.data_dir, tpu_name=fv.tpu_name, tpu_zone=fv.tpu_zone,
-      gcp_project=fv.gcp_project, master=fv.master, eval_padded=True)
-  eval_path = records.split_path(fv.data_dir, fv.eval_split)
-  if tf.io.gfile.exists(eval_path):
-    plan.eval_examples = records.count_examples(eval_path)
+      host_call_every_n_steps=fv.host_call_every_n_steps, model_dir=fv.model_dir, data_dir=fv.data_dir,
+      tpu_name=fv.tpu_name, tpu_zone=fv.tpu_zone, gcp_project=fv.gcp_project, master=fv.master, eval_padded=True,
+      train_examples=count_if_present(fv.data_dir, 'train'), eval_split=fv.eval_split)
+  plan.eval_examples = count_if_present(fv.data_dir, fv.eval_split)
+  eval_input_fn = predict_input_fn = None
+  if plan.eval_examples:
+    # As evaluate() and predict() build them: one input_fn call, the steps of one pipeline.
     plan.eval_steps = fv.eval_steps or input_fn_lib.eval_padding(plan.eval_examples, eval_batch_size)[0]
+    counted = min(plan.eval_examples, plan.eval_steps * eval_batch_size)
+    eval_input_fn = input_fn_lib.eval_input_fn_builder(fv.data_dir, fv.eval_split, counted, eval_batch_size,
+                                                       plan.eval_steps)
+    predict_input_fn = input_fn_lib.predict_input_fn_builder(fv.data_dir, PREDICT_SPLIT, -1, eval_batch_size)
   train_input_fn = input_fn_lib.input_fn_builder(fv.data_dir, 'train', is_training=True)
 
   def input_fn(params):
     records.require_split(fv.data_dir, 'train')
     return train_input_fn(params)
 
-  model_fn = build_model_fn(fv, fv.model_dir)
-  return readiness.print_results(readiness.check_tpu_readiness(model_fn, input_fn, plan))
+  # With a summary directory, as every run has one (its model_dir): the check builds host_call but never runs it.
+  model_fn = build_model_fn(fv, fv.model_dir or 'MODEL_DIR')
+  return readiness.print_results(readiness.check_tpu_readiness(
+      model_fn, input_fn, plan, eval_input_fn=eval_input_fn, predict_input_fn=predict_input_fn))
 
 
 ROUTE = modes.Route('mnist_tpu', RESULTS_FILE, build_estimator, train, evaluate, predict)
