@@ -1,9 +1,10 @@
 """Trains, evaluates, predicts and exports the MNIST CNN with TPUEstimator -- on a Cloud TPU or on the local CPU.
 
 Local:      python mnist_tpu.py --use_tpu=false --master=''
-Cloud TPU:  python mnist_tpu.py --tpu_name=NAME [--tpu_zone=Z --gcp_project=P] \
-                --data_dir=gs://BUCKET/mnist --model_dir=gs://BUCKET/mnist/model
-Check:      python mnist_tpu.py --mode=check_tpu [the Cloud TPU flags]   (TPU readiness on this CPU, no TPU needed)
+TPU Node:   python mnist_tpu.py --tpu_name=NAME [--tpu_zone=Z --gcp_project=P] \
+                --data_dir=gs://BUCKET/mnist --model_dir=gs://BUCKET/mnist/model      (TF 1.15 or 2.15)
+TPU VM:     python mnist_tpu.py --tpu_name=local --data_dir=DIR --model_dir=DIR   (TF 2.15, on the TPU VM)
+Check:      python mnist_tpu.py --mode=check_tpu [the Cloud TPU flags, --tpu_type=v3-32]   (no TPU needed)
 
 The same TPUEstimator runs in both cases; `--use_tpu=false` makes it run model_fn on the CPU. `--mode` picks what
 to do (flags/modes.py); the default `all` trains, evaluates on the whole test split and logs a few predictions.

@@ -21,7 +21,8 @@ def define_training_flags(fv=flags.FLAGS):
   flags.DEFINE_string('model_dir', None, 'Checkpoints and event files. On a Cloud TPU it must be a gs:// path. '
                       'Default (local runs only): a new directory under the system temp dir.', flag_values=fv)
   flags.DEFINE_integer('batch_size', None, 'Global training batch (all cores together). Default: %d locally, %d '
-                       'on TPU. On TPU it must be divisible by the number of cores.' % (LOCAL_BATCH_SIZE, TPU_BATCH_SIZE),
+                       'on TPU. On TPU it must be divisible by the number of cores.' % (LOCAL_BATCH_SIZE,
+                                                                                          TPU_BATCH_SIZE),
                        lower_bound=1, flag_values=fv)
   flags.DEFINE_integer('eval_batch_size', None, 'Global evaluation and prediction batch. Default: %d locally, %d '
                        'on TPU. On TPU it must be divisible by the number of cores.' % (LOCAL_EVAL_BATCH_SIZE,

@@ -85,7 +85,8 @@ def test_the_projects_model_and_input_pass(data_dir):
   assert [name for name, check in checks.items() if check.status == results.SKIP] == ['cloud_storage',
                                                                                        'tpu_reachable']
   assert "features['image'] [16, 784], labels [16]" in checks['input_shapes'].message
-  assert 'shard h of 1: 250 of 250 training examples' in checks['train_input'].message
+  assert 'input_fn runs once on the one host' in checks['train_input'].message
+  assert 'from all 250 training examples' in checks['train_input'].message
   # The compiled step held the project's CrossShardOptimizer: 8 variables, one cross-core sum each.
   assert 'global step 0 -> 1' in checks['xla_compile'].message
   assert '8 CrossReplicaSum ops' in checks['xla_compile'].message
@@ -215,7 +216,7 @@ def test_input_fn_ignoring_the_per_core_batch():
 
 def test_missing_cross_shard_optimizer():
   checks = run_check(tiny_model_fn_builder(cross_shard=False))
-  assert failures(checks) == ['gradient_all_reduce']
+  assert failures(checks) == ['gradient_all_reduce']  # TF 1.15's TPUEstimator would refuse it too
   assert 'tf.tpu.CrossShardOptimizer' in checks['gradient_all_reduce'].fix
 
 
@@ -414,6 +415,7 @@ def test_scalar_host_call_tensors():
   model_fn = modes_model_fn_builder(host_call_tensors=lambda loss: {'loss': loss})
   checks = run_check(model_fn)
   assert failures(checks) == ['host_call']
+  assert checks['train_input'].status == results.PASS  # TensorFlow called input_fn, then refused the outfeed
   assert 'host_call tensors loss are scalars' in checks['host_call'].message
   assert 'tf.reshape(x, [1])' in checks['host_call'].fix
 
@@ -463,3 +465,15 @@ def test_padded_eval_coverage_per_input_fn_call(invocations, steps, status, word
   plan = tiny_plan(num_shards=32, eval_examples=110, eval_batch_size=64, eval_steps=steps, eval_padded=True)
   check = config_checks.check_eval_coverage(plan, invocations)
   assert check.status == status and words in check.message
+
+
+def test_host_call_that_does_not_match_its_function_is_refused_by_tensorflow():
+  def model_fn(features, labels, mode, params):
+    spec = modes_model_fn_builder()(features, labels, mode, params)
+    step = tf.reshape(tf.train.get_global_step(), [1])
+    return spec._replace(host_call=(lambda step, loss: tf.no_op(), [step]))  # two arguments, one tensor
+
+  checks = run_check(model_fn)
+  assert failures(checks) == ['host_call']
+  assert 'TPUEstimator could not build the training graph: TypeError:' in checks['host_call'].message
+  assert "missing 1 required positional argument: 'loss'" in checks['host_call'].message

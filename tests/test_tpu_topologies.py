@@ -9,6 +9,8 @@ import numpy as np
 import pytest
 import tensorflow.compat.v1 as tf
 
+import mnist_tpu
+import test_flags
 import tpu_topology
 from estimator_tpu import model
 from estimator_tpu.data import records
@@ -16,6 +18,7 @@ from estimator_tpu.readiness import topology
 from estimator_tpu.runtime.errors import UserError
 from estimator_tpu.tpu import accelerator_types
 from estimator_tpu.tpu import input_fn as tpu_input
+from estimator_tpu.tpu import run_config
 from tpu_topology import EVAL, PREDICT, SLICES, TRAIN
 
 TRAIN_BATCH = 64  # global: 2 per core on 32 cores, 8 on 8, 16 on 4
@@ -226,3 +229,21 @@ def test_a_tpu_vm_is_one_in_process_host():
   assert len(calls) == 1
   assert calls[0]['context'].current_input_fn_deployment()[0] == '/replica:0/task:0/device:CPU:0'
   assert np.prod(calls[0]['context'].current_input_fn_deployment()[2:]) == 4
+
+
+@pytest.mark.parametrize('args, sliced, eval_on_tpu', [
+    (['--use_tpu=false', '--master='], False, True),     # TF refuses SLICED where the mode runs on the CPU
+    (['--tpu_name=local'], True, True),
+    (['--tpu_name=local', '--eval_on_tpu=false'], False, False),
+])
+def test_mnist_tpu_configures_the_route_it_logs(tmp_path, args, sliced, eval_on_tpu):
+  fv = test_flags.parse(args + ['--model_dir=%s' % tmp_path, '--data_dir=%s' % tmp_path])
+  estimator = mnist_tpu.build_estimator(fv, str(tmp_path))
+  assert (estimator.config.tpu_config.eval_training_input_configuration == run_config.SLICED) == sliced
+  assert estimator.config.tpu_config.per_host_input_for_training == run_config.PER_HOST_V2
+  assert estimator._ctx._eval_on_tpu == eval_on_tpu  # pylint: disable=protected-access
+  route = run_config.evaluation_route(fv.use_tpu, fv.eval_on_tpu, 1024)
+  assert ('SLICED' in route) == sliced
+  # Prediction runs on the TPU either way: with --eval_on_tpu=false, predict() builds this estimator.
+  predictor = mnist_tpu.build_estimator(fv, str(tmp_path), eval_on_tpu=True)
+  assert (predictor.config.tpu_config.eval_training_input_configuration == run_config.SLICED) == fv.use_tpu

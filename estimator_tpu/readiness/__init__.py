@@ -62,8 +62,14 @@ def check_training(model_fn, input_fn, plan, deployment):
   spec = train.specs[0] if train and train.specs else None
   if batch is None or not train:
     return checks + [results.skipped('host_call', 'needs the training step.')]
-  return checks + [outfeed_checks.check_host_call(spec, plan.num_shards, plan.host_call_every_n_steps,
-                                                  train.graph_error)]
+  if train.decision.error is not None:
+    return checks + [results.skipped('host_call', 'TensorFlow refused training on this slice (see train_input).')]
+  checks.append(outfeed_checks.check_host_call(spec, plan.num_shards, plan.host_call_every_n_steps,
+                                               train.graph_error))
+  if train.graph_error and all(check.passed for check in checks):
+    # TensorFlow refused the training graph for a reason none of the checks above names: say what it said.
+    checks[0] = deployment_checks.with_graph_error(checks[0], train.graph_error)
+  return checks
 
 
 def check_step(model_fn, params, plan, batch):
@@ -105,7 +111,7 @@ def check_forward(model_fn, input_fn, plan, report, name, mode):
   """One core's EVAL or PREDICT step, fed the first rows of the batch TensorFlow's first input_fn call yields."""
   if input_fn is None:
     return results.skipped(name, 'no %s input_fn given.' % mode)
-  if report.decision.error is not None or not report.calls or not report.specs:
+  if not report.result.passed or not report.calls or not report.specs:
     return results.skipped(name, 'TensorFlow did not build the %s graph (see above).' % mode)
   if not report.decision.on_tpu:
     return results.skipped(name, 'evaluation runs on the CPU (eval_on_tpu=False): nothing of it runs on the TPU.')

@@ -90,13 +90,13 @@ def first_line(error):
 
 def build_graph(sim, input_fn, mode):
   """(calls, specs, error) of TensorFlow building `mode`'s whole graph; error is (problem, fix) or None."""
-  calls, specs = [], []
+  calls = []
   try:
-    calls, specs = topology.model_graph(sim, input_fn, mode)
+    calls, specs = topology.model_graph(sim, input_fn, mode, calls)
   except UserError as e:
-    return calls, specs, (e.problem, e.fix)
+    return calls, list(sim.specs), (e.problem, e.fix)
   except Exception as e:  # pylint: disable=broad-except -- user code under TF: report it as a check
-    return calls, sim.specs, ('TPUEstimator could not build the %s graph: %s: %s' % (
+    return calls, list(sim.specs), ('TPUEstimator could not build the %s graph: %s: %s' % (
         MODE_NAMES[mode], type(e).__name__, first_line(e)), None)
   return calls, specs, None
 
@@ -106,21 +106,27 @@ def report_training(plan, sim, input_fn):
   if decision.error is not None:
     return ModeReport(tf_rejection('train_input', 'training', decision.error), [], [], decision)
   calls, specs, error = build_graph(sim, input_fn, topology.TRAIN)
-  if not calls:
+  if not calls:  # input_fn raised: input_checks reports it
     reason = error[0] if error else 'input_fn was not called.'
     return ModeReport(results.skipped('train_input', 'input_fn failed under TPUEstimator (see input_fn): %s'
                                       % reason), calls, specs, decision)
   return ModeReport(check_train_input(plan, sim, calls), calls, specs, decision, error and error[0])
 
 
+def with_graph_error(result, graph_error):
+  """train_input failed by what TensorFlow raised building the training graph after calling input_fn."""
+  return results.failed('train_input', '%s; but %s' % (result.message.rstrip('.'), graph_error),
+                        'make model_fn build the TPU training graph TPUEstimator expects.')
+
+
 def check_train_input(plan, sim, calls):
   """Per host: params['batch_size'], examples per step, and whether input_fn read its deployment to shard."""
   md = sim.metadata
   batch = calls[0].batch_size
-  summary = ("input_fn runs once on each of the %d host%s (PER_HOST_V2) with params['batch_size'] = %d per core; "
-             'each host feeds its %d cores %d examples per step (global %d)'
-             % (len(calls), '' if len(calls) == 1 else 's', batch, md.num_of_cores_per_host,
-                batch * md.num_of_cores_per_host, plan.train_batch_size))
+  where = ('on each of the %d hosts' % len(calls)) if len(calls) > 1 else 'on the one host'
+  summary = ("input_fn runs once %s (PER_HOST_V2) with params['batch_size'] = %d per core; each host feeds its %d "
+             'cores %d examples per step (global %d)' % (where, batch, md.num_of_cores_per_host,
+                                                        batch * md.num_of_cores_per_host, plan.train_batch_size))
   if len(calls) > 1 and not any('context' in call.keys_read for call in calls):
     return results.failed(
         'train_input', "%s, but input_fn never reads params['context'], so every host would read the same "
@@ -129,6 +135,8 @@ def check_train_input(plan, sim, calls):
         "dataset.shard(count, index) before shuffling (what tpu/input_fn.py does).")
   if plan.train_examples is None:
     return results.passed('train_input', summary + '.')
+  if len(calls) == 1:
+    return results.passed('train_input', '%s, from all %d training examples.' % (summary, plan.train_examples))
   sizes = [tpu_input.shard_size(plan.train_examples, call.deployment[1], call.deployment[2]) for call in calls]
   return results.passed('train_input', '%s, host h reading shard h of %d: %s of %d training examples.'
                         % (summary, len(calls), ', '.join(str(size) for size in sizes), plan.train_examples))

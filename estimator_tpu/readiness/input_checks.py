@@ -8,7 +8,8 @@ from estimator_tpu.readiness import results
 from estimator_tpu.runtime.errors import UserError
 
 # TF 1.15: bool, int32, int64, bfloat16, float32, complex64, uint32; TF 2.15 adds uint8 and int8.
-TPU_DTYPES = tuple(sorted(tpu_ops._SUPPORTED_INFEED_DTYPES, key=lambda dtype: dtype.name))  # pylint: disable=protected-access
+INFEED_DTYPES = tpu_ops._SUPPORTED_INFEED_DTYPES  # pylint: disable=protected-access
+TPU_DTYPES = tuple(sorted(INFEED_DTYPES, key=lambda dtype: dtype.name))
 DTYPE_FIXES = {
     tf.float64: 'cast float64 to float32 in input_fn (the TPU has no float64)',
     tf.uint8: 'cast uint8 to float32 (pixels) or int32 in input_fn (TF 1.15\'s TPU infeed has no uint8; TF 2.15\'s '

@@ -95,17 +95,26 @@ def check_forward_step(name, model_fn, params, num_shards, batch, spec, mode):
                         % (what, len(ops), per_core, describe(tensors)))
 
 
+def host_call_tensors(spec):
+  """{name: tensor} of the spec's host_call ({} without one)."""
+  if spec is None or not spec.host_call:
+    return {}
+  tensors = spec.host_call[1]
+  return dict(tensors) if isinstance(tensors, dict) else {'host_call[1][%d]' % i: t for i, t in enumerate(tensors)}
+
+
+def scalar_host_call_tensors(spec):
+  return sorted(name for name, tensor in host_call_tensors(spec).items() if not tensor.shape.ndims)
+
+
 def check_host_call(spec, num_shards, every_n_steps, graph_error=None):
   """host_call's tensors have a leading dimension; `graph_error`: what TensorFlow raised building TRAIN, if any."""
   if spec is None:
     return results.skipped('host_call', 'model_fn did not build the training step (see xla_compile).')
   if not spec.host_call:
-    if graph_error:
-      return results.failed('host_call', graph_error, 'make the TPUEstimatorSpec of TRAIN what TPUEstimator expects.')
     return results.passed('host_call', 'model_fn returns no host_call: only the loss leaves the TPU.')
-  tensors = spec.host_call[1]
-  tensors = dict(tensors) if isinstance(tensors, dict) else {'host_call[1][%d]' % i: t for i, t in enumerate(tensors)}
-  scalars = sorted(name for name, tensor in tensors.items() if not tensor.shape.ndims)
+  tensors = host_call_tensors(spec)
+  scalars = scalar_host_call_tensors(spec)
   if scalars:
     return results.failed(
         'host_call', 'host_call tensors %s are scalars; TensorFlow concatenates every host_call tensor over the '

@@ -76,14 +76,15 @@ class _ListingSession(object):
     return False
 
   def list_devices(self):
-    return [session_lib._DeviceAttributes(name, kind, 0, 0) for name, kind in self.devices]  # pylint: disable=protected-access
+    attributes = session_lib._DeviceAttributes  # pylint: disable=protected-access
+    return [attributes(name, kind, 0, 0) for name, kind in self.devices]
 
 
 @contextlib.contextmanager
 def _sessions_listing(devices):
   listing = type('SimulatedTpuSession', (_ListingSession,), {'devices': tuple(devices)})
-  shim = type('SessionModule', (object,), {'Session': listing,
-                                           '_DeviceAttributes': session_lib._DeviceAttributes})  # pylint: disable=protected-access
+  attributes = session_lib._DeviceAttributes  # pylint: disable=protected-access
+  shim = type('SessionModule', (object,), {'Session': listing, '_DeviceAttributes': attributes})
   real = metadata_lib.session_lib
   metadata_lib.session_lib = shim
   try:
@@ -231,7 +232,8 @@ def _estimator_inputs(estimator, input_fn, mode, graph):
   if mode == PREDICT:
     features, _ = estimator._get_features_from_input_fn(input_fn, mode)  # pylint: disable=protected-access
     return features, None
-  features, labels, _ = estimator._get_features_and_labels_from_input_fn(input_fn, mode)  # pylint: disable=protected-access
+  get_inputs = estimator._get_features_and_labels_from_input_fn  # pylint: disable=protected-access
+  features, labels, _ = get_inputs(input_fn, mode)
   return features, labels
 
 
@@ -252,15 +254,16 @@ def input_fn_calls(sim, input_fn, mode):
   return calls
 
 
-def model_graph(sim, input_fn, mode):
+def model_graph(sim, input_fn, mode, calls=None):
   """Builds (never runs) the whole graph TPUEstimator would run for `mode`; returns (input calls, model_fn specs).
 
   As Estimator.train/evaluate/predict: the input side (see input_fn_calls), then Estimator._call_model_fn ->
   TPUEstimator's model_fn wrapper, which replicates model_fn over the cores and adds the infeed, the outfeed and
   the host_call / eval_metrics plumbing, raising what TensorFlow raises. The specs are what model_fn returned
-  (TPUEstimatorSpecs, for one core). Nothing is compiled: XLA compiles on the TPU when the graph runs.
+  (TPUEstimatorSpecs, for one core). Nothing is compiled: XLA compiles on the TPU when the graph runs. Pass a list
+  as `calls` to keep the input calls even when TensorFlow raises afterwards (sim.specs keeps the specs).
   """
-  calls = []
+  calls = [] if calls is None else calls
   del sim.specs[:]
   estimator = sim.estimator
   estimator._rendezvous[mode] = error_handling.ErrorRendezvous(num_sources=3)  # pylint: disable=protected-access
