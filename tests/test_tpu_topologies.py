@@ -247,3 +247,16 @@ def test_mnist_tpu_configures_the_route_it_logs(tmp_path, args, sliced, eval_on_
   # Prediction runs on the TPU either way: with --eval_on_tpu=false, predict() builds this estimator.
   predictor = mnist_tpu.build_estimator(fv, str(tmp_path), eval_on_tpu=True)
   assert (predictor.config.tpu_config.eval_training_input_configuration == run_config.SLICED) == fv.use_tpu
+
+
+@pytest.mark.parametrize('tpu_type, hosts, cores_per_host', [
+    ('v2-8', 1, 8), ('v3-8', 1, 8), ('v3-32', 4, 8), ('v3-128', 16, 8), ('v4-8', 1, 4), ('v4-32', 4, 4)])
+def test_accelerator_types_as_tensorflow_sees_them(tpu_type, hosts, cores_per_host):
+  shape = accelerator_types.parse_tpu_type(tpu_type)
+  assert (shape.num_hosts, shape.cores_per_host) == (hosts, cores_per_host)
+
+
+@pytest.mark.parametrize('tpu_type', ['v5e-8', 'v3-12', 'v4-7', 'tpu', ''])
+def test_unknown_accelerator_types(tpu_type):
+  with pytest.raises(UserError):
+    accelerator_types.parse_tpu_type(tpu_type)

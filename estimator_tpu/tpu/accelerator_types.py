@@ -6,7 +6,7 @@ one `task` of the TPU job). Only the readiness check (--mode=check_tpu), which r
 checks need the shape in advance, and they take it from here.
 
 What the names mean (Cloud TPU documentation, cloud.google.com/tpu/docs/system-architecture-tpu-vm and
-cloud.google.com/tpu/docs/v4; ../shared/TPU_FACTS.md):
+cloud.google.com/tpu/docs/v4):
   * v2 and v3: the number is TensorCores; each is one TensorFlow TPU device, and each host has 4 chips of 2 cores,
     i.e. 8 cores: v3-8 = 1 host x 8 cores, v3-32 = 4 hosts x 8 cores.
   * v4: the number is TensorCores too, but the two cores of a chip form one device (megacore), so TensorFlow sees

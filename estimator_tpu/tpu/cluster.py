@@ -1,6 +1,6 @@
 """Where the TPU is: the Cloud TPU resolver, and a pre-flight that fails in seconds when the TPU is not there.
 
-Two architectures (../shared/TPU_FACTS.md):
+Two architectures (Cloud TPU documentation, cloud.google.com/tpu/docs/system-architecture-tpu-vm):
   * TPU Node, the only one TensorFlow 1.15 runs on: the TPU is a gRPC worker (grpc://IP:8470) on another machine,
     named by --tpu_name (resolved through the Cloud TPU API) or --master. Pre-flight: a TCP probe of that port.
   * TPU VM (the `tpu-vm-tf-2.15.*` runtimes): the TPU is attached to this machine. TensorFlow 2.x names it
