@@ -40,7 +40,7 @@ from estimator_tpu.data import prepare
 from estimator_tpu.data import records
 from estimator_tpu.data import synthetic
 from estimator_tpu.runtime.errors import UserError
-from estimator_tpu.tpu import input_fn as input_pipeline
+from estimator_tpu.tpu import input_fn as tpu_input
 from estimator_tpu.tpu import model_fn as model_fn_lib
 from flags import mnist_tpu as mnist_tpu_flags
 from flags import training
@@ -80,8 +80,8 @@ def run_accuracy_phase(data_dir, batch_size, model_dir):
   logging.info('Accuracy phase: until %.2f%% on %d %s images, evaluated every %d steps.',
                100 * FLAGS.target_accuracy, num_eval, FLAGS.eval_split, FLAGS.eval_every_steps)
   result = time_to_accuracy.time_to_accuracy(
-      estimator, input_pipeline.input_fn_builder(data_dir, 'train', is_training=True),
-      input_pipeline.input_fn_builder(data_dir, FLAGS.eval_split, is_training=False),
+      estimator, tpu_input.input_fn_builder(data_dir, 'train', is_training=True),
+      tpu_input.input_fn_builder(data_dir, FLAGS.eval_split, is_training=False),
       eval_steps=num_eval // FLAGS.eval_batch_size, max_steps=FLAGS.train_steps,
       target=FLAGS.target_accuracy, max_seconds=60.0 * FLAGS.max_minutes)
   result.update({
@@ -122,7 +122,7 @@ def run_throughput_phase(data_dir, batch_size, model_dir):
   examples_per_epoch = records.count_examples(train_path)
   config = machine.session_config(FLAGS.intra_op_threads, FLAGS.inter_op_threads)
   model_fn = build_model_fn()
-  train_input_fn = input_pipeline.input_fn_builder(data_dir, 'train', is_training=True)
+  train_input_fn = tpu_input.input_fn_builder(data_dir, 'train', is_training=True)
   # The real training path, TensorBoard host_call summaries included; the plain loop runs only the train op.
   estimator = mnist_tpu.build_estimator(FLAGS, model_dir)
   rounds = [measure_round(index, estimator, model_fn, train_input_fn, batch_size, examples_per_epoch, config)

@@ -8,7 +8,7 @@ import tensorflow.compat.v1 as tf
 import mnist_tpu
 import tiny_run
 from estimator_tpu.data import records
-from estimator_tpu.tpu import input_fn as input_pipeline
+from estimator_tpu.tpu import input_fn as tpu_input
 
 EVAL_BATCH = 50  # the 110 test examples fill 2 batches and leave 10 over
 MISLABELED = 10
@@ -39,7 +39,7 @@ def test_accuracy_and_loss_count_every_example_exactly_once(tmp_path, tiny_model
   # Independently: the model's probabilities for exactly those 110 examples, and their labels.
   _, labels = records.read_split(records.split_path(relabeled_data_dir, 'test'))
   estimator = mnist_tpu.build_estimator(fv, str(tmp_path / 'model'))
-  outputs = estimator.predict(input_pipeline.predict_input_fn_builder(relabeled_data_dir, 'test', -1),
+  outputs = estimator.predict(tpu_input.predict_input_fn_builder(relabeled_data_dir, 'test', -1),
                               checkpoint_path=checkpoint)
   probabilities = np.array([output['probabilities'] for output in outputs], np.float64)
   assert counted == len(probabilities) == len(labels) == 110
@@ -49,7 +49,7 @@ def test_accuracy_and_loss_count_every_example_exactly_once(tmp_path, tiny_model
   assert metrics['mean_loss'] == pytest.approx(cross_entropy.mean(), rel=1e-3)
 
   # What dropping the partial batch reports (the old behaviour): the first 100 examples only -- a different number.
-  dropped = estimator.evaluate(input_pipeline.input_fn_builder(relabeled_data_dir, 'test', is_training=False),
+  dropped = estimator.evaluate(tpu_input.input_fn_builder(relabeled_data_dir, 'test', is_training=False),
                                steps=110 // EVAL_BATCH, checkpoint_path=checkpoint, name='dropped')
   assert dropped['accuracy'] == pytest.approx(correct[:100].mean(), abs=1e-6)
   assert dropped['accuracy'] != pytest.approx(metrics['accuracy'], abs=1e-3)

@@ -5,12 +5,12 @@ import tensorflow.compat.v1 as tf
 
 from estimator_tpu import model
 from estimator_tpu.data import records
-from estimator_tpu.tpu import input_fn as input_pipeline
+from estimator_tpu.tpu import input_fn as tpu_input
 
 
 def first_batches(data_dir, split, is_training, batch_size, count):
   with tf.Graph().as_default():
-    dataset = input_pipeline.input_fn_builder(data_dir, split, is_training)({'batch_size': batch_size})
+    dataset = tpu_input.input_fn_builder(data_dir, split, is_training)({'batch_size': batch_size})
     features, labels = tf.data.make_one_shot_iterator(dataset).get_next()
     shapes = (features[model.IMAGE_KEY].shape.as_list(), labels.shape.as_list())
     dtypes = (features[model.IMAGE_KEY].dtype, labels.dtype)
@@ -68,7 +68,7 @@ def read_all(input_fn, batch_size):
 @pytest.mark.parametrize('num_examples, global_batch, expected', [
     (110, 50, (3, 40)), (100, 50, (2, 0)), (1, 50, (1, 49)), (10000, 1024, (10, 240))])
 def test_eval_padding_fills_the_last_batch(num_examples, global_batch, expected):
-  assert input_pipeline.eval_padding(num_examples, global_batch) == expected
+  assert tpu_input.eval_padding(num_examples, global_batch) == expected
 
 
 # (global batch, batch per input_fn call): on CPU params['batch_size'] is the global batch; on a TPU with 4 cores
@@ -76,8 +76,8 @@ def test_eval_padding_fills_the_last_batch(num_examples, global_batch, expected)
 @pytest.mark.parametrize('global_batch, batch_size', [(25, 25), (40, 10)])
 def test_eval_input_has_every_example_once_then_weight_0_padding(data_dir, global_batch, batch_size):
   images, labels = records.read_split(records.split_path(data_dir, 'test'))  # 110 examples
-  steps, padding = input_pipeline.eval_padding(len(labels), global_batch)
-  shapes, batches = read_all(input_pipeline.eval_input_fn_builder(data_dir, 'test', len(labels), global_batch, steps),
+  steps, padding = tpu_input.eval_padding(len(labels), global_batch)
+  shapes, batches = read_all(tpu_input.eval_input_fn_builder(data_dir, 'test', len(labels), global_batch, steps),
                              batch_size)
   assert shapes == ({model.IMAGE_KEY: [batch_size, 784], model.WEIGHT_KEY: [batch_size]},
                     [batch_size])
@@ -91,7 +91,7 @@ def test_eval_input_has_every_example_once_then_weight_0_padding(data_dir, globa
 
 
 def test_eval_input_evaluates_a_prefix_of_the_split(data_dir):
-  _, batches = read_all(input_pipeline.eval_input_fn_builder(data_dir, 'test', 30, 25, steps=2), 25)
+  _, batches = read_all(tpu_input.eval_input_fn_builder(data_dir, 'test', 30, 25, steps=2), 25)
   weights = np.concatenate([features[model.WEIGHT_KEY] for features, _ in batches])
   assert weights.tolist() == [1.0] * 30 + [0.0] * 20
 
@@ -99,7 +99,7 @@ def test_eval_input_evaluates_a_prefix_of_the_split(data_dir):
 @pytest.mark.parametrize('num_examples, batch_size, expected', [(7, 5, 7), (-1, 50, 110), (110, 25, 110)])
 def test_predict_input_yields_exactly_the_requested_examples(data_dir, num_examples, batch_size, expected):
   images, _ = records.read_split(records.split_path(data_dir, 'test'))
-  shapes, batches = read_all(input_pipeline.predict_input_fn_builder(data_dir, 'test', num_examples), batch_size)
+  shapes, batches = read_all(tpu_input.predict_input_fn_builder(data_dir, 'test', num_examples), batch_size)
   assert shapes == {model.IMAGE_KEY: [None, 784]}  # the short last batch is TPUEstimator's to pad
   assert [len(batch[model.IMAGE_KEY]) for batch in batches[:-1]] == [batch_size] * (len(batches) - 1)
   got_images = np.concatenate([batch[model.IMAGE_KEY] for batch in batches])

@@ -18,7 +18,7 @@ from conftest import REPO_ROOT
 from estimator_tpu import model
 from estimator_tpu.estimator import input_fn as estimator_input
 from estimator_tpu.estimator import model_fn as estimator_model_fn
-from estimator_tpu.tpu import input_fn as input_pipeline
+from estimator_tpu.tpu import input_fn as tpu_input
 from estimator_tpu.tpu import model_fn as model_fn_lib
 from estimator_tpu.tpu import run_config
 from flags import mnist as mnist_flags
@@ -128,7 +128,7 @@ def test_only_the_tpu_model_fn_all_reduces_gradients():
 def test_only_the_tpu_input_has_static_shapes_and_full_batches(data_dir):
   with tf.Graph().as_default():
     plain = estimator_input.input_fn_builder(data_dir, 'test', False, 25)()
-    tpu = input_pipeline.input_fn_builder(data_dir, 'test', False)({'batch_size': 25})
+    tpu = tpu_input.input_fn_builder(data_dir, 'test', False)({'batch_size': 25})
     assert output_shapes(plain) == ([None, 784], [None])
     assert output_shapes(tpu) == ([25, 784], [25])
     plain_sizes, tpu_sizes = batch_sizes(plain), batch_sizes(tpu)
@@ -149,7 +149,7 @@ def batch_sizes(dataset):
 
 def test_estimator_input_fn_takes_no_params():
   plain = estimator_input.input_fn_builder('/data', 'train', True, 32)
-  tpu = input_pipeline.input_fn_builder('/data', 'train', True)
+  tpu = tpu_input.input_fn_builder('/data', 'train', True)
   assert list(inspect.signature(plain).parameters) == []
   assert list(inspect.signature(tpu).parameters) == ['params']
 
@@ -226,7 +226,7 @@ def tpu_run(shared_data_dir, tmp_path_factory):
   args = LOCAL_TPU_ARGS + ['--iterations=3', '--save_checkpoints_steps=3'] + program_args(shared_data_dir, model_dir)
   try:
     return run_recorded(mnist_tpu, mnist_tpu_flags.define_mnist_tpu_flags, args, tf.estimator.tpu.TPUEstimator,
-                        input_pipeline, tpu_step_rules=True)
+                        tpu_input, tpu_step_rules=True)
   except ValueError as e:
     return {'error': str(e)}
 

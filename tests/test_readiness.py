@@ -13,7 +13,7 @@ from estimator_tpu import readiness
 from estimator_tpu.readiness import config_checks
 from estimator_tpu.readiness import input_checks
 from estimator_tpu.readiness import results
-from estimator_tpu.tpu import input_fn as input_pipeline
+from estimator_tpu.tpu import input_fn as tpu_input
 from estimator_tpu.tpu import model_fn as model_fn_lib
 from estimator_tpu.tpu import run_config
 from loopback import closed_port
@@ -77,10 +77,10 @@ def test_the_projects_model_and_input_pass(data_dir):
                            eval_split='test')
   model_fn = model_fn_lib.model_fn_builder(learning_rate=1e-3, decay_steps=100, decay_rate=0.5,
                                            summary_dir='/tmp/not-written')
-  input_fn = input_pipeline.input_fn_builder(data_dir, 'train', is_training=True)
+  input_fn = tpu_input.input_fn_builder(data_dir, 'train', is_training=True)
   checks = run_check(model_fn, input_fn, plan,
-                     eval_input_fn=input_pipeline.eval_input_fn_builder(data_dir, 'test', 110, 10, 11),
-                     predict_input_fn=input_pipeline.predict_input_fn_builder(data_dir, 'test', -1, 10))
+                     eval_input_fn=tpu_input.eval_input_fn_builder(data_dir, 'test', 110, 10, 11),
+                     predict_input_fn=tpu_input.predict_input_fn_builder(data_dir, 'test', -1, 10))
   assert failures(checks) == []
   assert [name for name, check in checks.items() if check.status == results.SKIP] == ['cloud_storage',
                                                                                        'tpu_reachable']
@@ -227,7 +227,7 @@ def test_train_op_that_never_moves_the_global_step():
 
 
 def test_failing_input_fn_skips_the_step_checks(tmp_path):
-  input_fn = input_pipeline.input_fn_builder(str(tmp_path), 'train', is_training=True)
+  input_fn = tpu_input.input_fn_builder(str(tmp_path), 'train', is_training=True)
   checks = run_check(input_fn=input_fn)
   assert failures(checks) == ['input_fn']
   assert 'reading one batch failed' in checks['input_fn'].message
@@ -352,7 +352,7 @@ def pod_check(model_fn=None, input_fn=None, **plan_values):
 
 def sharding_input_fn(params):
   """array_input_fn_builder's data, this host's shard of it (as tpu/input_fn.py shards)."""
-  index, count = input_pipeline.input_deployment(params)
+  index, count = tpu_input.input_deployment(params)
   return array_input_fn_builder()(params).shard(count, index)
 
 

@@ -39,7 +39,7 @@ def build_keras_cnn():
 
 
 def compile_model(keras_model, learning_rate, decay_steps, decay_rate, steps_per_execution):
-  """Compiles with model_fn.py's loss, metric and optimiser; call it inside strategy.scope().
+  """Compiles with tpu/model_fn.py's loss, metric and optimiser; call it inside strategy.scope().
 
   `steps_per_execution` is TPUConfig.iterations_per_loop's TF2 counterpart: that many steps run on the device
   per call from the host, and callbacks (checkpoints, TensorBoard) only see the boundaries between calls.

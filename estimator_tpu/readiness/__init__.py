@@ -79,6 +79,8 @@ def check_step(model_fn, params, plan, batch):
   try:
     step = step_checks.build_tpu_step(model_fn, params, plan.num_shards, batch)
     summary_ops = step_checks.summaries_in_train_step(model_fn, params, plan.num_shards, batch)
+  except step_checks.NotATpuEstimatorSpec as e:
+    return [e.result()] + [results.skipped(name, 'model_fn returned no TPUEstimatorSpec.') for name in STEP_CHECKS]
   except Exception as e:  # pylint: disable=broad-except -- user code: report it as a check, not a traceback
     failure = results.failed(
         'xla_compile', 'model_fn failed to build the TPU training step: %s: %s' % (type(e).__name__, e),
@@ -110,7 +112,7 @@ def check_prediction(model_fn, input_fn, plan, deployment):
 def check_forward(model_fn, input_fn, plan, report, name, mode):
   """One core's EVAL or PREDICT step, fed the first rows of the batch TensorFlow's first input_fn call yields."""
   if input_fn is None:
-    return results.skipped(name, 'no %s input_fn given.' % mode)
+    return results.skipped(name, 'no %s input_fn given.' % name.split('_')[0])
   if not report.result.passed or not report.calls or not report.specs:
     return results.skipped(name, 'TensorFlow did not build the %s graph (see above).' % mode)
   if not report.decision.on_tpu:

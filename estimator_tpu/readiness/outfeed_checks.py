@@ -25,7 +25,7 @@ def outfed_tensors(spec, mode):
   if mode == tf.estimator.ModeKeys.PREDICT:
     predictions = spec.predictions
     return dict(predictions) if isinstance(predictions, dict) else {'predictions': predictions}
-  if not spec.eval_metrics:
+  if not getattr(spec, 'eval_metrics', None):
     return {}
   tensors = spec.eval_metrics[1]
   return dict(tensors) if isinstance(tensors, dict) else {'eval_metrics[1][%d]' % i: t for i, t in enumerate(tensors)}
@@ -97,7 +97,7 @@ def check_forward_step(name, model_fn, params, num_shards, batch, spec, mode):
 
 def host_call_tensors(spec):
   """{name: tensor} of the spec's host_call ({} without one)."""
-  if spec is None or not spec.host_call:
+  if not getattr(spec, 'host_call', None):
     return {}
   tensors = spec.host_call[1]
   return dict(tensors) if isinstance(tensors, dict) else {'host_call[1][%d]' % i: t for i, t in enumerate(tensors)}
@@ -111,6 +111,8 @@ def check_host_call(spec, num_shards, every_n_steps, graph_error=None):
   """host_call's tensors have a leading dimension; `graph_error`: what TensorFlow raised building TRAIN, if any."""
   if spec is None:
     return results.skipped('host_call', 'model_fn did not build the training step (see xla_compile).')
+  if not isinstance(spec, tf.estimator.tpu.TPUEstimatorSpec):
+    return results.skipped('host_call', 'model_fn returned no TPUEstimatorSpec (see model_fn_spec).')
   if not spec.host_call:
     return results.passed('host_call', 'model_fn returns no host_call: only the loss leaves the TPU.')
   tensors = host_call_tensors(spec)

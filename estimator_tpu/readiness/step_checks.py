@@ -53,9 +53,34 @@ def train_step(model_fn, params, num_shards, features, labels=None):
   """Calls model_fn as TPUEstimator does on each core; returns (loss, train_op)."""
   with tpu_function.tpu_shard_context(num_shards):
     spec = model_fn(features, labels, tf.estimator.ModeKeys.TRAIN, params)
+  if not isinstance(spec, tf.estimator.tpu.TPUEstimatorSpec):
+    raise NotATpuEstimatorSpec(spec)
   if spec.train_op is None:
     raise ValueError('model_fn returned no train_op in TRAIN mode.')
   return spec.loss, spec.train_op
+
+
+class NotATpuEstimatorSpec(TypeError):
+  """model_fn returned an EstimatorSpec (or anything else) where TPUEstimator needs a TPUEstimatorSpec.
+
+  TPU training would still take an EstimatorSpec's loss and train_op, but evaluation and prediction on a TPU refuse
+  it, and its eval_metric_ops, hooks and scaffold cannot come out of the TPU computation: one model_fn serves every
+  mode, so this is the model's first fix, reported as one failed check rather than whatever breaks later.
+  """
+
+  def __init__(self, spec):
+    self.returned = type(spec).__name__
+    self.estimator_spec = isinstance(spec, tf.estimator.EstimatorSpec)
+    super(NotATpuEstimatorSpec, self).__init__('model_fn returned %s' % self.returned)
+
+  def result(self):
+    what = 'a tf.estimator.EstimatorSpec' if self.estimator_spec else 'a %s' % self.returned
+    return results.failed(
+        'model_fn_spec', 'model_fn returned %s in TRAIN mode, not a tf.estimator.tpu.TPUEstimatorSpec: on a TPU, '
+        'TPUEstimator refuses it in evaluation and prediction, and metric ops, summaries and hooks cannot run '
+        'inside the TPU computation (docs/MIGRATION.md row 5).' % what,
+        'return tf.estimator.tpu.TPUEstimatorSpec(mode, loss=..., train_op=...) in every mode, with '
+        'eval_metrics=(metric_fn, tensors) instead of eval_metric_ops= and summaries through host_call.')
 
 
 def placeholders_for(batch):

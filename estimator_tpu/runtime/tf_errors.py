@@ -58,7 +58,7 @@ class _DropRecordedErrorLogs(std_logging.Filter):
 class TensorFlowErrors(object):
   """Context manager that turns TensorFlow errors a user can fix into UserErrors saying what to do.
 
-      with failures.TensorFlowErrors(data_dir, model_dir) as guard:
+      with tf_errors.TensorFlowErrors(data_dir, model_dir) as guard:
         estimator.train(input_fn, max_steps=steps, hooks=guard.hooks)
 
   `guard.hooks` lets a NaN loss be reported with its step. Errors it does not know pass through unchanged.

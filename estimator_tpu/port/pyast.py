@@ -1,0 +1,173 @@
+"""AST helpers that behave the same on Python 3.7 and 3.11.
+
+3.7 parses literals as ast.Num / ast.Str / ast.NameConstant and wraps subscripts in ast.Index; 3.8+ uses
+ast.Constant and (3.9+) puts the key right in `slice`. 3.7 has no ast.unparse and no end positions, so messages
+render code with `render`, a small printer that gives the same text on both.
+"""
+import ast
+import sys
+
+# The literal node types 3.7's parser emits; 3.8+ emits ast.Constant only (the old names are deprecated there).
+_LEGACY_LITERALS = ()
+if sys.version_info < (3, 8):
+  _LEGACY_LITERALS = (ast.Num, ast.Str, ast.Bytes, ast.NameConstant)
+
+NO_VALUE = object()  # "not a literal", as distinct from the literal None
+
+FUNCTION_NODES = (ast.FunctionDef, ast.AsyncFunctionDef, ast.Lambda)
+SCOPE_NODES = FUNCTION_NODES + (ast.ClassDef,)
+
+
+def literal(node):
+  """The value of a literal node (number, string, bytes, True/False/None), else NO_VALUE."""
+  if isinstance(node, ast.Constant):
+    return node.value
+  if _LEGACY_LITERALS and isinstance(node, _LEGACY_LITERALS):
+    for field in ('n', 's', 'value'):
+      if hasattr(node, field):
+        return getattr(node, field)
+  return NO_VALUE
+
+
+def is_literal(node):
+  return node is not None and literal(node) is not NO_VALUE
+
+
+def subscript_key(node):
+  """The literal key of `x['key']` (or NO_VALUE)."""
+  key = node.slice
+  if type(key).__name__ == 'Index':  # 3.7/3.8
+    key = key.value
+  return literal(key)
+
+
+def dotted(node):
+  """'a.b.c' for a chain of names and attributes, else None."""
+  parts = []
+  while isinstance(node, ast.Attribute):
+    parts.append(node.attr)
+    node = node.value
+  if not isinstance(node, ast.Name):
+    return None
+  parts.append(node.id)
+  return '.'.join(reversed(parts))
+
+
+def root_name(node):
+  """The Name at the bottom of an attribute/subscript/call chain (`a` in a.b[0].c()), else None."""
+  while isinstance(node, (ast.Attribute, ast.Subscript, ast.Call)):
+    node = node.func if isinstance(node, ast.Call) else node.value
+  return node.id if isinstance(node, ast.Name) else None
+
+
+def render(node, depth=0):
+  """Short source-like text of an expression, the same on every Python version; '...' for the rest."""
+  if node is None:
+    return ''
+  if depth > 3:
+    return '...'
+  value = literal(node)
+  if value is not NO_VALUE:
+    return repr(value)
+  if isinstance(node, ast.Name):
+    return node.id
+  if isinstance(node, ast.Attribute):
+    return '%s.%s' % (render(node.value, depth + 1), node.attr)
+  if isinstance(node, ast.Subscript):
+    key = subscript_key(node)
+    return '%s[%s]' % (render(node.value, depth + 1), '...' if key is NO_VALUE else repr(key))
+  if isinstance(node, ast.Call):
+    return '%s(...)' % render(node.func, depth + 1)
+  if isinstance(node, ast.Lambda):
+    return 'lambda'
+  if isinstance(node, (ast.Tuple, ast.List)):
+    inner = ', '.join(render(element, depth + 1) for element in node.elts[:4])
+    return ('(%s)' if isinstance(node, ast.Tuple) else '[%s]') % inner
+  if isinstance(node, ast.Dict):
+    return '{...}'
+  return '...'
+
+
+def keyword(call, name):
+  """The value of keyword argument `name` in a call, else None."""
+  for kw in call.keywords:
+    if kw.arg == name:
+      return kw.value
+  return None
+
+
+def has_star_args(call):
+  """True when *args or **kwargs hide what a call passes, so a missing argument cannot be told."""
+  starred = any(type(arg).__name__ == 'Starred' for arg in call.args)
+  return starred or any(kw.arg is None for kw in call.keywords)
+
+
+def argument(call, position, name):
+  """The argument passed by keyword `name` or at `position`, else None."""
+  value = keyword(call, name)
+  if value is not None:
+    return value
+  if position is not None and position < len(call.args) and type(call.args[position]).__name__ != 'Starred':
+    return call.args[position]
+  return None
+
+
+def param_names(fn):
+  """Every parameter name of a def or lambda, in order (positional-only ones too, on 3.8+)."""
+  args = fn.args
+  names = [a.arg for a in getattr(args, 'posonlyargs', [])] + [a.arg for a in args.args]
+  if args.vararg:
+    names.append(args.vararg.arg)
+  names += [a.arg for a in args.kwonlyargs]
+  if args.kwarg:
+    names.append(args.kwarg.arg)
+  return names
+
+
+def positional_names(fn):
+  args = fn.args
+  return [a.arg for a in getattr(args, 'posonlyargs', [])] + [a.arg for a in args.args]
+
+
+def body_of(fn):
+  """The statements of a def, or the one expression of a lambda (as a list)."""
+  return [fn.body] if isinstance(fn, ast.Lambda) else fn.body
+
+
+def walk_local(fn):
+  """Yields (node, conditions) for every node of a function's own code, not of the functions or classes it
+  defines (those are yielded, but not entered). `conditions` lists the enclosing (if-test, in-body) pairs, so a
+  caller can tell code that runs only under `if use_tpu:` from code that always runs."""
+  stack = [(node, ()) for node in reversed(body_of(fn))]
+  while stack:
+    node, conditions = stack.pop()
+    yield node, conditions
+    if isinstance(node, SCOPE_NODES):
+      continue
+    children = []
+    if isinstance(node, (ast.If, ast.IfExp)):
+      children.append((node.test, conditions))
+      inner = node.body if isinstance(node.body, list) else [node.body]
+      outer = node.orelse if isinstance(node.orelse, list) else [node.orelse]
+      children += [(child, conditions + ((node.test, True),)) for child in inner]
+      children += [(child, conditions + ((node.test, False),)) for child in outer]
+    else:
+      children = [(child, conditions) for child in ast.iter_child_nodes(node)]
+    stack.extend(reversed(children))
+
+
+def names_in(node):
+  """Every Name id used anywhere in an expression."""
+  return set(n.id for n in ast.walk(node) if isinstance(n, ast.Name))
+
+
+def assigned_names(target):
+  """Names bound by an assignment target (a, (a, b), [a, *b])."""
+  if isinstance(target, ast.Name):
+    return [target.id]
+  if isinstance(target, (ast.Tuple, ast.List)):
+    names = []
+    for element in target.elts:
+      names += assigned_names(element.value if type(element).__name__ == 'Starred' else element)
+    return names
+  return []
