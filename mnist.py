@@ -70,9 +70,8 @@ def evaluate(fv, estimator, checkpoint=None):
   num_examples = records.count_examples(path)
   # TPU rule (eval steps): steps=None reads the split to its end, short last batch included. On a TPU,
   # TPUEstimator.evaluate needs `steps` and every batch full, so mnist_tpu.py pads the split and counts the batches.
-  eval_batch_size = training.effective_eval_batch_size(fv.eval_batch_size, use_tpu=False)
-  counted = num_examples if fv.eval_steps is None else min(num_examples, fv.eval_steps * eval_batch_size)
-  input_fn = input_fn_lib.input_fn_builder(fv.data_dir, fv.eval_split, False, eval_batch_size)
+  counted = num_examples if fv.eval_steps is None else min(num_examples, fv.eval_steps * fv.eval_batch_size)
+  input_fn = input_fn_lib.input_fn_builder(fv.data_dir, fv.eval_split, False, fv.eval_batch_size)
   # name= gives each split its own TensorBoard directory, model_dir/eval_<split>.
   metrics = estimator.evaluate(input_fn, steps=fv.eval_steps, checkpoint_path=checkpoint, name=fv.eval_split)
   logging.info('%s accuracy %.4f, mean loss %.4f over %d examples (global step %d).', fv.eval_split,
@@ -90,8 +89,7 @@ def predict(fv, estimator, checkpoint=None):
 
   def input_fn():
     # A short last batch is fine here; on a TPU, TPUEstimator.predict pads it itself.
-    return tf.data.Dataset.from_tensor_slices(model.features_of(pixels)).batch(
-        training.effective_eval_batch_size(fv.eval_batch_size, use_tpu=False))
+    return tf.data.Dataset.from_tensor_slices(model.features_of(pixels)).batch(fv.eval_batch_size)
 
   outputs = estimator.predict(input_fn, checkpoint_path=checkpoint, yield_single_examples=True)
   predictions = results.prediction_rows(outputs, labels[:count])

@@ -44,8 +44,7 @@ def train_in_cluster(fv, estimator, task):
   distributed.train_and_evaluate(
       estimator, task,
       train_input_fn=input_fn_lib.input_fn_builder(fv.data_dir, 'train', True, batch_size),
-      eval_input_fn=input_fn_lib.input_fn_builder(
-          fv.data_dir, 'validation', False, training.effective_eval_batch_size(fv.eval_batch_size, use_tpu=False)),
+      eval_input_fn=input_fn_lib.input_fn_builder(fv.data_dir, 'validation', False, fv.eval_batch_size),
       max_steps=fv.train_steps, eval_throttle_secs=fv.eval_throttle_secs,
       wait_for_workers_secs=fv.wait_for_workers_secs)
 
