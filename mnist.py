@@ -22,6 +22,8 @@ from estimator_tpu.distributed import training as distributed
 from estimator_tpu.estimator import input_fn as input_fn_lib
 from estimator_tpu.estimator import model_fn as model_fn_lib
 from estimator_tpu.runtime import checkpoints
+from estimator_tpu.runtime import logs
+from estimator_tpu.runtime import progress
 from estimator_tpu.runtime import results
 from estimator_tpu.runtime.errors import exit_on_user_error
 from flags import mnist as mnist_flags
@@ -39,15 +41,17 @@ def build_model_fn(fv):
 
 
 # TPU rule (where the TPU is): no cluster. mnist_tpu.py resolves --tpu_name and checks that the TPU answers first.
-def build_estimator(fv, model_dir, unused_cluster=None):
-  """A plain Estimator from the flags.
+def build_estimator(fv, model_dir, unused_cluster=None, seed=None):
+  """A plain Estimator from the flags; `seed` is the graph-level seed (runtime/seeds.py), None for none.
 
   TPU rule (where and how to run): mnist_tpu.py builds `tf.estimator.tpu.RunConfig` with a `TPUConfig`
   (iterations_per_loop, num_shards) and a TPU master or cluster resolver, and a `TPUEstimator` that is told
   `use_tpu` and the train/eval/predict batch sizes, because it splits each batch across the TPU cores itself.
   """
+  # log_step_count_steps=None: runtime/progress.py logs the training progress instead of Estimator's hooks.
   config = tf.estimator.RunConfig(model_dir=model_dir, save_checkpoints_steps=fv.save_checkpoints_steps,
-                                  keep_checkpoint_max=KEEP_CHECKPOINT_MAX)
+                                  keep_checkpoint_max=KEEP_CHECKPOINT_MAX, tf_random_seed=seed,
+                                  log_step_count_steps=None)
   model_fn = build_model_fn(fv)
   return tf.estimator.Estimator(
       model_fn=model_fn, config=config,
@@ -60,8 +64,9 @@ def train(fv, estimator, max_steps, hooks=None):
   logging.info('Training to step %d, batch %d, on CPU.', max_steps, batch_size)
   # max_steps is optional for a plain Estimator (it could also stop where the input ends); TPUEstimator on a TPU
   # refuses to train without max_steps or steps, because it runs iterations_per_loop steps per device call.
+  every_steps = progress.every_steps(fv.log_every_steps)
   estimator.train(input_fn_lib.input_fn_builder(fv.data_dir, 'train', True, batch_size), max_steps=max_steps,
-                  hooks=hooks)
+                  hooks=list(hooks or []) + [progress.TrainingProgress(max_steps, batch_size, every_steps)])
 
 
 def evaluate(fv, estimator, checkpoint=None):
@@ -73,7 +78,9 @@ def evaluate(fv, estimator, checkpoint=None):
   counted = num_examples if fv.eval_steps is None else min(num_examples, fv.eval_steps * fv.eval_batch_size)
   input_fn = input_fn_lib.input_fn_builder(fv.data_dir, fv.eval_split, False, fv.eval_batch_size)
   # name= gives each split its own TensorBoard directory, model_dir/eval_<split>.
-  metrics = estimator.evaluate(input_fn, steps=fv.eval_steps, checkpoint_path=checkpoint, name=fv.eval_split)
+  batches = -(-counted // fv.eval_batch_size)
+  metrics = estimator.evaluate(input_fn, steps=fv.eval_steps, checkpoint_path=checkpoint, name=fv.eval_split,
+                               hooks=[progress.EvaluationProgress(batches, fv.eval_split)])
   logging.info('%s accuracy %.4f, mean loss %.4f over %d examples (global step %d).', fv.eval_split,
                metrics['accuracy'], metrics['mean_loss'], counted, metrics['global_step'])
   return metrics, counted
@@ -110,6 +117,7 @@ def run(fv):
 def main(argv):
   if len(argv) > 1:
     raise app.UsageError('unexpected arguments: %s' % ' '.join(argv[1:]))
+  logs.configure(FLAGS.tf_log)
   exit_on_user_error(run, FLAGS)
 
 

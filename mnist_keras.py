@@ -22,7 +22,10 @@ from estimator_tpu.data import records
 from estimator_tpu.keras import checkpoints as keras_checkpoints
 from estimator_tpu.keras import model as keras_model
 from estimator_tpu.runtime import checkpoints
+from estimator_tpu.runtime import logs
+from estimator_tpu.runtime import progress
 from estimator_tpu.runtime import results
+from estimator_tpu.runtime import seeds
 from estimator_tpu.runtime.errors import UserError
 from estimator_tpu.runtime.errors import exit_on_user_error
 from estimator_tpu.tpu import cluster as tpu_cluster
@@ -99,8 +102,11 @@ def build_model(strategy, learning_rate, decay_steps, decay_rate, steps_per_exec
   return model
 
 
-def train(model, manager, dataset, train_steps, save_checkpoints_steps, summary_every):
-  """Trains until the optimiser has taken `train_steps` steps in total, resuming from model_dir (max_steps)."""
+def train(model, manager, dataset, train_steps, save_checkpoints_steps, summary_every, extra_callbacks=()):
+  """Trains until the optimiser has taken `train_steps` steps in total, resuming from model_dir (max_steps).
+
+  `extra_callbacks` (e.g. progress.KerasTrainingProgress) run after the checkpoint and TensorBoard ones.
+  """
   manager.checkpoint.restore(manager.latest_checkpoint)
   done = int(model.optimizer.iterations.numpy())
   if manager.latest_checkpoint:
@@ -112,7 +118,9 @@ def train(model, manager, dataset, train_steps, save_checkpoints_steps, summary_
                # Counterpart of host_call: Keras writes these summaries on the host, from the values each
                # execution returns ('batch_loss', 'batch_accuracy'), never from inside the TPU computation.
                tf.keras.callbacks.TensorBoard(log_dir=manager.directory, update_freq=summary_every)]
-  model.fit(dataset, epochs=1, steps_per_epoch=train_steps - done, callbacks=callbacks, verbose=2)
+  # verbose=0: the progress lines come from progress.KerasTrainingProgress, in the format of the other routes.
+  model.fit(dataset, epochs=1, steps_per_epoch=train_steps - done, callbacks=callbacks + list(extra_callbacks),
+            verbose=0)
 
 
 def log_predictions(model, test_path, count, batch_size):
@@ -134,6 +142,8 @@ def run(fv):
   model_dir = fv.model_dir or checkpoints.default_model_dir('mnist_keras')
   logging.info('Data directory: %s', fv.data_dir)
   logging.info('Model directory: %s', model_dir)
+  seed = seeds.resolve(fv.seed)
+  seeds.log_seed(seed, picked=fv.seed is None)
   prepare.ensure_data(fv.data_dir, fv.source_dir, fv.download_timeout, fv.validation_size)
   records.require_split(fv.data_dir, 'train')
   test_path = records.require_split(fv.data_dir, 'test')
@@ -141,13 +151,18 @@ def run(fv):
   strategy = build_strategy((fv.tpu_name or fv.master) if fv.use_tpu else None,
                             fv.tpu_zone, fv.gcp_project)
   check_batches_split(strategy, [batch_size, eval_batch_size])
+  # Python's, NumPy's and TensorFlow's global seeds: the initial weights, the shuffle and dropout follow from them.
+  # Folded with the step the run resumes from, as the Estimator routes do (seeds.graph_seed).
+  tf.keras.utils.set_random_seed(seeds.graph_seed(seed, keras_checkpoints.latest_step(model_dir)))
   model = build_model(strategy, fv.learning_rate, fv.lr_decay_steps, fv.lr_decay_rate,
                       steps_per_execution=fv.iterations)
   manager = keras_checkpoints.build_checkpoint_manager(model, model_dir)
   logging.info('Training %d steps, batch %d, on %d replica(s) of %s.', fv.train_steps, batch_size,
                strategy.num_replicas_in_sync, type(strategy).__name__)
   train(model, manager, make_dataset(fv.data_dir, 'train', True, batch_size), fv.train_steps,
-        fv.save_checkpoints_steps, summary_every=fv.iterations)
+        fv.save_checkpoints_steps, summary_every=fv.iterations,
+        extra_callbacks=[progress.KerasTrainingProgress(
+            fv.train_steps, batch_size, progress.every_steps(fv.log_every_steps, fv.use_tpu, fv.iterations))])
 
   num_test = records.count_examples(test_path)
   eval_steps = num_test // eval_batch_size
@@ -158,19 +173,21 @@ def run(fv):
   # Like TPUEstimator.evaluate on a TPU, Keras needs the number of steps when steps_per_execution > 1: it runs
   # whole executions and cannot find the end of the input inside one.
   metrics = model.evaluate(make_dataset(fv.data_dir, 'test', False, eval_batch_size), steps=eval_steps,
-                           return_dict=True, verbose=0)
+                           return_dict=True, verbose=0,
+                           callbacks=[progress.KerasEvaluationProgress(eval_steps, 'test')])
   global_step = int(model.optimizer.iterations.numpy())
   logging.info('Test accuracy %.4f, loss %.4f over %d examples (global step %d).', metrics['accuracy'],
                metrics['loss'], eval_examples, global_step)
 
   predictions = log_predictions(model, test_path, fv.num_predictions, eval_batch_size)
   results.write_run_summary(os.path.join(model_dir, RESULTS_FILE), global_step, metrics['accuracy'],
-                            metrics['loss'], eval_examples, predictions)
+                            metrics['loss'], eval_examples, predictions, seed=seed)
 
 
 def main(argv):
   if len(argv) > 1:
     raise app.UsageError('unexpected arguments: %s' % ' '.join(argv[1:]))
+  logs.configure(FLAGS.tf_log)
   exit_on_user_error(run, FLAGS)
 
 

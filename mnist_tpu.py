@@ -24,6 +24,8 @@ from estimator_tpu import modes
 from estimator_tpu import readiness
 from estimator_tpu.data import records
 from estimator_tpu.runtime import checkpoints
+from estimator_tpu.runtime import logs
+from estimator_tpu.runtime import progress
 from estimator_tpu.runtime import results
 from estimator_tpu.runtime.errors import UserError
 from estimator_tpu.runtime.errors import exit_on_user_error
@@ -61,18 +63,21 @@ def build_model_fn(fv, model_dir):
       summary_dir=model_dir, summary_flush_steps=fv.iterations if fv.use_tpu else LOCAL_SUMMARY_FLUSH_STEPS)
 
 
-def build_estimator(fv, model_dir, cluster=None, save_checkpoints_steps=None, eval_on_tpu=None):
+def build_estimator(fv, model_dir, cluster=None, save_checkpoints_steps=None, seed=None,
+                    eval_on_tpu=None):
   """TPUEstimator from the flags; on CPU (use_tpu=False) it runs model_fn as a plain Estimator would.
 
   `cluster` is the resolved --tpu_name (connect_tpu), or None for --master or a local run.
-  `save_checkpoints_steps` overrides the flag (the benchmark evaluates every checkpoint of a denser cadence);
+  `save_checkpoints_steps` overrides the flag (the benchmark evaluates every checkpoint of a denser cadence).
+  `seed` is the graph-level seed (runtime/seeds.py), None for none.
   `eval_on_tpu` overrides --eval_on_tpu (predict's estimator, see predict()).
   """
   eval_on_tpu = fv.eval_on_tpu if eval_on_tpu is None else eval_on_tpu
   config = run_config_lib.build_run_config(
       model_dir=model_dir, iterations_per_loop=fv.iterations, num_shards=fv.num_shards,
       save_checkpoints_steps=save_checkpoints_steps or fv.save_checkpoints_steps, master=fv.master, cluster=cluster,
-      evaluates_on_tpu=fv.use_tpu and eval_on_tpu, host_call_every_n_steps=fv.host_call_every_n_steps)
+      evaluates_on_tpu=fv.use_tpu and eval_on_tpu, host_call_every_n_steps=fv.host_call_every_n_steps,
+      tf_random_seed=seed)
   model_fn = build_model_fn(fv, model_dir)
   # A checkpoint of another architecture fails here, clearly, rather than somewhere inside the restore.
   checkpoints.check_checkpoint(model_dir, lambda: model.variable_shapes(model_fn))
@@ -89,10 +94,14 @@ def build_estimator(fv, model_dir, cluster=None, save_checkpoints_steps=None, ev
 
 def train(fv, estimator, max_steps, hooks=None):
   records.require_split(fv.data_dir, 'train')
-  logging.info('Training to step %d, batch %d, on %s.', max_steps,
-               training.effective_batch_size(fv.batch_size, fv.use_tpu), 'TPU' if fv.use_tpu else 'CPU')
+  batch_size = training.effective_batch_size(fv.batch_size, fv.use_tpu)
+  logging.info('Training to step %d, batch %d, on %s.', max_steps, batch_size, 'TPU' if fv.use_tpu else 'CPU')
+  # TPU rule (host round trips): the host sees only the boundaries of the --iterations loops, so on a TPU the
+  # progress is logged once per loop by default.
+  every_steps = progress.every_steps(fv.log_every_steps, fv.use_tpu, fv.iterations)
   estimator.train(input_fn_lib.input_fn_builder(fv.data_dir, 'train', is_training=True), max_steps=max_steps,
-                  hooks=hooks)
+                  hooks=list(hooks or []) + [progress.TrainingProgress(max_steps, batch_size, every_steps),
+                                             run_config_lib.FlushEventsAtEnd(estimator.model_dir)])
 
 
 def evaluate(fv, estimator, checkpoint=None):
@@ -119,7 +128,8 @@ def evaluate(fv, estimator, checkpoint=None):
     logging.info('--eval_steps=%d: evaluating only the first %d examples.', steps, counted)
   input_fn = input_fn_lib.eval_input_fn_builder(fv.data_dir, fv.eval_split, counted, eval_batch_size, steps)
   # name= gives each split its own TensorBoard directory, model_dir/eval_<split>.
-  metrics = estimator.evaluate(input_fn, steps=steps, checkpoint_path=checkpoint, name=fv.eval_split)
+  metrics = estimator.evaluate(input_fn, steps=steps, checkpoint_path=checkpoint, name=fv.eval_split,
+                               hooks=[progress.EvaluationProgress(steps, fv.eval_split)])
   logging.info('%s accuracy %.4f, mean loss %.4f over %d examples (global step %d).', fv.eval_split,
                metrics['accuracy'], metrics['mean_loss'], counted, metrics['global_step'])
   return metrics, counted
@@ -220,6 +230,7 @@ def run(fv):
 def main(argv):
   if len(argv) > 1:
     raise app.UsageError('unexpected arguments: %s' % ' '.join(argv[1:]))
+  logs.configure(FLAGS.tf_log)
   result = exit_on_user_error(run, FLAGS)
   if FLAGS.mode == 'check_tpu':
     sys.exit(result)

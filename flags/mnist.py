@@ -8,7 +8,9 @@ plain Estimator runs on the local devices and needs none of them.
 from absl import flags
 
 from flags import data
+from flags import logs
 from flags import modes
+from flags import seed
 from flags import training
 from flags import validators
 
@@ -19,4 +21,7 @@ def define_mnist_flags(fv=flags.FLAGS):
   fv.set_default('eval_batch_size', training.LOCAL_EVAL_BATCH_SIZE)
   data.define_data_flags(fv)
   modes.define_mode_flags(fv, modes.ESTIMATOR_MODES)
+  seed.define_seed_flag(fv)
+  logs.define_log_flags(fv)
+  logs.define_progress_flags(fv)
   validators.register_mode_validators(fv)

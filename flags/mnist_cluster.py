@@ -4,6 +4,7 @@ from absl import flags
 
 from flags import data
 from flags import distributed
+from flags import logs
 from flags import modes
 from flags import training
 from flags import validators
@@ -15,4 +16,6 @@ def define_mnist_cluster_flags(fv=flags.FLAGS):
   data.define_data_flags(fv)
   modes.define_mode_flags(fv, modes=('all',))
   distributed.define_distributed_flags(fv)
+  logs.define_log_flags(fv)
+  logs.define_progress_flags(fv)
   validators.register_distributed_validators(fv)

@@ -2,7 +2,9 @@
 from absl import flags
 
 from flags import data
+from flags import logs
 from flags import modes
+from flags import seed
 from flags import tpu_cluster
 from flags import tpu_loop
 from flags import training
@@ -15,4 +17,7 @@ def define_mnist_tpu_flags(fv=flags.FLAGS):
   training.define_training_flags(fv)
   data.define_data_flags(fv)
   modes.define_mode_flags(fv)
+  seed.define_seed_flag(fv)
+  logs.define_log_flags(fv)
+  logs.define_progress_flags(fv)
   validators.register_cross_validators(fv)

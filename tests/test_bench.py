@@ -175,3 +175,21 @@ def test_levers_script_trains_the_chosen_settings(tmp_path):
   unknown = run_bench(['--data_dir=%s' % data_dir, '--settings=turbo'], script=levers_script)
   assert unknown.returncode == 1
   assert "error: unknown --settings ['turbo']" in unknown.stderr and 'Traceback' not in unknown.stderr
+
+
+def test_default_runs_tabulates_seeded_runs_of_the_seed_command(tmp_path, shared_data_dir):
+  output_dir = tmp_path / 'out'
+  completed = run_bench(['--data_dir=%s' % shared_data_dir, '--runs=2', '--first_seed=7',
+                         '--output_dir=%s' % output_dir,
+                         '--extra_args=--train_steps=12,--batch_size=16,--eval_batch_size=10,--iterations=6'],
+                        script='bench.default_runs')
+  assert completed.returncode == 0, completed.stderr[-3000:]
+  name = 'default-runs-tf-%s' % tf.__version__
+  with open(str(output_dir / (name + '.json'))) as f:
+    result = json.load(f)
+  assert [run['seed'] for run in result['runs']] == [7, 8]
+  assert all(run['global_step'] == 12 and run['examples'] == 110 and 0 <= run['accuracy'] <= 1
+             for run in result['runs'])
+  markdown = (output_dir / (name + '.md')).read_text()
+  assert sum(line.startswith('|') for line in markdown.splitlines()) == 2 + 2  # header, separator, a row per run
+  assert 'runs at or above 99.4%%: %d of 2.' % sum(run['accuracy'] >= 0.994 for run in result['runs']) in markdown

@@ -26,6 +26,7 @@ from estimator_tpu.runtime.errors import UserError
 from flags import mnist as mnist_flags
 from flags import mnist_cluster as mnist_cluster_flags
 from test_flags import parse_flags
+from test_output import assert_every_message_once_and_no_noise
 
 MNIST = os.path.join(REPO_ROOT, 'mnist.py')
 MNIST_CLUSTER = ['-m', 'tools.mnist_cluster']  # run from REPO_ROOT
@@ -67,7 +68,7 @@ def run_cluster(tmp_path, data_dir, model_dir):
   command = [sys.executable] + MNIST_CLUSTER + ['--data_dir=%s' % data_dir, '--model_dir=%s' % model_dir,
              '--train_steps=%d' % TRAIN_STEPS, '--batch_size=16', '--eval_batch_size=%d' % EVAL_BATCH,
              '--save_checkpoints_steps=20', '--eval_throttle_secs=1', '--num_predictions=3',
-             '--wait_for_workers_secs=60']
+             '--wait_for_workers_secs=60', '--log_every_steps=20']
   cluster = local_cluster.LocalCluster(command, str(tmp_path / 'logs'), num_workers=NUM_WORKERS)
   try:
     cluster.start()
@@ -112,6 +113,13 @@ def test_cluster_trains_on_every_worker_and_its_final_checkpoint_evaluates(tmp_p
     reported = json.load(f)
   assert reported['global_step'] == final_step
   assert reported['eval']['examples'] == 110 and len(reported['predictions']) == 3
+  # Each task's log says what it did, once per message: the training tasks their progress, the evaluator its results.
+  logs = {}
+  for result in results:
+    with open(result.log_path) as f:
+      logs[result.task.name] = assert_every_message_once_and_no_noise(f.read(), max_lines=40)
+  assert [line for line in logs['chief-0'] if line.startswith('step ') and ' loss ' in line]
+  assert [line for line in logs['evaluator-0'] if line.startswith('Saving dict for global step')]
   estimator = tf.estimator.Estimator(estimator_model_fn.model_fn_builder(1e-3, 1000, 0.5), model_dir=model_dir)
   metrics = estimator.evaluate(estimator_input.input_fn_builder(data_dir, 'test', False, EVAL_BATCH), steps=None)
   assert metrics['global_step'] == final_step

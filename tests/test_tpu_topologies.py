@@ -239,14 +239,14 @@ def test_a_tpu_vm_is_one_in_process_host():
 def test_mnist_tpu_configures_the_route_it_logs(tmp_path, args, sliced, eval_on_tpu):
   fv = test_flags.parse(args + ['--model_dir=%s' % tmp_path, '--data_dir=%s' % tmp_path])
   estimator = mnist_tpu.build_estimator(fv, str(tmp_path))
-  assert (estimator.config.tpu_config.eval_training_input_configuration == run_config.SLICED) == sliced
-  assert estimator.config.tpu_config.per_host_input_for_training == run_config.PER_HOST_V2
+  assert run_config.is_sliced(estimator.config.tpu_config) == sliced
+  assert estimator.config.tpu_config.per_host_input_for_training == run_config.input_pipeline_config().PER_HOST_V2
   assert estimator._ctx._eval_on_tpu == eval_on_tpu  # pylint: disable=protected-access
   route = run_config.evaluation_route(fv.use_tpu, fv.eval_on_tpu, 1024)
   assert ('SLICED' in route) == sliced
   # Prediction runs on the TPU either way: with --eval_on_tpu=false, predict() builds this estimator.
   predictor = mnist_tpu.build_estimator(fv, str(tmp_path), eval_on_tpu=True)
-  assert (predictor.config.tpu_config.eval_training_input_configuration == run_config.SLICED) == fv.use_tpu
+  assert run_config.is_sliced(predictor.config.tpu_config) == fv.use_tpu
 
 
 @pytest.mark.parametrize('tpu_type, hosts, cores_per_host', [

@@ -21,6 +21,8 @@ from estimator_tpu.data import records
 from estimator_tpu.distributed import tf_config
 from estimator_tpu.distributed import training as distributed
 from estimator_tpu.estimator import input_fn as input_fn_lib
+from estimator_tpu.runtime import logs
+from estimator_tpu.runtime import progress
 from estimator_tpu.runtime import results
 from estimator_tpu.runtime.errors import exit_on_user_error
 from flags import mnist_cluster as mnist_cluster_flags
@@ -46,7 +48,11 @@ def train_in_cluster(fv, estimator, task):
       train_input_fn=input_fn_lib.input_fn_builder(fv.data_dir, 'train', True, batch_size),
       eval_input_fn=input_fn_lib.input_fn_builder(fv.data_dir, 'validation', False, fv.eval_batch_size),
       max_steps=fv.train_steps, eval_throttle_secs=fv.eval_throttle_secs,
-      wait_for_workers_secs=fv.wait_for_workers_secs)
+      wait_for_workers_secs=fv.wait_for_workers_secs,
+      # The global step is the cluster's: each line counts every task's steps, and examples/s assumes they all
+      # train at this task's batch.
+      extra_training_hooks=[progress.TrainingProgress(fv.train_steps, batch_size,
+                                                      progress.every_steps(fv.log_every_steps))])
 
 
 def run(fv):
@@ -66,6 +72,8 @@ def run(fv):
 def main(argv):
   if len(argv) > 1:
     raise app.UsageError('unexpected arguments: %s' % ' '.join(argv[1:]))
+  # The evaluator's evaluations run inside train_and_evaluate: Estimator's result line is their only account.
+  logs.configure(FLAGS.tf_log, keep_info=(logs.EVALUATION_RESULT,))
   exit_on_user_error(run, FLAGS)
 
 

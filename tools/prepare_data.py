@@ -9,9 +9,11 @@ from absl import app
 from absl import flags
 
 from estimator_tpu.data import prepare
+from estimator_tpu.runtime import logs
 from estimator_tpu.runtime import tf_errors
 from estimator_tpu.runtime.errors import exit_on_user_error
 from flags import data as data_flags
+from flags import logs as log_flags
 
 FLAGS = flags.FLAGS
 
@@ -19,6 +21,7 @@ FLAGS = flags.FLAGS
 def main(argv):
   if len(argv) > 1:
     raise app.UsageError('unexpected arguments: %s' % ' '.join(argv[1:]))
+  logs.configure(FLAGS.tf_log)
   exit_on_user_error(prepare_data)
 
 
@@ -29,4 +32,5 @@ def prepare_data():
 
 if __name__ == '__main__':
   data_flags.define_data_flags()
+  log_flags.define_log_flags()
   app.run(main)

@@ -149,7 +149,7 @@ def _write_examples(path, name, images, labels):
   with tf.io.TFRecordWriter(path) as writer:
     for i, (image, label) in enumerate(zip(images, labels)):
       writer.write(serialize_example(image, label))
-      if (i + 1) % PROGRESS_EVERY == 0:
+      if (i + 1) % PROGRESS_EVERY == 0 and i + 1 < len(images):  # the last count is the line below
         logging.info('%s: %d/%d examples', name, i + 1, len(images))
   logging.info('%s: all %d examples written.', name, len(images))
 

@@ -160,16 +160,18 @@ def training_hooks(estimator, task, wait_for_workers_secs):
 
 
 def train_and_evaluate(estimator, task, train_input_fn, eval_input_fn, max_steps, eval_throttle_secs,
-                       wait_for_workers_secs=0):
+                       wait_for_workers_secs=0, extra_training_hooks=()):
   """Runs this task's part: trains (chief, worker), evaluates each new checkpoint (evaluator) or serves (ps).
 
   Returns when this task is done; a ps never returns. `max_steps` is the global step at which all training stops
   (each task stops at the first step it sees at or beyond it). The evaluator reads `eval_input_fn` to its end
   (steps=None) at most every `eval_throttle_secs` seconds, and only when there is a new checkpoint. With
   `wait_for_workers_secs` > 0 the training tasks wait up to that long for each other before their first step.
+  `extra_training_hooks` (e.g. runtime/progress.py's) run in the chief and the workers.
   """
   train_spec = tf.estimator.TrainSpec(train_input_fn, max_steps=max_steps,
-                                      hooks=training_hooks(estimator, task, wait_for_workers_secs))
+                                      hooks=training_hooks(estimator, task, wait_for_workers_secs)
+                                      + list(extra_training_hooks))
   eval_spec = tf.estimator.EvalSpec(eval_input_fn, steps=None, name=VALIDATION_EVAL_NAME, start_delay_secs=0,
                                     throttle_secs=eval_throttle_secs)
   tf.estimator.train_and_evaluate(estimator, train_spec, eval_spec)

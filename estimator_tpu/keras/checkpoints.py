@@ -17,6 +17,12 @@ def build_checkpoint_manager(model, model_dir):
   return tf.train.CheckpointManager(checkpoint, model_dir, max_to_keep=KEEP_CHECKPOINT_MAX)
 
 
+def latest_step(model_dir):
+  """The step of the newest checkpoint in model_dir (0 if none): checkpoints are named ckpt-<step> (below)."""
+  latest = tf.train.latest_checkpoint(model_dir)
+  return int(latest.rsplit('-', 1)[1]) if latest else 0
+
+
 class SaveCheckpoints(tf.keras.callbacks.Callback):
   """Saves through a CheckpointManager every `every_steps` steps and at the end, named by the step.
 

@@ -190,7 +190,7 @@ def explain_outfeed(problem, spec, mode, per_core_batch):
 
 
 def sliced(sim):
-  return sim.estimator.config.tpu_config.eval_training_input_configuration == run_config.SLICED
+  return run_config.is_sliced(sim.estimator.config.tpu_config)
 
 
 def describe_route(decision, name, is_sliced):

@@ -15,13 +15,16 @@ def write_json(path, payload):
   atomic_files.write_text(path, json.dumps(payload, indent=2, sort_keys=True))
 
 
-def write_run_summary(path, global_step, accuracy, loss, examples, predictions, split='test'):
-  """The JSON every program leaves in its model_dir: the evaluation and the logged predictions; returns it."""
+def write_run_summary(path, global_step, accuracy, loss, examples, predictions, split='test', seed=None):
+  """The JSON every program leaves in its model_dir: the evaluation, the logged predictions and the seed of the
+  training run (--seed repeats it); returns it."""
   summary = {
       'global_step': int(global_step),
       'eval': {'split': split, 'accuracy': float(accuracy), 'loss': float(loss), 'examples': int(examples)},
       'predictions': predictions,
   }
+  if seed is not None:
+    summary['seed'] = int(seed)
   write_json(path, summary)
   return summary
 

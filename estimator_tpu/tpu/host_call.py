@@ -8,8 +8,11 @@ Contrib-free: the host function used to be written with `tf.contrib.summary`; th
 `tf.compat.v2.summary` (a file writer resource plus summary ops, which TPUEstimator's hooks initialise before the
 first step and flush at the end of every train() call).
 
-Cadence: by default every training step is written. On TPU, host_call's tensors leave the device on every step of every
-iterations_per_loop loop (the outfeed sits inside the training step; only the host's flush waits for the loop
+Tags: `train/<name>` (train/loss, train/learning_rate), so that the curves of training are named for what they are
+and stay apart from an evaluation's (`accuracy`, `loss`, `mean_loss` in <model_dir>/eval_<split>).
+
+Cadence: by default every training step is written. On TPU, host_call's tensors leave the device on every step of
+every iterations_per_loop loop (the outfeed sits inside the training step; only the host's flush waits for the loop
 boundary), or only on every n-th step of a loop with TPUConfig(experimental_host_call_every_n_steps=n)
 (--host_call_every_n_steps; tensorflow_estimator/python/estimator/tpu/tpu_estimator.py, _OutfeedHostCall).
 Events are buffered and flushed every `flush_every_steps` steps, and at the end of every train() call. The right
@@ -21,10 +24,12 @@ import tensorflow.compat.v1 as tf
 import tensorflow.compat.v2 as tf2  # the TF2 summary API, also present in TF 1.15
 
 DEFAULT_FLUSH_STEPS = 100
+TAG_PREFIX = 'train/'
 
 
 def host_call_fn(summary_dir, max_queue):
-  """Returns fn(step, **scalars) that writes each scalar at `step`; for TPUEstimatorSpec.host_call.
+  """Returns fn(step, **scalars) that writes each scalar at `step`, tagged TAG_PREFIX + its name; for
+  TPUEstimatorSpec.host_call.
 
   Every tensor arrives with a leading dimension: one entry per TPU core (TPUEstimator concatenates the cores'
   outfeeds), one entry on CPU. The step is the same on all cores; per-core scalars (e.g. each core's loss over its
@@ -35,7 +40,7 @@ def host_call_fn(summary_dir, max_queue):
     with tf2.summary.create_file_writer(summary_dir, max_queue=max_queue).as_default():
       with tf2.summary.record_if(True):
         for name in sorted(scalars):
-          tf2.summary.scalar(name, tf.reduce_mean(scalars[name]), step=step[0])
+          tf2.summary.scalar(TAG_PREFIX + name, tf.reduce_mean(scalars[name]), step=step[0])
     return tf.summary.all_v2_summary_ops()
 
   return host_call

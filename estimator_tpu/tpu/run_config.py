@@ -5,10 +5,16 @@ Citations are to tensorflow_estimator/python/estimator/tpu/ in either TensorFlow
 import tensorflow.compat.v1 as tf
 from absl import logging
 
-PER_HOST_V2 = tf.estimator.tpu.InputPipelineConfig.PER_HOST_V2
-SLICED = tf.estimator.tpu.InputPipelineConfig.SLICED
-# TPUConfig's default for eval_training_input_configuration: evaluation and prediction input as for training.
-AS_TRAINING = tf.estimator.tpu.InputPipelineConfig.PER_HOST_V1
+
+def input_pipeline_config():
+  """tf.estimator.tpu.InputPipelineConfig, looked up when used: on TF 1.15 the lookup logs a deprecation notice,
+  which at import time would come before runtime/logs.py has set up TensorFlow's logging."""
+  return tf.estimator.tpu.InputPipelineConfig
+
+
+def is_sliced(tpu_config):
+  """True when evaluation and prediction input is SLICED (see eval_input_configuration)."""
+  return tpu_config.eval_training_input_configuration == input_pipeline_config().SLICED
 
 
 def aligned_checkpoint_steps(save_checkpoints_steps, iterations_per_loop):
@@ -43,12 +49,14 @@ def eval_input_configuration(evaluates_on_tpu):
   where the mode runs on the CPU (use_tpu=False, or evaluate with eval_on_tpu=False; tpu_estimator.py,
   TPUEstimator._call_input_fn), hence the condition. Training input stays per host (PER_HOST_V2).
   """
-  return SLICED if evaluates_on_tpu else AS_TRAINING
+  configs = input_pipeline_config()
+  # PER_HOST_V1 is TPUConfig's default here: evaluation and prediction input as for training.
+  return configs.SLICED if evaluates_on_tpu else configs.PER_HOST_V1
 
 
 def build_run_config(model_dir, iterations_per_loop, num_shards, save_checkpoints_steps,
                      master=None, cluster=None, keep_checkpoint_max=5, evaluates_on_tpu=False,
-                     host_call_every_n_steps=1):
+                     host_call_every_n_steps=1, tf_random_seed=None):
   """TPU RunConfig: `iterations_per_loop` steps run on the device per session.run (one host round trip).
 
   Pass either `master` (a grpc:// address, or '' for local) or `cluster` (a resolver), never both: RunConfig
@@ -58,12 +66,18 @@ def build_run_config(model_dir, iterations_per_loop, num_shards, save_checkpoint
   set correctly". `evaluates_on_tpu`: evaluate() and predict() run on the TPU (see eval_input_configuration).
   `host_call_every_n_steps`: host_call sends its tensors off the TPU on every n-th step of a loop instead of every
   step (TPUConfig.experimental_host_call_every_n_steps).
+  `tf_random_seed` is the graph-level seed of every graph the estimator builds (runtime/seeds.py).
+
+  TensorBoard gets the training curves from host_call alone (train/loss, train/learning_rate, every step):
+  save_summary_steps=None turns off Estimator's summary saver, whose only summary would be a sparser copy of the
+  loss that Estimator adds by itself. The terminal gets runtime/progress.py's lines: log_step_count_steps=None
+  turns off TPUEstimator's examples/sec hook, which on CPU logs every ceil(100 / iterations_per_loop) steps.
   """
   tpu_config = tf.estimator.tpu.TPUConfig(
       iterations_per_loop=iterations_per_loop,
       num_shards=num_shards,
       # PER_HOST_V2: one input pipeline per host feeding all its cores; params['batch_size'] is per core.
-      per_host_input_for_training=PER_HOST_V2,
+      per_host_input_for_training=input_pipeline_config().PER_HOST_V2,
       eval_training_input_configuration=eval_input_configuration(evaluates_on_tpu),
       experimental_host_call_every_n_steps=host_call_every_n_steps)
   return tf.estimator.tpu.RunConfig(
@@ -72,6 +86,9 @@ def build_run_config(model_dir, iterations_per_loop, num_shards, save_checkpoint
       model_dir=model_dir,
       save_checkpoints_steps=checkpoint_steps_on_loop_boundary(save_checkpoints_steps, iterations_per_loop),
       keep_checkpoint_max=keep_checkpoint_max,
+      tf_random_seed=tf_random_seed,
+      save_summary_steps=None,
+      log_step_count_steps=None,
       tpu_config=tpu_config)
 
 
@@ -95,3 +112,18 @@ def prediction_route(use_tpu, predict_batch_size):
   return ('Predicting on the TPU with SLICED input: input_fn runs once, on TPU host 0, with the global batch %d; '
           'TensorFlow pads the short last batch and drops the padded rows (per-host prediction is refused on more '
           'than one host).' % predict_batch_size)
+
+
+class FlushEventsAtEnd(tf.train.SessionRunHook):
+  """Flushes the event file of model_dir (the graph, checkpoint events) when a train() call ends.
+
+  Estimator's summary saver used to flush it at its end; with it turned off (save_summary_steps=None above)
+  nothing else does before the writer's own 120 s timer, so a reader in the same process, or TensorBoard during a
+  short run, would find the file cut short.
+  """
+
+  def __init__(self, model_dir):
+    self._model_dir = model_dir
+
+  def end(self, session):
+    tf.summary.FileWriterCache.get(self._model_dir).flush()

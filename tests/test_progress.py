@@ -1,0 +1,145 @@
+"""The progress lines (runtime/progress.py) and the log filter (runtime/logs.py), without running a model."""
+import logging as std_logging
+import os
+
+import pytest
+import tensorflow.compat.v1 as tf
+
+from estimator_tpu.runtime import logs
+from estimator_tpu.runtime import progress
+
+
+class FakeClock(object):
+  def __init__(self):
+    self.now = 1000.0
+
+  def __call__(self):
+    return self.now
+
+
+def training_meter(total, batch, every):
+  lines, clock = [], FakeClock()
+  meter = progress.TrainingMeter(total, batch, every, clock=clock, log=lambda fmt, *a: lines.append(fmt % a))
+  return meter, clock, lines
+
+
+def test_training_logs_every_interval_with_loss_rate_elapsed_and_eta():
+  meter, clock, lines = training_meter(total=400, batch=128, every=100)
+  meter.start(0)
+  for step in range(1, 401):
+    clock.now += 0.04  # 25 steps/s
+    meter.update(step, 1.0 / step)
+  assert [line.split()[1] for line in lines] == ['100/400', '200/400', '300/400', '400/400']
+  assert lines[0] == 'step 100/400  loss 0.0100  3200 examples/s  elapsed 0:00:04  ETA 0:00:12'
+  assert lines[-1] == 'step 400/400  loss 0.0025  3200 examples/s  elapsed 0:00:16  ETA 0:00:00'
+
+
+def test_on_a_tpu_a_line_per_loop_the_only_points_the_host_sees():
+  meter, clock, lines = training_meter(total=200, batch=1024, every=progress.every_steps(None, True, 50))
+  meter.start(0)
+  for step in range(50, 201, 50):  # one session.run per loop of 50 steps
+    clock.now += 1.0
+    meter.update(step, 0.5)
+  assert [line.split()[1] for line in lines] == ['50/200', '100/200', '150/200', '200/200']
+  assert '51200 examples/s' in lines[0]
+
+
+def test_a_coarser_interval_logs_at_the_first_loop_boundary_past_each_multiple():
+  meter, _, lines = training_meter(total=300, batch=8, every=100)
+  meter.start(0)
+  for step in range(30, 301, 30):
+    meter.update(step, 0.5)
+  assert [line.split()[1] for line in lines] == ['120/300', '210/300', '300/300']
+
+
+def test_a_resumed_run_counts_from_its_step_and_the_end_is_logged_once():
+  meter, clock, lines = training_meter(total=250, batch=1, every=100)
+  meter.start(180)
+  for step in (190, 200, 250, 251, 252):  # an asynchronous cluster's global step can pass the total
+    clock.now += 1.0
+    meter.update(step, 0.5)
+  assert [line.split()[1] for line in lines] == ['200/250', '250/250']
+
+
+def test_tiny_and_missing_losses_are_readable():
+  assert 'loss 2.3e-05' in progress.training_line(1, 2, 2.3e-05, 1.0, 0.0, 0.0)
+  assert 'loss n/a' in progress.training_line(1, 2, None, 1.0, 0.0, 0.0)
+  assert progress.clock_text(3723.4) == '1:02:03'
+
+
+def test_every_steps_defaults():
+  assert progress.every_steps(None) == progress.CPU_EVERY_STEPS
+  assert progress.every_steps(None, use_tpu=True, iterations=50) == 50
+  assert progress.every_steps(7, use_tpu=True, iterations=50) == 7
+
+
+@pytest.mark.parametrize('total, expected', [(10, [3, 6, 9, 10]), (3, [1, 2, 3]), (1, [1]), (100, [25, 50, 75, 100])])
+def test_evaluation_logs_about_every_quarter(total, expected):
+  lines = []
+  meter = progress.EvaluationMeter(total, 'test', log=lambda fmt, *a: lines.append(fmt % a))
+  for done in range(1, total + 1):
+    meter.update(done)
+  assert lines == ['test: evaluated %d/%d batches' % (done, total) for done in expected]
+
+
+# --- logs.QuietTensorFlow ------------------------------------------------------------------------------------------
+
+OURS = os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(logs.__file__))), 'model.py')
+TENSORFLOW_FILE = os.path.join(os.path.dirname(tf.__file__), 'python', 'ops', 'array_ops.py')
+DEPRECATION = 'From %s: %s (from %s) is deprecated and will be removed %s.\nInstructions for updating:\n%s'
+RENAMED = 'From %s: The name %s is deprecated. Please use %s instead.\n'
+
+
+def record(level, msg, *args):
+  return std_logging.LogRecord('tensorflow', level, 'x.py', 1, msg, args, None)
+
+
+@pytest.mark.parametrize('level, msg, args, kept', [
+    (std_logging.INFO, 'Calling model_fn.', (), False),
+    (std_logging.INFO, 'global_step/sec: %g', (8.4,), False),
+    (std_logging.INFO, 'Saving checkpoints for %d into %s.', (10, '/m/model.ckpt'), True),
+    (std_logging.INFO, 'Restoring parameters from %s', ('/m/model.ckpt-10',), True),
+    (std_logging.WARNING, DEPRECATION, (OURS + ':40', 'conv2d', 'tf.layers', 'later', 'Use Conv2D'), False),
+    (std_logging.WARNING, DEPRECATION, (TENSORFLOW_FILE + ':1475', 'where', 'array_ops', 'later', 'tf.where'), False),
+    (std_logging.WARNING, RENAMED, ('mnist_tpu.py:71', 'tf.estimator.tpu.TPUEstimator', 'tf.compat.v1...'), False),
+    # A deprecated call in someone else's code is theirs to fix: it stays.
+    (std_logging.WARNING, DEPRECATION, ('/home/user/my_model.py:3', 'conv2d', 'tf.layers', 'later', 'Conv2D'), True),
+    (std_logging.WARNING, "Estimator's model_fn (%s) includes params argument, but params are not passed to "
+     'Estimator.', ('<fn>',), False),
+    (std_logging.WARNING, 'eval_on_tpu ignored because use_tpu is False.', (), False),
+    (std_logging.WARNING, 'Some other warning', (), True),
+    (std_logging.ERROR, 'Error recorded from training_loop: %s', ('boom',), True),
+])
+def test_quiet_filter_keeps_what_a_user_acts_on(level, msg, args, kept):
+  quiet = logs.QuietTensorFlow(roots=(os.path.join(os.path.dirname(OURS), ''), os.path.join(os.getcwd(), '')))
+  assert quiet.filter(record(level, msg, *args)) == kept
+
+
+def test_a_program_may_keep_more_info_lines():
+  quiet = logs.QuietTensorFlow(keep_info=(logs.EVALUATION_RESULT,))
+  assert quiet.filter(record(std_logging.INFO, 'Saving dict for global step %d: %s', 20, 'accuracy = 1.0'))
+
+
+@pytest.fixture
+def tensorflow_logger():
+  """The 'tensorflow' logger with TensorFlow's own stderr handler, restored afterwards."""
+  logger = tf.get_logger()
+  saved_handlers, saved_filters = list(logger.handlers), list(logger.filters)
+  handler = std_logging.StreamHandler()
+  handler.setFormatter(std_logging.Formatter(std_logging.BASIC_FORMAT, None))
+  logger.addHandler(handler)
+  yield logger, handler
+  logger.handlers[:], logger.filters[:] = saved_handlers, saved_filters
+
+
+def test_configure_removes_tensorflows_own_handler(tensorflow_logger, monkeypatch):
+  monkeypatch.setenv('TF_CPP_MIN_LOG_LEVEL', '0')  # set by the user: left alone
+  logger, handler = tensorflow_logger
+  other = std_logging.StreamHandler()
+  logger.addHandler(other)
+  logs.configure(tf_log=False)
+  assert handler not in logger.handlers and other in logger.handlers
+  assert sum(isinstance(f, logs.QuietTensorFlow) for f in logger.filters) == 1
+  assert os.environ['TF_CPP_MIN_LOG_LEVEL'] == '0'
+  logs.configure(tf_log=True)  # --tf_log: the same single handler, no filter
+  assert not any(isinstance(f, logs.QuietTensorFlow) for f in logger.filters)
