@@ -46,18 +46,25 @@ def require_tf2(version):
                     '`.venv-tf2/bin/python mnist_keras.py ...`; on TensorFlow 1.x use mnist_tpu.py.')
 
 
-def build_strategy(tpu=None, tpu_zone=None, gcp_project=None):
-  """TPUStrategy for a TPU name or grpc:// address; the default strategy (this machine) when `tpu` is None.
+def build_strategy(tpu=None, tpu_zone=None, gcp_project=None, dev_root='/dev', sys_root='/sys'):
+  """TPUStrategy for a TPU name, a grpc:// address or 'local' (a TPU VM); the default strategy when `tpu` is None.
 
   TPUEstimator did the first three steps itself from RunConfig(cluster=...) or master=...; in TF2 they are the
   program's job, and the order matters: resolve the TPU's address, make its devices known to this process, then
-  initialise the TPU system (which also wipes its memory) before the strategy places anything on it.
+  initialise the TPU system (which also wipes its memory) before the strategy places anything on it. On a TPU VM
+  the TPU is already a device of this process: there is no cluster to connect to (TensorFlow itself returns at
+  once from connect_to_cluster for the master '' of TPUClusterResolver('local'): tensorflow/python/eager/remote.py,
+  _LOCAL_MASTERS), so that step is skipped and the pre-flight checks that a TPU is attached here.
   """
   if not tpu:
     return tf.distribute.get_strategy()
   resolver = tpu_cluster.resolve_tpu_cluster(tpu, tpu_zone, gcp_project)
+  local = tpu_cluster.is_local_tpu(tpu)
+  if local:
+    tpu_cluster.require_tpu_reachable(cluster=resolver, dev_root=dev_root, sys_root=sys_root)
   try:
-    tf.config.experimental_connect_to_cluster(resolver)
+    if not local:
+      tf.config.experimental_connect_to_cluster(resolver)
     tf.tpu.experimental.initialize_tpu_system(resolver)
   except (tf.errors.OpError, ValueError, RuntimeError) as e:
     raise UserError('could not connect to TPU %r: %s' % (tpu, e),
@@ -133,6 +140,7 @@ def log_predictions(model, test_path, count, batch_size):
 def run(fv):
   storage.check_flag_paths(fv)  # every gs:// path of the run answers, within seconds, before TF touches one
   batch_size = training.effective_batch_size(fv.batch_size, fv.use_tpu)
+  eval_batch_size = training.effective_eval_batch_size(fv.eval_batch_size, fv.use_tpu)
   model_dir = fv.model_dir or checkpoints.default_model_dir('mnist_keras')
   logging.info('Data directory: %s', fv.data_dir)
   logging.info('Model directory: %s', model_dir)
@@ -144,7 +152,7 @@ def run(fv):
 
   strategy = build_strategy((fv.tpu_name or fv.master) if fv.use_tpu else None,
                             fv.tpu_zone, fv.gcp_project)
-  check_batches_split(strategy, [batch_size, fv.eval_batch_size])
+  check_batches_split(strategy, [batch_size, eval_batch_size])
   # Python's, NumPy's and TensorFlow's global seeds: the initial weights, the shuffle and dropout follow from them.
   # Folded with the step the run resumes from, as the Estimator routes do (seeds.graph_seed).
   tf.keras.utils.set_random_seed(seeds.graph_seed(seed, keras_checkpoints.latest_step(model_dir)))
@@ -159,21 +167,21 @@ def run(fv):
             fv.train_steps, batch_size, progress.every_steps(fv.log_every_steps, fv.use_tpu, fv.iterations))])
 
   num_test = records.count_examples(test_path)
-  eval_steps = num_test // fv.eval_batch_size
+  eval_steps = num_test // eval_batch_size
   if eval_steps == 0:
     raise UserError('the test split has %d examples, fewer than one eval batch (%d).'
-                    % (num_test, fv.eval_batch_size), 'lower --eval_batch_size.')
-  eval_examples = eval_steps * fv.eval_batch_size
+                    % (num_test, eval_batch_size), 'lower --eval_batch_size.')
+  eval_examples = eval_steps * eval_batch_size
   # Like TPUEstimator.evaluate on a TPU, Keras needs the number of steps when steps_per_execution > 1: it runs
   # whole executions and cannot find the end of the input inside one.
-  metrics = model.evaluate(make_dataset(fv.data_dir, 'test', False, fv.eval_batch_size), steps=eval_steps,
+  metrics = model.evaluate(make_dataset(fv.data_dir, 'test', False, eval_batch_size), steps=eval_steps,
                            return_dict=True, verbose=0,
                            callbacks=[progress.KerasEvaluationProgress(eval_steps, 'test')])
   global_step = int(model.optimizer.iterations.numpy())
   logging.info('Test accuracy %.4f, loss %.4f over %d examples (global step %d).', metrics['accuracy'],
                metrics['loss'], eval_examples, global_step)
 
-  predictions = log_predictions(model, test_path, fv.num_predictions, fv.eval_batch_size)
+  predictions = log_predictions(model, test_path, fv.num_predictions, eval_batch_size)
   results.write_run_summary(os.path.join(model_dir, RESULTS_FILE), global_step, metrics['accuracy'],
                             metrics['loss'], eval_examples, predictions, seed=seed)
 

@@ -199,6 +199,7 @@ def define_flags():
   bench_flags.define_bench_flags()
   FLAGS.set_default('use_tpu', False)
   FLAGS.set_default('master', '')
+  FLAGS.set_default('eval_batch_size', training.LOCAL_EVAL_BATCH_SIZE)  # the local CPU's default
 
 
 if __name__ == '__main__':

@@ -17,6 +17,8 @@ from flags import validators
 
 def define_mnist_flags(fv=flags.FLAGS):
   training.define_training_flags(fv)
+  # Local only: the CPU's eval batch, which divides the 10,000 MNIST test images (mnist_tpu.py picks per device).
+  fv.set_default('eval_batch_size', training.LOCAL_EVAL_BATCH_SIZE)
   data.define_data_flags(fv)
   modes.define_mode_flags(fv, modes.ESTIMATOR_MODES)
   seed.define_seed_flag(fv)

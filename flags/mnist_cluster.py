@@ -12,6 +12,7 @@ from flags import validators
 
 def define_mnist_cluster_flags(fv=flags.FLAGS):
   training.define_training_flags(fv)
+  fv.set_default('eval_batch_size', training.LOCAL_EVAL_BATCH_SIZE)  # CPU/GPU processes, no TPU
   data.define_data_flags(fv)
   modes.define_mode_flags(fv, modes=('all',))
   distributed.define_distributed_flags(fv)

@@ -11,10 +11,11 @@ TRAINING_MODES = ('all', 'train', 'train_and_evaluate')
 EVAL_SPLITS = ('test', 'validation')
 
 
-CHECK_TPU_HELP = (' check_tpu: check on this CPU that the run these flags describe would work on a Cloud TPU with '
-                  '--num_shards cores (input shapes and dtypes, XLA compilation of the training step, batch split, '
-                  'checkpoint cadence, eval coverage, gs:// paths, TPU reachability), one line per check, non-zero '
-                  'exit if any fails; uses the TPU defaults whatever --use_tpu says and needs no TPU.')
+CHECK_TPU_HELP = (' check_tpu: check on this CPU that the run these flags describe would work on a Cloud TPU of '
+                  '--tpu_type (or --num_shards cores): the plan per host as TensorFlow\'s own TPUEstimator makes it, '
+                  'input shapes and dtypes, XLA compilation of the training, evaluation and prediction steps, batch '
+                  'split, checkpoint cadence, eval coverage, gs:// paths, TPU reachability; one line per check, '
+                  'non-zero exit if any fails; uses the TPU defaults whatever --use_tpu says and needs no TPU.')
 
 
 def define_mode_flags(fv=flags.FLAGS, modes=MODES):
@@ -50,3 +51,8 @@ def checking_tpu(fv):
   to everything else it finds, so the validators that enforce them while parsing step aside for it.
   """
   return 'mode' in fv and fv['mode'].value == 'check_tpu'
+
+
+def exporting(fv):
+  """True while parsing a --mode=export command line: an export reads and writes only this machine's files."""
+  return 'mode' in fv and fv['mode'].value == 'export'

@@ -8,7 +8,8 @@ from flags import modes
 def define_tpu_cluster_flags(fv=flags.FLAGS):
   flags.DEFINE_bool('use_tpu', True, 'Run on a TPU. --use_tpu=false runs the same TPUEstimator on the local CPU.',
                     flag_values=fv)
-  flags.DEFINE_string('tpu_name', None, 'Name of the Cloud TPU to use (resolved with TPUClusterResolver).',
+  flags.DEFINE_string('tpu_name', None, "Name of the Cloud TPU Node to use (resolved with TPUClusterResolver), or "
+                      "'local' on a TPU VM, whose TPU is attached to this machine (TensorFlow 2.x only).",
                       flag_values=fv)
   flags.DEFINE_string('tpu_zone', None, 'GCE zone of the Cloud TPU; looked up from the VM when omitted.',
                       flag_values=fv)
@@ -16,6 +17,9 @@ def define_tpu_cluster_flags(fv=flags.FLAGS):
                       flag_values=fv)
   flags.DEFINE_string('master', None, "TPU worker address grpc://HOST:PORT; '' (with --use_tpu=false) is local.",
                       flag_values=fv)
+  flags.DEFINE_bool('eval_on_tpu', True, 'Evaluate on the TPU (input SLICED over its cores, see '
+                    'docs/SCALING.md); false: evaluate on the CPU of the TPU host (TPUEstimator eval_on_tpu=False). '
+                    'Prediction runs on the TPU either way.', flag_values=fv)
   flags.DEFINE_bool('export_to_tpu', None, '--mode=export: also write a metagraph for serving on TPU (tags '
                     'serve,tpu) next to the CPU one. Default: true with --use_tpu. Works without a TPU, e.g. on the '
                     'VM after training.', flag_values=fv)

@@ -1,27 +1,32 @@
 """Checks that span flag groups (call after the define_* functions)."""
 from absl import flags
 
+from estimator_tpu.tpu import cluster as tpu_cluster
 from flags import modes
+from flags import tpu_loop
 from flags import training
 
 
 def register_cross_validators(fv=flags.FLAGS):
   # --mode=check_tpu reports these two rules itself, among its other findings (flags/modes.py).
   flags.register_multi_flags_validator(
-      ['use_tpu', 'batch_size', 'eval_batch_size', 'num_shards'],
+      ['use_tpu', 'batch_size', 'eval_batch_size', 'num_shards', 'tpu_type'],
       lambda values: modes.checking_tpu(fv) or _batches_split_across_cores(values),
       message='on TPU every batch is split evenly across the cores: --batch_size and --eval_batch_size must be '
-              'divisible by --num_shards (e.g. --batch_size=1024 --num_shards=8).',
+              'divisible by the core count of --num_shards or --tpu_type (e.g. --batch_size=1024 --num_shards=8).',
       flag_values=fv)
+  # A TPU Node's workers run the input pipeline and write checkpoints themselves; a TPU VM, or an export (which
+  # runs on this machine only), reads and writes this machine's disk.
   flags.register_multi_flags_validator(
-      ['use_tpu', 'model_dir', 'data_dir'], lambda values: modes.checking_tpu(fv) or _cloud_paths_on_tpu(values),
+      ['use_tpu', 'tpu_name', 'model_dir', 'data_dir'],
+      lambda values: not _tpu_workers_use_the_paths(fv, values) or _cloud_paths(values, ('model_dir', 'data_dir')),
       message="TPU workers cannot read this VM's disk: with --use_tpu, --model_dir and --data_dir must be "
               'gs:// paths (e.g. --model_dir=gs://BUCKET/mnist/model).',
       flag_values=fv)
   flags.register_multi_flags_validator(
-      ['use_tpu', 'checkpoint_path', 'warm_start_from'],
-      lambda f: not f['use_tpu'] or all(not p or p.startswith('gs://')
-                                        for p in (f['checkpoint_path'], f['warm_start_from'])),
+      ['use_tpu', 'tpu_name', 'checkpoint_path', 'warm_start_from'],
+      lambda values: (not _tpu_workers_use_the_paths(fv, values)
+                      or _cloud_paths(values, ('checkpoint_path', 'warm_start_from'), optional=True)),
       message='TPU workers read checkpoints themselves: with --use_tpu, --checkpoint_path and --warm_start_from '
               'must be gs:// paths.',
       flag_values=fv)
@@ -64,13 +69,20 @@ def register_distributed_validators(fv=flags.FLAGS):
 
 
 def _batches_split_across_cores(values):
-  if not values['use_tpu']:
+  """With a known core count (--num_shards or --tpu_type); otherwise TensorFlow checks when the TPU answers."""
+  cores = tpu_loop.planned_cores(values['num_shards'], values['tpu_type'])
+  if not values['use_tpu'] or not cores:
     return True
-  batches = [values['eval_batch_size'], training.effective_batch_size(values['batch_size'], use_tpu=True)]
-  return all(batch % values['num_shards'] == 0 for batch in batches)
+  batches = [training.effective_eval_batch_size(values['eval_batch_size'], use_tpu=True),
+             training.effective_batch_size(values['batch_size'], use_tpu=True)]
+  return all(batch % cores == 0 for batch in batches)
 
 
-def _cloud_paths_on_tpu(values):
-  if not values['use_tpu']:
-    return True
-  return all(path is not None and path.startswith('gs://') for path in (values['model_dir'], values['data_dir']))
+def _tpu_workers_use_the_paths(fv, values):
+  """True when the paths are used by a TPU Node's workers: not off TPU, on a TPU VM, or in check_tpu/export."""
+  return (values['use_tpu'] and not tpu_cluster.is_local_tpu(values['tpu_name'])
+          and not modes.checking_tpu(fv) and not modes.exporting(fv))
+
+
+def _cloud_paths(values, names, optional=False):
+  return all((optional and not values[name]) or (values[name] or '').startswith('gs://') for name in names)

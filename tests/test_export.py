@@ -14,6 +14,7 @@ import tiny_run
 from conftest import REPO_ROOT
 from estimator_tpu import model
 from estimator_tpu.data import records
+from loopback import closed_port
 
 SERVER = os.path.join(REPO_ROOT, 'tests', 'serve_saved_model.py')
 NUM_IMAGES = 7
@@ -68,3 +69,16 @@ def test_served_predictions_match_estimator_predict(exported, tiny_model, tmp_pa
     assert served[signature]['class_ids'] == [int(p['class_ids']) for p in expected]
     np.testing.assert_allclose(served[signature]['probabilities'], [p['probabilities'] for p in expected],
                                rtol=1e-5, atol=1e-6)
+
+
+def test_export_with_use_tpu_needs_no_reachable_tpu(tmp_path, tiny_model):
+  """An export runs on this machine: no resolver, no probe (nothing listens on the master's port), local paths."""
+  fv = tiny_run.parse_flags(tiny_run.TINY_ARGS + [
+      '--use_tpu=true', '--master=grpc://127.0.0.1:%d' % closed_port(), '--mode=export',
+      '--model_dir=%s' % tiny_model[1], '--export_dir=%s' % (tmp_path / 'export')])
+  path = mnist_tpu.run(fv)
+  saved_model = saved_model_pb2.SavedModel()
+  with tf.io.gfile.GFile(os.path.join(path, 'saved_model.pb'), 'rb') as f:
+    saved_model.ParseFromString(f.read())
+  assert sorted(sorted(graph.meta_info_def.tags) for graph in saved_model.meta_graphs) == [['serve'],
+                                                                                          ['serve', 'tpu']]

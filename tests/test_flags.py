@@ -23,7 +23,7 @@ def parse(args):
 
 def test_local_defaults():
   fv = parse(LOCAL)
-  assert (fv.use_tpu, fv.master, fv.iterations, fv.num_shards) == (False, '', 50, 8)
+  assert (fv.use_tpu, fv.master, fv.iterations, fv.num_shards) == (False, '', 50, None)
   assert training.effective_batch_size(fv.batch_size, fv.use_tpu) == training.LOCAL_BATCH_SIZE
 
 
@@ -45,8 +45,11 @@ def test_master_address_is_accepted():
     ([], 'name the TPU'),
     (['--tpu_name=t', '--master=grpc://h:1'] + TPU_PATHS, 'pass only one of them'),
     (['--use_tpu=false', '--tpu_name=t'], 'drop them or pass --use_tpu=true'),
-    (['--tpu_name=t', '--batch_size=100'] + TPU_PATHS, 'divisible by --num_shards'),
-    (['--tpu_name=t', '--num_shards=3'] + TPU_PATHS, 'divisible by --num_shards'),
+    (['--tpu_name=t', '--batch_size=100', '--num_shards=8'] + TPU_PATHS, 'divisible by the core count'),
+    (['--tpu_name=t', '--num_shards=3'] + TPU_PATHS, 'divisible by the core count'),
+    (['--tpu_name=t', '--eval_batch_size=1000', '--tpu_type=v3-32'] + TPU_PATHS, 'divisible by the core count'),
+    (['--tpu_name=t', '--tpu_type=v4-8', '--num_shards=8'] + TPU_PATHS, 'v4-8: --num_shards=4'),
+    (['--tpu_name=t', '--tpu_type=v5e-8'] + TPU_PATHS, '--tpu_type must name a v2, v3 or v4 slice'),
     (['--tpu_name=t', '--model_dir=/tmp/m', '--data_dir=gs://b/d'], 'gs:// paths'),
     (['--tpu_name=t', '--model_dir=gs://b/m'], 'gs:// paths'),
     (['--use_tpu=false', '--mode=evaluate'], 'use a trained model'),
@@ -69,6 +72,18 @@ def test_check_tpu_needs_no_tpu_and_leaves_the_tpu_rules_to_the_check():
   assert parse(['--mode=check_tpu']).mode == 'check_tpu'
   fv = parse(['--mode=check_tpu', '--master=grpc://127.0.0.1:8470', '--model_dir=/tmp/m', '--batch_size=100'])
   assert (fv.model_dir, fv.batch_size) == ('/tmp/m', 100)
+
+
+def test_core_count_comes_from_the_tpu_unless_given():
+  fv = parse(['--tpu_name=t', '--batch_size=1000', '--eval_batch_size=1000'] + TPU_PATHS)
+  assert fv.num_shards is None  # TPUEstimator counts the cores; it checks the batches then
+  assert parse(['--tpu_name=t', '--tpu_type=v4-8', '--batch_size=1020'] + TPU_PATHS).tpu_type == 'v4-8'
+
+
+def test_tpu_vm_and_export_use_this_machines_disk():
+  assert parse(['--tpu_name=local', '--model_dir=/tmp/m', '--data_dir=/tmp/d']).tpu_name == 'local'
+  fv = parse(['--tpu_name=t', '--mode=export', '--model_dir=/tmp/m', '--checkpoint_path=/tmp/m/model.ckpt-5'])
+  assert fv.use_tpu and fv.mode == 'export'
 
 
 def test_batch_not_divisible_is_fine_on_cpu():

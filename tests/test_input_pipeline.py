@@ -77,7 +77,7 @@ def test_eval_padding_fills_the_last_batch(num_examples, global_batch, expected)
 def test_eval_input_has_every_example_once_then_weight_0_padding(data_dir, global_batch, batch_size):
   images, labels = records.read_split(records.split_path(data_dir, 'test'))  # 110 examples
   steps, padding = tpu_input.eval_padding(len(labels), global_batch)
-  shapes, batches = read_all(tpu_input.eval_input_fn_builder(data_dir, 'test', len(labels), global_batch),
+  shapes, batches = read_all(tpu_input.eval_input_fn_builder(data_dir, 'test', len(labels), global_batch, steps),
                              batch_size)
   assert shapes == ({model.IMAGE_KEY: [batch_size, 784], model.WEIGHT_KEY: [batch_size]},
                     [batch_size])
@@ -91,7 +91,7 @@ def test_eval_input_has_every_example_once_then_weight_0_padding(data_dir, globa
 
 
 def test_eval_input_evaluates_a_prefix_of_the_split(data_dir):
-  _, batches = read_all(tpu_input.eval_input_fn_builder(data_dir, 'test', 30, 25), 25)
+  _, batches = read_all(tpu_input.eval_input_fn_builder(data_dir, 'test', 30, 25, steps=2), 25)
   weights = np.concatenate([features[model.WEIGHT_KEY] for features, _ in batches])
   assert weights.tolist() == [1.0] * 30 + [0.0] * 20
 

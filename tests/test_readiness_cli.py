@@ -58,11 +58,13 @@ def test_the_projects_tpu_model_is_ready(data_dir):
                              + SMALL_PLAN)
   assert status == 0 and err == ''
   assert statuses(out) == [
-      ('PASS', 'signatures'), ('PASS', 'input_shapes'), ('PASS', 'input_batch'), ('PASS', 'input_dtypes'),
-      ('PASS', 'xla_compile'), ('PASS', 'step_shapes'), ('PASS', 'step_dtypes'), ('PASS', 'step_summaries'),
-      ('PASS', 'gradient_all_reduce'), ('PASS', 'global_step'), ('PASS', 'batch_split'),
-      ('SKIP', 'checkpoint_cadence'), ('SKIP', 'eval_coverage'), ('SKIP', 'cloud_storage'), ('SKIP', 'tpu_reachable')]
-  assert out.splitlines()[-1] == 'TPU readiness: 11 passed, 0 failed, 4 skipped.'
+      ('PASS', 'signatures'), ('PASS', 'topology'), ('PASS', 'train_input'), ('PASS', 'input_shapes'),
+      ('PASS', 'input_batch'), ('PASS', 'input_dtypes'), ('PASS', 'xla_compile'), ('PASS', 'step_shapes'),
+      ('PASS', 'step_dtypes'), ('PASS', 'step_summaries'), ('PASS', 'gradient_all_reduce'), ('PASS', 'global_step'),
+      ('PASS', 'host_call'), ('SKIP', 'evaluate'), ('SKIP', 'eval_coverage'), ('SKIP', 'eval_step'),
+      ('SKIP', 'predict'), ('SKIP', 'predict_step'), ('PASS', 'batch_split'), ('SKIP', 'checkpoint_cadence'),
+      ('SKIP', 'cloud_storage'), ('SKIP', 'tpu_reachable')]
+  assert out.splitlines()[-1] == 'TPU readiness: 14 passed, 0 failed, 8 skipped.'
   assert "PASS input_shapes: static: features['image'] [16, 784], labels [16]." in out
 
 
@@ -82,7 +84,7 @@ def test_the_estimator_model_fn_fails_on_its_signature_and_its_estimator_spec(da
       'tf.estimator.tpu.TPUEstimatorSpec(mode, loss=..., train_op=...) in every mode, with eval_metrics=(metric_fn, '
       'tensors) instead of eval_metric_ops= and summaries through host_call.']
   assert [check for status, check in statuses(out) if status == 'SKIP'][:6] == list(readiness.STEP_CHECKS)
-  assert out.splitlines()[-1] == 'TPU readiness: 4 passed, 2 failed, 10 skipped.'
+  assert out.splitlines()[-1] == 'TPU readiness: 6 passed, 2 failed, 15 skipped.'
 
 
 def test_the_estimator_input_fn_fails_on_params_and_static_shapes(data_dir):
@@ -135,7 +137,7 @@ def test_a_user_model_from_files_with_json_params_and_a_builder_method(tmp_path)
     status, out, err = run_cli(['--model_fn=' + model_fn, '--input_fn=%s:input_fn' % inputs,
                                 '--params={"classes": 10}', '--num_shards=2', '--batch_size=16'])
     assert status == 0, out + err
-    assert out.splitlines()[-1] == 'TPU readiness: 11 passed, 0 failed, 4 skipped.'
+    assert out.splitlines()[-1] == 'TPU readiness: 14 passed, 0 failed, 8 skipped.'
 
 
 def run_module(args, env_path=()):
@@ -279,6 +281,7 @@ def test_the_plan_flags_mean_what_mnist_tpu_py_flags_mean():
   from estimator_tpu.readiness import __main__ as cli
   from flags import mnist_tpu as mnist_tpu_flags
   from flags import training
+  from estimator_tpu.tpu import accelerator_types
 
   ours, theirs = flags.FlagValues(), flags.FlagValues()
   cli.define_flags(ours)
@@ -286,7 +289,10 @@ def test_the_plan_flags_mean_what_mnist_tpu_py_flags_mean():
   shared = ['num_shards', 'iterations', 'batch_size', 'eval_batch_size', 'save_checkpoints_steps', 'model_dir',
             'data_dir', 'eval_steps', 'tpu_name', 'tpu_zone', 'gcp_project', 'master']
   assert all(name in theirs for name in shared)
-  assert [ours[name].default for name in ('num_shards', 'iterations')] == [theirs[name].default
-                                                                           for name in ('num_shards', 'iterations')]
+  # mnist_tpu.py leaves --num_shards to the TPU (None: TPUEstimator counts its cores) and its check plans a v2-8/v3-8
+  # without it; this check has no TPU either, so it plans those 8 cores by default.
+  assert theirs['num_shards'].default is None
+  assert ours['num_shards'].default == accelerator_types.DEFAULT_CORES_PER_HOST
+  assert ours['iterations'].default == theirs['iterations'].default
   assert ours['batch_size'].default == training.effective_batch_size(theirs['batch_size'].default, use_tpu=True)
   assert all(ours[name].default is None for name in ('model_dir', 'tpu_name', 'tpu_zone', 'gcp_project', 'master'))

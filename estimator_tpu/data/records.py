@@ -69,8 +69,9 @@ def read_dataset(path):
 def decode_images(image_raw, batch_size):
   """[batch] strings of 784 uint8 bytes -> float32 [batch_size, 784]; batch_size -1 leaves the batch dynamic.
 
-  The cast to float32 happens here, on the host: TPUs have no uint8 (their infeed takes bool, int32, int64,
-  uint32, bfloat16, float32 and complex64; tensorflow/python/tpu/ops/tpu_ops.py, _SUPPORTED_INFEED_DTYPES).
+  The cast to float32 happens here, on the host: TF 1.15's TPU infeed takes no uint8 (bool, int32, int64,
+  uint32, bfloat16, float32 and complex64; tensorflow/python/tpu/ops/tpu_ops.py, _SUPPORTED_INFEED_DTYPES), TF
+  2.15's adds uint8 and int8; float32 works on both, and the model computes in float32 anyway.
   """
   pixels = tf.io.decode_raw(image_raw, tf.uint8)
   # The reshape pins the static shape [batch_size, 784] that decode_raw cannot know.

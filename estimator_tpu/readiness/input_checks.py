@@ -1,15 +1,19 @@
 """What input_fn(params) yields at the per-core batch size: a Dataset of static shapes and TPU dtypes."""
 import tensorflow.compat.v1 as tf
+# What TPU infeed takes is TensorFlow's own list, checked when the infeed is built (infeed_dequeue_tuple); there
+# is no public API for it.
+from tensorflow.python.tpu.ops import tpu_ops
 
 from estimator_tpu.readiness import results
 from estimator_tpu.runtime.errors import UserError
 
-# What TPU infeed takes; everything else is converted on the host, inside input_fn.
-TPU_DTYPES = (tf.float32, tf.bfloat16, tf.int32, tf.bool)
+# TF 1.15: bool, int32, int64, bfloat16, float32, complex64, uint32; TF 2.15 adds uint8 and int8.
+INFEED_DTYPES = tpu_ops._SUPPORTED_INFEED_DTYPES  # pylint: disable=protected-access
+TPU_DTYPES = tuple(sorted(INFEED_DTYPES, key=lambda dtype: dtype.name))
 DTYPE_FIXES = {
     tf.float64: 'cast float64 to float32 in input_fn (the TPU has no float64)',
-    tf.int64: 'cast int64 to int32 in input_fn (tf.train.Example stores integers as int64; the TPU takes int32)',
-    tf.uint8: 'cast uint8 to float32 (pixels) or int32 in input_fn (the TPU has no uint8)',
+    tf.uint8: 'cast uint8 to float32 (pixels) or int32 in input_fn (TF 1.15\'s TPU infeed has no uint8; TF 2.15\'s '
+              'has, so the cast also keeps the input portable)',
     tf.string: 'decode strings into numbers in input_fn (tf.io.parse_example, tf.io.decode_raw, a vocabulary '
                'lookup); the TPU has no string type',
 }
@@ -100,8 +104,21 @@ def check_dtypes(components):
         'input_dtypes', '%s: the TPU takes %s.' % (', '.join('%s is %s' % (name, dtype.name) for name, dtype in bad),
                                                    '/'.join(d.name for d in TPU_DTYPES)),
         '; '.join(fixes) + '.')
-  return results.passed('input_dtypes', ', '.join('%s %s' % (name, dtype.name) for name, _, dtype in components)
-                        + '.')
+  return results.passed('input_dtypes', '%s: all in the TPU infeed\'s dtypes of TensorFlow %s (%s).' % (
+      ', '.join('%s %s' % (name, dtype.name) for name, _, dtype in components), tf.__version__,
+      ', '.join(dtype.name for dtype in TPU_DTYPES)))
+
+
+def first_batch(input_fn, params):
+  """((features, labels) as numpy, None) of input_fn(params)'s first batch, or (None, the error's first line)."""
+  with tf.Graph().as_default():
+    try:
+      dataset = input_fn(dict(params))
+    except UserError as e:
+      return None, e.problem
+    except Exception as e:  # pylint: disable=broad-except -- user code
+      return None, '%s: %s' % (type(e).__name__, e)
+    return read_one_batch(dataset)
 
 
 def read_one_batch(dataset):

@@ -125,7 +125,7 @@ def check_xla_compile(step, per_shard_batch):
   collectives = sum(op.type in xla.TPU_COLLECTIVES for op in step.ops)
   return [results.passed(
       'xla_compile',
-      'the TPU training step (%d ops, %d per core) compiled with XLA on the CPU and ran once: loss %.4g, '
+      'the TPU training step (%d ops, %d examples per core) compiled with XLA on the CPU and ran once: loss %.4g, '
       'global step 0 -> %d%s.' % (len(step.ops), per_shard_batch, loss, global_step,
                                   '; its %d CrossReplicaSum ops, which only the TPU backend compiles, ran as '
                                   'identities (one core)' % collectives if collectives else '')),
@@ -209,21 +209,24 @@ def check_step_dtypes(step):
 
 
 def check_all_reduce(step, num_shards):
-  """With several cores, gradients must be summed across them (CrossShardOptimizer), or each core trains alone."""
+  """With several cores, gradients must be combined across them (CrossShardOptimizer), or each core trains alone."""
   variables = step.graph.get_collection(tf.GraphKeys.TRAINABLE_VARIABLES)
   collectives = [op for op in step.ops if op.type in xla.TPU_COLLECTIVES]
   if num_shards == 1:
-    return results.passed('gradient_all_reduce', 'one core: no gradients to sum across cores.')
+    return results.passed('gradient_all_reduce', 'one core: no gradients to combine across cores.')
   if variables and not collectives:
     return results.failed(
-        'gradient_all_reduce', 'the step updates %s but never sums gradients across the %d cores, so each core '
-        'would train its own copy on its slice of the batch.' % (results.plural(len(variables), 'variable'),
-                                                                 num_shards),
+        'gradient_all_reduce', 'the step updates %s but never combines gradients across the %d cores, so each '
+        'core would train its own copy on its slice of the batch.' % (results.plural(len(variables), 'variable'),
+                                                                       num_shards),
         "wrap the optimizer when params['use_tpu']: optimizer = tf.tpu.CrossShardOptimizer(optimizer) "
         '(what tf.contrib.tpu.CrossShardOptimizer became).')
-  return results.passed('gradient_all_reduce', 'gradients of %s are summed across the %d cores (%d '
-                                               'CrossReplicaSum ops).' % (results.plural(len(variables), 'variable'),
-                                                                         num_shards, len(collectives)))
+  return results.passed(
+      'gradient_all_reduce', 'gradients of %s are combined across the %d cores by %d CrossReplicaSum ops. With '
+      "tf.tpu.CrossShardOptimizer's default reduction (MEAN) each core's loss is first scaled by 1/%d, so the update "
+      'uses the mean gradient over the global batch, and the learning rate means what it means on one device at '
+      'that batch (tensorflow/python/tpu/tpu_optimizer.py).' % (results.plural(len(variables), 'variable'),
+                                                                 num_shards, len(collectives), num_shards))
 
 
 def check_global_step_advances(step_value):

@@ -1,4 +1,5 @@
-"""Cheap checks that fail in seconds, before anything slow: a directory can be written; a TPU worker answers.
+"""Cheap checks that fail in seconds, before anything slow: a directory can be written; a TPU worker answers; a
+TPU is attached to this machine.
 
 `require_writable_dir` proves a model or data directory writable before a download or a training run is wasted on
 it.
@@ -8,7 +9,11 @@ minutes. TPUEstimator connects to `grpc://HOST:PORT` only when the first session
 minutes of gRPC retries before an error that rarely says "unreachable". A TCP connect to the same port answers in
 milliseconds (refused) or within a timeout (dropped). It proves that something listens there, not that it is a
 healthy TPU worker; it is a cheap pre-flight, not a health check.
+
+`require_tpu_attached` is the pre-flight of a TPU VM, where the TPU is a device of this machine and there is no
+worker port to probe: it looks for the TPU's device files (see attached_tpu_devices).
 """
+import glob
 import os
 import re
 import socket
@@ -25,6 +30,8 @@ GRPC_ADDRESS = re.compile(r'^grpc://(?P<host>[^\s:/]+):(?P<port>\d+)$')
 # Name resolution is not covered by the socket timeout, so the whole probe runs in a thread we wait for at most
 # this much longer than the timeout.
 JOIN_SLACK_SECS = 1.0
+# PCI vendor id of Google, which sysfs reports for TPU chips.
+GOOGLE_PCI_VENDOR = '0x1ae0'
 
 
 def split_address(address):
@@ -65,6 +72,51 @@ def require_reachable(address, timeout_secs=DEFAULT_TIMEOUT_SECS):
                                                                                            timeout_secs),
                     "check that the TPU is READY (`gcloud compute tpus list`), that --tpu_name/--master name it, and "
                     "that this VM can reach it (same network and zone, firewall allows port %d)." % port)
+
+
+def attached_tpu_devices(dev_root='/dev', sys_root='/sys'):
+  """Device files of TPU chips attached to this machine (a TPU VM); [] elsewhere. Reads files only, no TensorFlow.
+
+  TPU VMs expose their chips as /dev/accel<N> (v2-v4) or as VFIO groups /dev/vfio/<N> (v5e and later;
+  /dev/vfio/vfio is only VFIO's control node). Both are generic Linux interfaces, so a device whose PCI vendor
+  sysfs names and is not Google's does not count; an accel node without a vendor in sysfs does, a VFIO group
+  only with Google's vendor (ray-project/ray#65034 and #63322 describe both false positives). `dev_root` and
+  `sys_root` stand for /dev and /sys (tests point them at a temporary directory).
+  """
+  found = []
+  for path in sorted(glob.glob(os.path.join(dev_root, 'accel*'))):
+    vendor = _read_text(os.path.join(sys_root, 'class', 'accel', os.path.basename(path), 'device', 'vendor'))
+    if vendor in (None, GOOGLE_PCI_VENDOR):
+      found.append(path)
+  for path in sorted(glob.glob(os.path.join(dev_root, 'vfio', '*'))):
+    group = os.path.basename(path)
+    vendors = glob.glob(os.path.join(sys_root, 'kernel', 'iommu_groups', group, 'devices', '*', 'vendor'))
+    if group.isdigit() and any(_read_text(vendor) == GOOGLE_PCI_VENDOR for vendor in vendors):
+      found.append(path)
+  return found
+
+
+def _read_text(path):
+  try:
+    with open(path) as f:
+      return f.read().strip()
+  except (IOError, OSError):
+    return None
+
+
+def require_tpu_attached(dev_root='/dev', sys_root='/sys'):
+  """Raises a UserError at once unless a TPU is attached to this machine (TPU VM pre-flight); returns its devices.
+
+  Without it, TensorFlow would only say "Cannot find any TPU cores in the system" after building the whole input
+  and model graph.
+  """
+  devices = attached_tpu_devices(dev_root, sys_root)
+  if not devices:
+    raise UserError('no TPU is attached to this machine (no %s nor Google VFIO group under %s).'
+                    % (os.path.join(dev_root, 'accel*'), os.path.join(dev_root, 'vfio')),
+                    "run on a TPU VM (gcloud compute tpus tpu-vm ssh NAME), name a TPU Node with --tpu_name=NAME or "
+                    "--master=grpc://IP:8470, or run locally with --use_tpu=false --master=''.")
+  return devices
 
 
 def require_writable_dir(path, flag_name):

@@ -1,14 +1,52 @@
-"""Where the TPU is: the Cloud TPU resolver and a pre-flight that fails in seconds when the TPU does not answer."""
+"""Where the TPU is: the Cloud TPU resolver, and a pre-flight that fails in seconds when the TPU is not there.
+
+Two architectures (Cloud TPU documentation, cloud.google.com/tpu/docs/system-architecture-tpu-vm):
+  * TPU Node, the only one TensorFlow 1.15 runs on: the TPU is a gRPC worker (grpc://IP:8470) on another machine,
+    named by --tpu_name (resolved through the Cloud TPU API) or --master. Pre-flight: a TCP probe of that port.
+  * TPU VM (the `tpu-vm-tf-2.15.*` runtimes): the TPU is attached to this machine. TensorFlow 2.x names it
+    TPUClusterResolver(tpu='local'), whose master() is '' -- an in-process session -- and whose cluster spec is
+    empty (tensorflow/python/distribute/cluster_resolver/tpu/tpu_cluster_resolver.py). There is no port to probe;
+    the pre-flight looks for the TPU's device files instead.
+"""
 import tensorflow.compat.v1 as tf
 
 from estimator_tpu.runtime import preflight
 from estimator_tpu.runtime.errors import UserError
 
+# --tpu_name for the TPU attached to a TPU VM: the name TensorFlow's resolver itself gives it.
+LOCAL_TPU = 'local'
 
-def resolve_tpu_cluster(tpu_name, tpu_zone=None, gcp_project=None, resolver_cls=None):
-  """Returns a TPUClusterResolver for a named Cloud TPU (zone/project are looked up from GCE when omitted)."""
+
+def is_local_tpu(tpu_name):
+  return tpu_name == LOCAL_TPU
+
+
+def require_tf2_for_local_tpu(tf_version):
+  """TPU VMs are a TensorFlow 2 architecture; TF 1.15's resolver has no TPU-VM mode.
+
+  TF 1.15's TPUClusterResolver(tpu='local') returns the master 'local' (tensorflow_core/python/distribute/
+  cluster_resolver/tpu_cluster_resolver.py), which is no session target ("No session factory registered"), and
+  TF 1.15 has no TPU-VM runtime to run on.
+  """
+  if tf_version.startswith('1.'):
+    raise UserError("--tpu_name=local means the TPU attached to a TPU VM, which TensorFlow %s cannot use: TPU VMs "
+                    "run TensorFlow 2 (tpu-vm-tf-2.15.* runtimes), TF 1.15 only TPU Nodes." % tf_version,
+                    'on a TPU Node name it with --tpu_name=NAME or --master=grpc://IP:8470; on a TPU VM use '
+                    'TensorFlow 2.15 (the .venv-tf2 leg).')
+
+
+def resolve_tpu_cluster(tpu_name, tpu_zone=None, gcp_project=None, resolver_cls=None, tf_version=None):
+  """Returns a TPUClusterResolver for a named Cloud TPU, or for the TPU of this TPU VM when tpu_name is 'local'.
+
+  Zone and project of a named TPU are looked up from GCE when omitted.
+  """
   resolver_cls = resolver_cls or tf.distribute.cluster_resolver.TPUClusterResolver
   try:
+    if is_local_tpu(tpu_name):
+      require_tf2_for_local_tpu(tf_version or tf.__version__)
+      # The string, not a list: TF 2.15 compares `tpu != 'local'`, so ['local'] would be looked up through the
+      # Cloud TPU API as a TPU named "local" (tpu_cluster_resolver.py, TPUClusterResolver.__init__).
+      return resolver_cls(tpu=LOCAL_TPU)
     return resolver_cls(tpu=[tpu_name], zone=tpu_zone, project=gcp_project)
   except (ValueError, RuntimeError, OSError) as e:
     raise UserError('could not resolve TPU %r (zone=%r, project=%r): %s' % (tpu_name, tpu_zone, gcp_project, e),
@@ -16,7 +54,7 @@ def resolve_tpu_cluster(tpu_name, tpu_zone=None, gcp_project=None, resolver_cls=
 
 
 def tpu_master_address(master=None, cluster=None):
-  """The grpc:// address TPUEstimator will connect to: the resolved TPU's when `cluster` is given, else `master`."""
+  """The session target TPUEstimator will use: the resolved TPU's when `cluster` is given, else `master`."""
   if cluster is None:
     return master
   try:
@@ -26,10 +64,16 @@ def tpu_master_address(master=None, cluster=None):
                     'check that the TPU exists and is READY (`gcloud compute tpus list`).')
 
 
-def require_tpu_reachable(master=None, cluster=None, timeout_secs=preflight.DEFAULT_TIMEOUT_SECS):
-  """Pre-flight for a TPU run: raises a UserError within about `timeout_secs` if the TPU worker does not answer.
+def require_tpu_reachable(master=None, cluster=None, timeout_secs=preflight.DEFAULT_TIMEOUT_SECS,
+                          dev_root='/dev', sys_root='/sys'):
+  """Pre-flight for a TPU run: raises a UserError within about `timeout_secs` if the TPU is not there.
 
+  A TPU VM's TPU (master '') must be attached to this machine; a TPU Node's worker must accept a TCP connection.
   Call it before touching data or building the estimator; TPUEstimator itself would only notice at the first
   session, after minutes of connection retries.
   """
-  preflight.require_reachable(tpu_master_address(master, cluster), timeout_secs)
+  address = tpu_master_address(master, cluster)
+  if address == '':
+    preflight.require_tpu_attached(dev_root, sys_root)
+    return
+  preflight.require_reachable(address, timeout_secs)

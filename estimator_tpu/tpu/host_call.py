@@ -11,11 +11,14 @@ first step and flush at the end of every train() call).
 Tags: `train/<name>` (train/loss, train/learning_rate), so that the curves of training are named for what they are
 and stay apart from an evaluation's (`accuracy`, `loss`, `mean_loss` in <model_dir>/eval_<split>).
 
-Cadence: every training step is written (on TPU: every step of every iterations_per_loop loop, since host_call
-outfeeds once per step). Events are buffered and flushed every `flush_every_steps` steps, and at the end of every
-train() call. The right buffer depends on the device (mnist_tpu.py chooses): on gs:// every flush uploads the
-events file again, so a TPU run flushes once per loop; on CPU, events held in memory between the large per-step
-activation buffers fragment the heap (measured here: +150 MB peak with 100 pending events, nothing with 10).
+Cadence: by default every training step is written. On TPU, host_call's tensors leave the device on every step of
+every iterations_per_loop loop (the outfeed sits inside the training step; only the host's flush waits for the loop
+boundary), or only on every n-th step of a loop with TPUConfig(experimental_host_call_every_n_steps=n)
+(--host_call_every_n_steps; tensorflow_estimator/python/estimator/tpu/tpu_estimator.py, _OutfeedHostCall).
+Events are buffered and flushed every `flush_every_steps` steps, and at the end of every train() call. The right
+buffer depends on the device (mnist_tpu.py chooses): on gs:// every flush uploads the events file again, so a TPU
+run flushes once per loop; on CPU, events held in memory between the large per-step activation buffers fragment the
+heap (measured here: +150 MB peak with 100 pending events, nothing with 10).
 """
 import tensorflow.compat.v1 as tf
 import tensorflow.compat.v2 as tf2  # the TF2 summary API, also present in TF 1.15

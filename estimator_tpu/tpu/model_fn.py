@@ -55,12 +55,16 @@ def model_fn_builder(learning_rate, decay_steps, decay_rate, summary_dir=None,
     optimizer = tf.train.AdamOptimizer(rate)
     if use_tpu:
       # TPU rule (gradient all-reduce): each TPU core computes gradients on its own shard of the batch;
-      # CrossShardOptimizer all-reduces them (CrossReplicaSum) before applying. Off TPU that op has no kernel,
-      # hence the condition.
+      # CrossShardOptimizer combines them across the cores (CrossReplicaSum) before applying. Its default
+      # reduction, MEAN, first scales each core's loss by 1/num_shards, so the update follows the mean gradient over
+      # the global batch and the learning rate keeps its meaning at that batch (tensorflow/python/tpu/
+      # tpu_optimizer.py). Off TPU CrossReplicaSum has no kernel, hence the condition.
       optimizer = tf.tpu.CrossShardOptimizer(optimizer)
     with tf.control_dependencies([step]):
       train_op = optimizer.minimize(loss, global_step=global_step)
-    # TPU rule (summaries on the host): the loss and learning rate leave the device every step (host_call.py).
+    # TPU rule (summaries on the host): the loss and learning rate leave the device every step, or every
+    # TPUConfig.experimental_host_call_every_n_steps (host_call.py). On TPU, the `loss` Estimator logs and returns
+    # is core 0's (tpu_estimator.py: outputs_from_all_shards=False); host_call writes the mean over the cores.
     host_call = None
     if summary_dir:
       host_call = host_call_lib.host_call(summary_dir, step, {'loss': loss, 'learning_rate': rate},
