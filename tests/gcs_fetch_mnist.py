@@ -31,7 +31,12 @@ def serve(directory):
 
 
 def main(data_dir):
-  mirror = tempfile.mkdtemp(prefix='mirror-')
+  with tempfile.TemporaryDirectory(prefix='mirror-') as mirror:
+    fetch_into(data_dir, mirror)
+  print('prepared %s' % data_dir)
+
+
+def fetch_into(data_dir, mirror):
   arrays = synthetic.write_idx_dir(mirror, gzipped=True)
   for key, name in NAMES.items():
     download.CANONICAL_SHA256[name] = hashlib.sha256(idx.to_bytes(arrays[key])).hexdigest()
@@ -43,7 +48,6 @@ def main(data_dir):
 
   download.fetch_mnist = functools.partial(download.fetch_mnist, mirrors=(serve(mirror),), carrier_fetcher=no_carrier)
   prepare.prepare_data(data_dir, validation_size=50)
-  print('prepared %s' % data_dir)
 
 
 if __name__ == '__main__':
