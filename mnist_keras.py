@@ -26,6 +26,7 @@ from estimator_tpu.runtime import logs
 from estimator_tpu.runtime import progress
 from estimator_tpu.runtime import results
 from estimator_tpu.runtime import seeds
+from estimator_tpu.runtime import storage
 from estimator_tpu.runtime.errors import UserError
 from estimator_tpu.runtime.errors import exit_on_user_error
 from estimator_tpu.tpu import cluster as tpu_cluster
@@ -137,6 +138,7 @@ def log_predictions(model, test_path, count, batch_size):
 
 
 def run(fv):
+  storage.check_flag_paths(fv)  # every gs:// path of the run answers, within seconds, before TF touches one
   batch_size = training.effective_batch_size(fv.batch_size, fv.use_tpu)
   eval_batch_size = training.effective_eval_batch_size(fv.eval_batch_size, fv.use_tpu)
   model_dir = fv.model_dir or checkpoints.default_model_dir('mnist_keras')

@@ -27,6 +27,7 @@ from estimator_tpu.runtime import checkpoints
 from estimator_tpu.runtime import logs
 from estimator_tpu.runtime import progress
 from estimator_tpu.runtime import results
+from estimator_tpu.runtime import storage
 from estimator_tpu.runtime.errors import UserError
 from estimator_tpu.runtime.errors import exit_on_user_error
 from estimator_tpu.tpu import accelerator_types
@@ -173,11 +174,25 @@ def count_if_present(data_dir, split):
   return records.count_examples(path) if tf.io.gfile.exists(path) else None
 
 
+def check_storage(fv):
+  """check_tpu's lines about the run's gs:// paths (none without any): storage answers, the buckets exist, access
+  is allowed."""
+  try:
+    paths = storage.check_flag_paths(fv)
+  except UserError as e:
+    return [readiness.results.failed('storage_access', e.problem, e.fix)]
+  return [readiness.results.passed('storage_access', 'Cloud Storage answers for %s; every bucket exists and may be '
+                                  'used.' % ', '.join('--%s=%s' % pair for pair in paths))] if paths else []
+
+
 def run_check_tpu(fv, unused_route, unused_job):
   """Checks on this CPU whether the run the flags describe would work on a TPU; returns the exit status.
 
   It reads the data but never prepares it, and contacts no TPU except for a bounded pre-flight.
   """
+  storage_checks = check_storage(fv)
+  if not all(check.passed for check in storage_checks):
+    return readiness.print_results(storage_checks)  # the other checks read --data_dir: minutes of TF retries
   try:
     shape, source = planned_slice(fv)
   except UserError as e:
@@ -208,7 +223,7 @@ def run_check_tpu(fv, unused_route, unused_job):
 
   # With a summary directory, as every run has one (its model_dir): the check builds host_call but never runs it.
   model_fn = build_model_fn(fv, fv.model_dir or 'MODEL_DIR')
-  return readiness.print_results(readiness.check_tpu_readiness(
+  return readiness.print_results(storage_checks + readiness.check_tpu_readiness(
       model_fn, input_fn, plan, eval_input_fn=eval_input_fn, predict_input_fn=predict_input_fn))
 
 

@@ -17,6 +17,7 @@ from estimator_tpu.runtime import checkpoints
 from estimator_tpu.runtime import preflight
 from estimator_tpu.runtime import results
 from estimator_tpu.runtime import seeds
+from estimator_tpu.runtime import storage
 from estimator_tpu.runtime import tf_errors
 
 EXPORT_SUBDIR = 'export'
@@ -129,6 +130,7 @@ MODE_FUNCTIONS = {
 
 def run(fv, route, cluster=None, mode_functions=None):
   """Runs --mode with the route; returns what the mode returns."""
+  storage.check_flag_paths(fv)  # every gs:// path of the run answers, within seconds, before TF touches one
   model_dir = checkpoints.resolve_model_dir(fv.model_dir, fv.checkpoint_path, route.name)
   logging.info('Mode %s; model directory: %s', fv.mode, model_dir)
   seed = seeds.resolve(fv.seed)

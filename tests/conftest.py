@@ -1,4 +1,5 @@
-"""Shared fixtures: tiny synthetic datasets and the repository root on sys.path (for `flags` and `tests`)."""
+"""Shared fixtures: tiny synthetic datasets, the gs:// server (gcs_fixture.py), and the repository root on sys.path
+(for `flags` and `tests`)."""
 import os
 import sys
 
@@ -14,6 +15,7 @@ from estimator_tpu.data import records  # noqa: E402
 from estimator_tpu.data import synthetic  # noqa: E402
 
 TINY_VALIDATION = 50
+pytest_plugins = ['gcs_fixture']  # the gs:// fixtures `gcs` and `gcs_session`
 
 
 @pytest.fixture

@@ -18,6 +18,7 @@ from estimator_tpu import model
 from estimator_tpu.data import idx
 from estimator_tpu.data import records
 from estimator_tpu.tpu import model_fn as model_fn_lib
+from test_mnist_tpu_e2e import SCRIPT
 from test_mnist_tpu_e2e import TINY
 from test_mnist_tpu_e2e import run_script
 
@@ -188,15 +189,27 @@ def test_unwritable_model_dir_fails_before_any_work(tmp_path, idx_dir):
   assert not os.path.exists(data_dir)  # checked before the data was prepared
 
 
-@pytest.mark.skipif(hasattr(os, 'geteuid') and os.geteuid() == 0, reason='root may write to read-only directories')
+# $1 becomes a read-only bind mount of itself, then the rest of the arguments run (in unshare's private namespace).
+READ_ONLY_MOUNT = 'mount --bind "$1" "$1" && mount -o remount,bind,ro "$1" && shift && exec "$@"'
+
+
 def test_read_only_model_dir(tmp_path, data_dir):
+  """--model_dir inside a directory nobody may write. Root ignores permission bits, so as root the directory is
+  made a read-only bind mount instead, in a mount namespace of the run's own (nothing else sees it)."""
   parent = tmp_path / 'read-only'
   parent.mkdir()
-  parent.chmod(0o555)
-  try:
-    result = run_local(data_dir, str(parent / 'model'))
-  finally:
-    parent.chmod(0o755)
+  if os.geteuid() == 0:
+    result = subprocess.run(['unshare', '--mount', '--propagation', 'private', '--', 'sh', '-c', READ_ONLY_MOUNT,
+                             'sh', str(parent), sys.executable, SCRIPT] + TINY +
+                            ['--data_dir=%s' % data_dir, '--model_dir=%s' % (parent / 'model')],
+                            cwd=REPO_ROOT, stdout=subprocess.PIPE, stderr=subprocess.PIPE, universal_newlines=True,
+                            timeout=300)
+  else:
+    parent.chmod(0o555)
+    try:
+      result = run_local(data_dir, str(parent / 'model'))
+    finally:
+      parent.chmod(0o755)
   assert_one_clear_error(result, 'cannot write to --model_dir=%s' % (parent / 'model'))
   assert os.listdir(str(parent)) == []
 

@@ -24,6 +24,7 @@ from estimator_tpu.estimator import input_fn as input_fn_lib
 from estimator_tpu.runtime import logs
 from estimator_tpu.runtime import progress
 from estimator_tpu.runtime import results
+from estimator_tpu.runtime import storage
 from estimator_tpu.runtime.errors import exit_on_user_error
 from flags import mnist_cluster as mnist_cluster_flags
 from flags import training
@@ -35,7 +36,7 @@ def require_data(fv, task):
   """The training tasks and the evaluator read the splits; a ps, which only holds variables, reads nothing."""
   if task.type != tf_config.PS:
     for split in records.SPLITS:
-      records.require_split(fv.data_dir, split)
+      records.check_layout(records.require_split(fv.data_dir, split))
 
 
 def train_in_cluster(fv, estimator, task):
@@ -57,6 +58,7 @@ def train_in_cluster(fv, estimator, task):
 
 def run(fv):
   task = distributed.task_from_tf_config(distributed=True)
+  storage.check_flag_paths(fv)  # the shared gs:// model_dir and data_dir answer, within seconds
   logging.info('Data directory: %s; model directory: %s', fv.data_dir, fv.model_dir)
   require_data(fv, task)
   estimator = mnist.build_estimator(fv, fv.model_dir)

