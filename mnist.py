@@ -36,8 +36,7 @@ KEEP_CHECKPOINT_MAX = 5
 
 
 def build_model_fn(fv):
-  return model_fn_lib.model_fn_builder(
-      learning_rate=fv.learning_rate, decay_steps=fv.lr_decay_steps, decay_rate=fv.lr_decay_rate)
+  return model_fn_lib.model_fn_builder(**training.learning_rate_args(fv))
 
 
 # TPU rule (where the TPU is): no cluster. mnist_tpu.py resolves --tpu_name and checks that the TPU answers first.

@@ -17,6 +17,7 @@ from absl import app
 from absl import flags
 from absl import logging
 
+from estimator_tpu import model as model_lib
 from estimator_tpu.data import prepare
 from estimator_tpu.data import records
 from estimator_tpu.keras import checkpoints as keras_checkpoints
@@ -91,7 +92,8 @@ def make_dataset(data_dir, split, is_training, batch_size):
   return input_fn_lib.input_fn_builder(data_dir, split, is_training)({'batch_size': batch_size})
 
 
-def build_model(strategy, learning_rate, decay_steps, decay_rate, steps_per_execution):
+def build_model(strategy, learning_rate, decay_steps, decay_rate, steps_per_execution,
+                schedule=model_lib.EXPONENTIAL):
   """Creates and compiles the model inside strategy.scope().
 
   Inside the scope the strategy creates every variable, the model's and the optimiser's: under TPUStrategy one
@@ -99,7 +101,7 @@ def build_model(strategy, learning_rate, decay_steps, decay_rate, steps_per_exec
   """
   with strategy.scope():
     model = keras_model.build_keras_cnn()
-    keras_model.compile_model(model, learning_rate, decay_steps, decay_rate, steps_per_execution)
+    keras_model.compile_model(model, learning_rate, decay_steps, decay_rate, steps_per_execution, schedule)
   return model
 
 
@@ -156,8 +158,7 @@ def run(fv):
   # Python's, NumPy's and TensorFlow's global seeds: the initial weights, the shuffle and dropout follow from them.
   # Folded with the step the run resumes from, as the Estimator routes do (seeds.graph_seed).
   tf.keras.utils.set_random_seed(seeds.graph_seed(seed, keras_checkpoints.latest_step(model_dir)))
-  model = build_model(strategy, fv.learning_rate, fv.lr_decay_steps, fv.lr_decay_rate,
-                      steps_per_execution=fv.iterations)
+  model = build_model(strategy, steps_per_execution=fv.iterations, **training.learning_rate_args(fv))
   manager = keras_checkpoints.build_checkpoint_manager(model, model_dir)
   logging.info('Training %d steps, batch %d, on %d replica(s) of %s.', fv.train_steps, batch_size,
                strategy.num_replicas_in_sync, type(strategy).__name__)

@@ -60,8 +60,8 @@ def connect_tpu(fv):
 
 def build_model_fn(fv, model_dir):
   return model_fn_lib.model_fn_builder(
-      learning_rate=fv.learning_rate, decay_steps=fv.lr_decay_steps, decay_rate=fv.lr_decay_rate,
-      summary_dir=model_dir, summary_flush_steps=fv.iterations if fv.use_tpu else LOCAL_SUMMARY_FLUSH_STEPS)
+      **training.learning_rate_args(fv), summary_dir=model_dir,
+      summary_flush_steps=fv.iterations if fv.use_tpu else LOCAL_SUMMARY_FLUSH_STEPS)
 
 
 def build_estimator(fv, model_dir, cluster=None, save_checkpoints_steps=None, seed=None,

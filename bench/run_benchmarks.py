@@ -59,8 +59,7 @@ def write_smoke_data(work_dir):
 
 def build_model_fn():
   """The model_fn mnist_tpu.build_estimator builds, from the same flags."""
-  return model_fn_lib.model_fn_builder(
-      learning_rate=FLAGS.learning_rate, decay_steps=FLAGS.lr_decay_steps, decay_rate=FLAGS.lr_decay_rate)
+  return model_fn_lib.model_fn_builder(**training.learning_rate_args(FLAGS))
 
 
 def build_estimator_saving_every(model_dir, save_checkpoints_steps):
@@ -89,7 +88,7 @@ def run_accuracy_phase(data_dir, batch_size, model_dir):
       # Every batch is full and together they cover the split, so the accuracy is over all of it: exact.
       'eval_examples': num_eval,
       'recipe': {name: FLAGS[name].value for name in (
-          'learning_rate', 'lr_decay_steps', 'lr_decay_rate', 'train_steps', 'eval_every_steps', 'iterations',
+          'learning_rate', 'lr_schedule', 'lr_decay_steps', 'lr_decay_rate', 'train_steps', 'eval_every_steps', 'iterations',
           'eval_batch_size')},
       'batch_size': batch_size,
       'peak_rss_mib': machine.peak_rss_mib(),

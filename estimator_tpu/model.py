@@ -19,6 +19,7 @@ DROPOUT_RATE = 0.4
 # the network scales them itself so every caller (input_fn, serving signature, Keras) feeds the same raw values.
 PIXEL_SCALE = 1.0 / 255.0
 
+COSINE, EXPONENTIAL = 'cosine', 'exponential'  # learning-rate schedules (learning_rate_schedule)
 IMAGE_KEY = 'image'
 # Per-example weight feature: 1.0 for real examples, 0.0 for padding rows added to fill the last static batch.
 WEIGHT_KEY = 'weight'
@@ -69,10 +70,16 @@ def predictions(logits):
   }
 
 
-def learning_rate_schedule(initial_rate, decay_steps, decay_rate):
-  """Exponentially decayed learning rate, staircase-free, driven by the global step."""
-  return tf.train.exponential_decay(
-      initial_rate, tf.train.get_global_step(), decay_steps=decay_steps, decay_rate=decay_rate)
+def learning_rate_schedule(initial_rate, decay_steps, decay_rate, schedule=EXPONENTIAL):
+  """The learning rate at the global step.
+
+  COSINE: from `initial_rate` down to 0 at step `decay_steps` along half a cosine, 0 after that (`decay_rate` is
+  unused). EXPONENTIAL: `initial_rate * decay_rate ** (step / decay_steps)`, smoothly (no staircase).
+  """
+  step = tf.train.get_global_step()
+  if schedule == COSINE:
+    return tf.train.cosine_decay(initial_rate, step, decay_steps)
+  return tf.train.exponential_decay(initial_rate, step, decay_steps=decay_steps, decay_rate=decay_rate)
 
 
 def variable_shapes(model_fn):

@@ -208,3 +208,14 @@ def test_keras_program_on_tf1_stops_with_one_message(tmp_path):
   assert len(errors) == 1 and 'TensorFlow 2' in errors[0] and tf.__version__ in errors[0]
   assert 'Traceback' not in result.stderr
   assert not os.path.exists(str(tmp_path / 'm'))
+
+
+@requires_tf2
+@pytest.mark.parametrize('schedule', [model.COSINE, model.EXPONENTIAL])
+def test_keras_learning_rate_follows_the_estimator_routes_schedule(schedule):
+  from estimator_tpu.keras import model as keras_model  # pylint: disable=g-import-not-at-top  (TF 2 only)
+  from test_model import rates_at  # pylint: disable=g-import-not-at-top
+  steps = [0, 250, 700, 1000, 1300]
+  keras_schedule = keras_model.learning_rate_schedule(2e-3, 1000, 0.5, schedule)
+  np.testing.assert_allclose([float(keras_schedule(step)) for step in steps],
+                             rates_at(steps, 2e-3, 1000, 0.5, schedule), rtol=1e-5, atol=1e-12)

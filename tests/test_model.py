@@ -47,3 +47,29 @@ def test_pixels_are_scaled_inside_the_model():
     first_conv_input = graph.get_tensor_by_name('Reshape:0')
     scaled = sess.run(first_conv_input, {images: np.full((2, 784), 255.0)})
   assert np.allclose(scaled, 1.0)
+
+
+def rates_at(steps, *schedule_args):
+  """model.learning_rate_schedule evaluated at each global step."""
+  with tf.Graph().as_default():
+    global_step = tf.train.create_global_step()
+    rate = model.learning_rate_schedule(*schedule_args)
+    step = tf.placeholder(tf.int64, [])
+    set_step = global_step.assign(step)
+    with tf.Session() as session:
+      rates = []
+      for value in steps:
+        session.run(set_step, {step: value})
+        rates.append(session.run(rate))
+      return rates
+
+
+def test_cosine_schedule_falls_from_the_initial_rate_to_zero_and_stays_there():
+  rates = rates_at([0, 500, 1000, 1500, 2000, 2500], 2e-3, 2000, None, model.COSINE)
+  np.testing.assert_allclose(rates, [2e-3, 2e-3 * (1 + np.cos(np.pi / 4)) / 2, 1e-3,
+                                     2e-3 * (1 - np.cos(np.pi / 4)) / 2, 0.0, 0.0], rtol=1e-5, atol=1e-12)
+
+
+def test_exponential_schedule_decays_smoothly_by_the_rate_every_decay_steps():
+  rates = rates_at([0, 500, 1000, 2000], 1e-3, 1000, 0.5, model.EXPONENTIAL)
+  np.testing.assert_allclose(rates, [1e-3, 1e-3 * 0.5 ** 0.5, 5e-4, 2.5e-4], rtol=1e-5)

@@ -110,8 +110,7 @@ def test_tensorboard_shows_every_training_step_and_every_evaluation(tensorboard_
     np.testing.assert_allclose([value for _, value in served], [value for _, value in written[tag]], rtol=1e-6)
   fv = tiny_run.parse_flags(tiny_run.TINY_ARGS)
   np.testing.assert_allclose([rate for _, rate in scalars(url, '.', 'train/learning_rate')],
-                             [fv.learning_rate * fv.lr_decay_rate ** (s / fv.lr_decay_steps) for s in steps],
-                             rtol=1e-5)
+                             tiny_run.default_learning_rates(fv, steps), rtol=1e-5, atol=1e-9)
 
   accuracy = scalars(url, 'eval_test', 'accuracy')
   assert [step for step, _ in accuracy] == EVALUATED_STEPS

@@ -2,6 +2,8 @@
 
 In-process runs skip the TensorFlow import a subprocess pays for, so each mode takes a second or two.
 """
+import math
+
 import mnist_tpu
 from test_flags import parse as parse_flags  # mnist_tpu's flags on a private FlagValues
 
@@ -14,3 +16,9 @@ TINY_ARGS = ['--use_tpu=false', '--master=', '--validation_size=50', '--train_st
 def run(args):
   """mnist_tpu.run on TINY_ARGS + args (later flags win); returns what the mode returns."""
   return mnist_tpu.run(parse_flags(TINY_ARGS + args))
+
+
+def default_learning_rates(fv, steps):
+  """The default schedule written out: from --learning_rate down to 0 at --train_steps along half a cosine."""
+  return [fv.learning_rate * 0.5 * (1 + math.cos(math.pi * min(step, fv.train_steps) / fv.train_steps))
+          for step in steps]

@@ -12,7 +12,7 @@ from estimator_tpu.model import IMAGE_KEY
 LEARNING_RATE_SUMMARY = 'learning_rate'
 
 
-def model_fn_builder(learning_rate, decay_steps, decay_rate):
+def model_fn_builder(learning_rate, decay_steps, decay_rate, schedule=model.EXPONENTIAL):
   """Returns an Estimator model_fn(features, labels, mode) with these optimisation settings."""
 
   # TPU rule (params): TPUEstimator's model_fn also takes `params`, where TPUEstimator puts 'use_tpu' and the
@@ -36,7 +36,7 @@ def model_fn_builder(learning_rate, decay_steps, decay_rate):
       return tf.estimator.EstimatorSpec(mode=mode, loss=loss, eval_metric_ops=model.metric_fn(labels, logits))
 
     loss = tf.losses.sparse_softmax_cross_entropy(labels=labels, logits=logits)
-    rate = model.learning_rate_schedule(learning_rate, decay_steps, decay_rate)
+    rate = model.learning_rate_schedule(learning_rate, decay_steps, decay_rate, schedule)
     # TPU rule (gradient all-reduce): no CrossShardOptimizer. One device computes the whole batch's gradients;
     # on a TPU every core sees only its shard, and the TPU model_fn wraps the optimiser to combine the cores'.
     optimizer = tf.train.AdamOptimizer(rate)

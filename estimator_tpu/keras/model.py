@@ -38,18 +38,25 @@ def build_keras_cnn():
   return tf.keras.Model(inputs=images, outputs=logits, name='mnist_cnn')
 
 
-def compile_model(keras_model, learning_rate, decay_steps, decay_rate, steps_per_execution):
+def compile_model(keras_model, learning_rate, decay_steps, decay_rate, steps_per_execution,
+                  schedule=model.EXPONENTIAL):
   """Compiles with tpu/model_fn.py's loss, metric and optimiser; call it inside strategy.scope().
 
   `steps_per_execution` is TPUConfig.iterations_per_loop's TF2 counterpart: that many steps run on the device
   per call from the host, and callbacks (checkpoints, TensorBoard) only see the boundaries between calls.
   """
-  # Same curve as model_fn.learning_rate_schedule (tf.train.exponential_decay, not staircase), driven by the
-  # optimiser's step counter instead of the global step.
-  schedule = tf.keras.optimizers.schedules.ExponentialDecay(learning_rate, decay_steps, decay_rate)
   keras_model.compile(
-      optimizer=tf.keras.optimizers.Adam(schedule, epsilon=ADAM_EPSILON),
+      optimizer=tf.keras.optimizers.Adam(learning_rate_schedule(learning_rate, decay_steps, decay_rate, schedule),
+                                         epsilon=ADAM_EPSILON),
       loss=tf.keras.losses.SparseCategoricalCrossentropy(from_logits=True),
       # The counterpart of metric_fn's 'accuracy'; Keras reports the mean loss itself (metric_fn's 'mean_loss').
       metrics=[tf.keras.metrics.SparseCategoricalAccuracy(name='accuracy')],
       steps_per_execution=steps_per_execution)
+
+
+def learning_rate_schedule(learning_rate, decay_steps, decay_rate, schedule):
+  """The curves of model.learning_rate_schedule (tf.compat.v1.train.cosine_decay / exponential_decay, not
+  staircase) as Keras schedules, driven by the optimiser's step counter instead of the global step."""
+  if schedule == model.COSINE:
+    return tf.keras.optimizers.schedules.CosineDecay(learning_rate, decay_steps)
+  return tf.keras.optimizers.schedules.ExponentialDecay(learning_rate, decay_steps, decay_rate)

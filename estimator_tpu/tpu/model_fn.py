@@ -12,7 +12,7 @@ from estimator_tpu.model import WEIGHT_KEY
 from estimator_tpu.tpu import host_call as host_call_lib
 
 
-def model_fn_builder(learning_rate, decay_steps, decay_rate, summary_dir=None,
+def model_fn_builder(learning_rate, decay_steps, decay_rate, schedule=model.EXPONENTIAL, summary_dir=None,
                      summary_flush_steps=host_call_lib.DEFAULT_FLUSH_STEPS):
   """Returns a TPUEstimator model_fn(features, labels, mode, params) with these optimisation settings.
 
@@ -38,8 +38,8 @@ def model_fn_builder(learning_rate, decay_steps, decay_rate, summary_dir=None,
       weights = features.get(WEIGHT_KEY, 1.0) if isinstance(features, dict) else 1.0
       loss = tf.losses.sparse_softmax_cross_entropy(labels=labels, logits=logits, weights=weights)
       # TPU rule (metrics on the host): eval_metrics replaces eval_metric_ops; metric ops cannot run on the TPU, so
-      # TPUEstimator ships these batch-major tensors to the host and calls metric_fn there. Passing them by name (a dict)
-      # lets the optional weights be left out: a list must match metric_fn's arity exactly.
+      # TPUEstimator ships these batch-major tensors to the host and calls metric_fn there. Passing them by name (a
+      # dict) lets the optional weights be left out: a list must match metric_fn's arity exactly.
       metric_args = {'labels': labels, 'logits': logits}
       if isinstance(features, dict) and WEIGHT_KEY in features:
         metric_args['weights'] = features[WEIGHT_KEY]
@@ -51,7 +51,7 @@ def model_fn_builder(learning_rate, decay_steps, decay_rate, summary_dir=None,
     # loss and learning rate written for step s are the ones of the update from s to s + 1. (TPUEstimator's global
     # step is a resource variable, so the read is a snapshot, not an alias of the buffer the update changes.)
     step = global_step.read_value()
-    rate = model.learning_rate_schedule(learning_rate, decay_steps, decay_rate)
+    rate = model.learning_rate_schedule(learning_rate, decay_steps, decay_rate, schedule)
     optimizer = tf.train.AdamOptimizer(rate)
     if use_tpu:
       # TPU rule (gradient all-reduce): each TPU core computes gradients on its own shard of the batch;
