@@ -92,6 +92,20 @@ def make_dataset(data_dir, split, is_training, batch_size):
   return input_fn_lib.input_fn_builder(data_dir, split, is_training)({'batch_size': batch_size})
 
 
+def make_eval_dataset(data_dir, split, num_examples, batch_size):
+  """mnist_tpu.py's exact-evaluation input at the global batch, and its number of steps.
+
+  The last batch is padded with rows of weight 0, passed to Keras as sample weights: they count in neither the
+  accuracy nor the mean loss (keras/model.py's weighted metrics), so every example is scored exactly once, as on
+  the Estimator routes, whatever the batch size.
+  """
+  steps, _ = input_fn_lib.eval_padding(num_examples, batch_size)
+  dataset = input_fn_lib.eval_input_fn_builder(data_dir, split, num_examples, batch_size, steps)(
+      {'batch_size': batch_size})
+  return dataset.map(lambda features, labels: (model_lib.features_of(features[model_lib.IMAGE_KEY]), labels,
+                                               features[model_lib.WEIGHT_KEY])), steps
+
+
 def build_model(strategy, learning_rate, decay_steps, decay_rate, steps_per_execution,
                 schedule=model_lib.EXPONENTIAL):
   """Creates and compiles the model inside strategy.scope().
@@ -168,23 +182,18 @@ def run(fv):
             fv.train_steps, batch_size, progress.every_steps(fv.log_every_steps, fv.use_tpu, fv.iterations))])
 
   num_test = records.count_examples(test_path)
-  eval_steps = num_test // eval_batch_size
-  if eval_steps == 0:
-    raise UserError('the test split has %d examples, fewer than one eval batch (%d).'
-                    % (num_test, eval_batch_size), 'lower --eval_batch_size.')
-  eval_examples = eval_steps * eval_batch_size
+  dataset, eval_steps = make_eval_dataset(fv.data_dir, 'test', num_test, eval_batch_size)
   # Like TPUEstimator.evaluate on a TPU, Keras needs the number of steps when steps_per_execution > 1: it runs
   # whole executions and cannot find the end of the input inside one.
-  metrics = model.evaluate(make_dataset(fv.data_dir, 'test', False, eval_batch_size), steps=eval_steps,
-                           return_dict=True, verbose=0,
+  metrics = model.evaluate(dataset, steps=eval_steps, return_dict=True, verbose=0,
                            callbacks=[progress.KerasEvaluationProgress(eval_steps, 'test')])
   global_step = int(model.optimizer.iterations.numpy())
-  logging.info('Test accuracy %.4f, loss %.4f over %d examples (global step %d).', metrics['accuracy'],
-               metrics['loss'], eval_examples, global_step)
+  logging.info('Test accuracy %.4f, mean loss %.4f over %d examples (global step %d).', metrics['accuracy'],
+               metrics['mean_loss'], num_test, global_step)
 
   predictions = log_predictions(model, test_path, fv.num_predictions, eval_batch_size)
   results.write_run_summary(os.path.join(model_dir, RESULTS_FILE), global_step, metrics['accuracy'],
-                            metrics['loss'], eval_examples, predictions, seed=seed)
+                            metrics['mean_loss'], num_test, predictions, seed=seed)
 
 
 def main(argv):

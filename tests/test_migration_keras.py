@@ -16,6 +16,7 @@ from absl import flags
 import mnist_keras
 from conftest import REPO_ROOT
 from estimator_tpu import model
+from estimator_tpu.data import records
 from estimator_tpu.keras import checkpoints as keras_checkpoints
 from estimator_tpu.runtime.errors import UserError
 from estimator_tpu.tpu import cluster as tpu_cluster
@@ -219,3 +220,19 @@ def test_keras_learning_rate_follows_the_estimator_routes_schedule(schedule):
   keras_schedule = keras_model.learning_rate_schedule(2e-3, 1000, 0.5, schedule)
   np.testing.assert_allclose([float(keras_schedule(step)) for step in steps],
                              rates_at(steps, 2e-3, 1000, 0.5, schedule), rtol=1e-5, atol=1e-12)
+
+
+@requires_tf2
+def test_keras_evaluation_scores_every_example_exactly_once(keras_run, shared_data_dir):
+  """110 test examples in batches of 25: the fifth batch holds 10 examples and 15 rows of weight 0."""
+  keras, _ = keras_run
+  dataset, steps = mnist_keras.make_eval_dataset(shared_data_dir, 'test', 110, 25)
+  assert steps == 5
+  assert [float(weights.numpy().sum()) for _, _, weights in dataset] == [25.0, 25.0, 25.0, 25.0, 10.0]
+  metrics = keras.evaluate(dataset, steps=steps, return_dict=True, verbose=0)
+
+  images, labels = records.read_split(records.split_path(shared_data_dir, 'test'))
+  logits = keras.predict({model.IMAGE_KEY: images.reshape(110, 784).astype(np.float32)}, verbose=0)
+  losses = tf2.keras.losses.sparse_categorical_crossentropy(labels, logits, from_logits=True).numpy()
+  assert metrics['accuracy'] == pytest.approx(np.mean(np.argmax(logits, axis=1) == labels), abs=1e-6)
+  assert metrics['mean_loss'] == pytest.approx(np.mean(losses), rel=1e-4)

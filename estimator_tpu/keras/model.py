@@ -49,8 +49,10 @@ def compile_model(keras_model, learning_rate, decay_steps, decay_rate, steps_per
       optimizer=tf.keras.optimizers.Adam(learning_rate_schedule(learning_rate, decay_steps, decay_rate, schedule),
                                          epsilon=ADAM_EPSILON),
       loss=tf.keras.losses.SparseCategoricalCrossentropy(from_logits=True),
-      # The counterpart of metric_fn's 'accuracy'; Keras reports the mean loss itself (metric_fn's 'mean_loss').
-      metrics=[tf.keras.metrics.SparseCategoricalAccuracy(name='accuracy')],
+      # metric_fn's 'accuracy' and 'mean_loss'. As weighted metrics they honour the sample weights of the exact
+      # evaluation input (padding rows weigh 0); Keras' own 'loss' would divide by the padded batch instead.
+      weighted_metrics=[tf.keras.metrics.SparseCategoricalAccuracy(name='accuracy'),
+                        tf.keras.metrics.SparseCategoricalCrossentropy(from_logits=True, name='mean_loss')],
       steps_per_execution=steps_per_execution)
 
 
