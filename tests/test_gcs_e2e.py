@@ -226,7 +226,7 @@ def test_keras_route_on_gcs(gcs, data_dir):
   names = gcs.object_names('keras/')
   assert {'keras/ckpt-10.index', 'keras/ckpt-20.index', 'keras/checkpoint'} <= set(names), names
   summary = json.loads(gcs.read_object('keras/mnist_keras_results.json').decode())
-  assert summary['global_step'] == 20 and summary['eval']['examples'] == 100
+  assert summary['global_step'] == 20 and summary['eval']['examples'] == 110  # every test image, exactly once
   log = run(gcs, command[:3] + ['--train_steps=25'] + command[4:])  # restores from gs://, trains 5 more
   assert 'Restored %s (step 20)' % gcs.url('keras/ckpt-20') in log
   assert 'keras/ckpt-25.index' in gcs.object_names('keras/')
