@@ -81,7 +81,7 @@ def check_paths(named_paths, deadline_secs=DEADLINE_SECS):
   if progress['problem'] is not None:
     raise progress['problem']
   logging.info('Cloud Storage answers for %s (%.1f s).', ', '.join('--%s' % name for name, _ in named_paths),
-                  time.time() - started)
+               time.time() - started)
 
 
 def _probe_all(named_paths, progress):
