@@ -30,6 +30,12 @@ def features_of(images):
   return {IMAGE_KEY: images}
 
 
+def parse_records(serialized, batch_size, path):
+  """(features, labels) of a batch of serialized examples of `path` (data/records.py's parse_batch)."""
+  images, labels = records.parse_batch(serialized, batch_size, path)
+  return features_of(images), labels
+
+
 def mnist_cnn(images, training):
   """Returns logits [batch, 10] for `images` float32 [batch, 784] or [batch, 28, 28(, 1)] with values 0..255.
 

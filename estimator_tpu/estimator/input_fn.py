@@ -32,13 +32,8 @@ def input_fn_builder(data_dir, split, is_training, batch_size):
     # TPU rule (static shapes): no drop_remainder, so the batch dimension is unknown (None) and the last
     # evaluation batch is short. XLA compiles a TPU program for one fixed shape, so the TPU input_fn drops it.
     dataset = dataset.batch(batch_size)
-    dataset = dataset.map(lambda serialized: _features_and_labels(serialized, DYNAMIC_BATCH, path),
+    dataset = dataset.map(lambda serialized: model.parse_records(serialized, DYNAMIC_BATCH, path),
                           num_parallel_calls=AUTOTUNE)
     return dataset.prefetch(AUTOTUNE)
 
   return input_fn
-
-
-def _features_and_labels(serialized, batch_size, path):
-  images, labels = records.parse_batch(serialized, batch_size, path)
-  return model.features_of(images), labels

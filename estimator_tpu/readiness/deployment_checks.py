@@ -52,12 +52,12 @@ def plan_deployment(plan, model_fn, train_input_fn, eval_input_fn=None, predict_
     failure = results.failed('topology', problem, fix)
     return Deployment(None, None, [failure], None, None, None)
   train = report_training(plan, sim, train_input_fn)
-  evaluation = report_evaluation(plan, sim, eval_input_fn)
+  evaluation = report_inference(plan, sim, eval_input_fn, topology.EVAL)
   if not plan.eval_on_tpu:
     # Prediction runs on the TPU even so, from an estimator whose input is SLICED (mnist_tpu.py, predict).
     sim = topology.simulate(plan.run_config(evaluates_on_tpu=True), shape, model_fn, plan.train_batch_size,
                             plan.eval_batch_size, plan.predict_batch_size, True, plan.params)
-  prediction = report_prediction(plan, sim, predict_input_fn)
+  prediction = report_inference(plan, sim, predict_input_fn, topology.PREDICT)
   return Deployment(shape, sim, [check_topology(plan, sim, shape)], train, evaluation, prediction)
 
 
@@ -142,22 +142,20 @@ def check_train_input(plan, sim, calls):
                         % (summary, len(calls), ', '.join(str(size) for size in sizes), plan.train_examples))
 
 
-def report_evaluation(plan, sim, input_fn):
-  decision = topology.decide(sim, topology.EVAL)
-  if plan.eval_batch_size is None:
-    return ModeReport(results.skipped('evaluate', 'no eval batch size given.'), [], [], decision)
-  if decision.error is not None:
-    return ModeReport(tf_rejection('evaluate', 'evaluate()', decision.error), [], [], decision)
-  return report_mode(plan, sim, input_fn, topology.EVAL, 'evaluate', decision)
+# mode -> (the check's name, the plan's batch size attribute, how a message names that batch size)
+INFERENCE_MODES = {topology.EVAL: ('evaluate', 'eval_batch_size', 'eval'),
+                   topology.PREDICT: ('predict', 'predict_batch_size', 'predict')}
 
 
-def report_prediction(plan, sim, input_fn):
-  decision = topology.decide(sim, topology.PREDICT)
-  if plan.predict_batch_size is None:
-    return ModeReport(results.skipped('predict', 'no predict batch size given.'), [], [], decision)
+def report_inference(plan, sim, input_fn, mode):
+  """The evaluate() or predict() report: skipped without a batch size, TensorFlow's refusal, or the route's."""
+  name, batch_size_attribute, batch_name = INFERENCE_MODES[mode]
+  decision = topology.decide(sim, mode)
+  if getattr(plan, batch_size_attribute) is None:
+    return ModeReport(results.skipped(name, 'no %s batch size given.' % batch_name), [], [], decision)
   if decision.error is not None:
-    return ModeReport(tf_rejection('predict', 'predict()', decision.error), [], [], decision)
-  return report_mode(plan, sim, input_fn, topology.PREDICT, 'predict', decision)
+    return ModeReport(tf_rejection(name, '%s()' % name, decision.error), [], [], decision)
+  return report_mode(plan, sim, input_fn, mode, name, decision)
 
 
 def report_mode(plan, sim, input_fn, mode, name, decision):

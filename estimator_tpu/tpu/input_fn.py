@@ -69,16 +69,11 @@ def input_fn_builder(data_dir, split, is_training):
       # The serialized shard is small (all of MNIST train: ~50 MB), so keep it in memory after the first epoch.
       dataset = dataset.cache().shuffle(SHUFFLE_BUFFER).repeat()
     dataset = dataset.batch(batch_size, drop_remainder=True)
-    dataset = dataset.map(lambda serialized: _features_and_labels(serialized, batch_size, path),
+    dataset = dataset.map(lambda serialized: model.parse_records(serialized, batch_size, path),
                           num_parallel_calls=AUTOTUNE)
     return dataset.prefetch(AUTOTUNE)
 
   return input_fn
-
-
-def _features_and_labels(serialized, batch_size, path):
-  images, labels = records.parse_batch(serialized, batch_size, path)
-  return model.features_of(images), labels
 
 
 def eval_steps(num_examples, global_batch_size, invocations=1):
@@ -166,7 +161,7 @@ def eval_input_fn_builder(data_dir, split, num_examples, global_batch_size, step
 
 
 def _with_weights(serialized, weights, batch_size, path):
-  features, labels = _features_and_labels(serialized, batch_size, path)
+  features, labels = model.parse_records(serialized, batch_size, path)
   features[model.WEIGHT_KEY] = weights
   return features, labels
 
@@ -193,7 +188,7 @@ def predict_input_fn_builder(data_dir, split, num_examples, global_batch_size=No
       require_even_split(params, global_batch_size, 'predict')
     dataset = records.read_dataset(path).take(num_examples)
     dataset = dataset.batch(params['batch_size'])
-    dataset = dataset.map(lambda serialized: _features_and_labels(serialized, -1, path)[0],
+    dataset = dataset.map(lambda serialized: model.parse_records(serialized, -1, path)[0],
                           num_parallel_calls=AUTOTUNE)
     return dataset.prefetch(AUTOTUNE)
 
