@@ -5,6 +5,7 @@ import tensorflow.compat.v1 as tf
 
 from estimator_tpu import model
 from estimator_tpu.data import records
+from estimator_tpu.estimator import input_fn as estimator_input
 from estimator_tpu.tpu import input_fn as tpu_input
 
 
@@ -104,3 +105,26 @@ def test_predict_input_yields_exactly_the_requested_examples(data_dir, num_examp
   assert [len(batch[model.IMAGE_KEY]) for batch in batches[:-1]] == [batch_size] * (len(batches) - 1)
   got_images = np.concatenate([batch[model.IMAGE_KEY] for batch in batches])
   np.testing.assert_array_equal(got_images, images[:expected].reshape(-1, 784).astype(np.float32))
+
+
+def autotune_setting(dataset):
+  """tf.data's autotuning switch as the dataset's options hold it: TF 2.x's autotune.enabled, TF 1.15's
+  experimental_optimization.autotune (None there means TensorFlow's default, on)."""
+  options = dataset.options()
+  return options.autotune.enabled if hasattr(options, 'autotune') else options.experimental_optimization.autotune
+
+
+def test_tf2_datasets_run_without_the_autotuning_thread_and_tf1_keeps_its_defaults(data_dir):
+  """On TF 2.x every dataset read from a split has autotuning off (an iterator's end waited up to a minute for
+  its thread, data/records.py); on TF 1.15 the options are untouched, so a --seed trains the same model as before."""
+  expected = False if tf.__version__.startswith('2.') else None
+  with tf.Graph().as_default():
+    datasets = {
+        'estimator train': estimator_input.input_fn_builder(data_dir, 'train', True, 8)(),
+        'estimator eval': estimator_input.input_fn_builder(data_dir, 'test', False, 8)(),
+        'tpu train': tpu_input.input_fn_builder(data_dir, 'train', True)({'batch_size': 8}),
+        'tpu eval': tpu_input.eval_input_fn_builder(data_dir, 'test', 110, 25, 5)({'batch_size': 25}),
+        'tpu predict': tpu_input.predict_input_fn_builder(data_dir, 'test', 7)({'batch_size': 5}),
+    }
+    assert {name: autotune_setting(dataset) for name, dataset in datasets.items()} == {
+        name: expected for name in datasets}
