@@ -27,8 +27,12 @@ def outfed_tensors(spec, mode):
     return dict(predictions) if isinstance(predictions, dict) else {'predictions': predictions}
   if not getattr(spec, 'eval_metrics', None):
     return {}
-  tensors = spec.eval_metrics[1]
-  return dict(tensors) if isinstance(tensors, dict) else {'eval_metrics[1][%d]' % i: t for i, t in enumerate(tensors)}
+  return named_tensors(spec.eval_metrics[1], 'eval_metrics')
+
+
+def named_tensors(tensors, owner):
+  """{name: tensor} of the tensors of an (fn, tensors) pair: a dict as it is, a list named `owner`[1][i]."""
+  return dict(tensors) if isinstance(tensors, dict) else {'%s[1][%d]' % (owner, i): t for i, t in enumerate(tensors)}
 
 
 def describe(tensors):
@@ -99,8 +103,7 @@ def host_call_tensors(spec):
   """{name: tensor} of the spec's host_call ({} without one)."""
   if not getattr(spec, 'host_call', None):
     return {}
-  tensors = spec.host_call[1]
-  return dict(tensors) if isinstance(tensors, dict) else {'host_call[1][%d]' % i: t for i, t in enumerate(tensors)}
+  return named_tensors(spec.host_call[1], 'host_call')
 
 
 def scalar_host_call_tensors(spec):
