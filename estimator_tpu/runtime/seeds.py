@@ -9,7 +9,6 @@ it and from its place in the graph, which is the same in every run of the same c
 import random
 
 import numpy as np
-import tensorflow.compat.v1 as tf
 from absl import logging
 
 from estimator_tpu.runtime import checkpoints
@@ -45,17 +44,16 @@ def graph_seed(seed, start_step):
 
 
 def seed_host_generators(seed):
-  """Seeds the random generators outside the graph: Python's, NumPy's and, on TF 2, Keras'.
+  """Seeds the random generators outside the graph: Python's and NumPy's.
 
   On TF 2.15 the initialisers of `tf.compat.v1.layers` are Keras' stateless ones, and an unseeded one takes its
   seed from Keras' generator or from Python's `random`, not from the graph seed (keras/src/backend.py,
-  RandomGenerator._create_seed); so the graph seed alone gave two runs different initial weights there.
+  RandomGenerator._create_seed); so the graph seed alone gave two runs different initial weights there, and
+  seeding Python's generator is what makes them equal. (tf.compat.v1.keras.utils has no set_random_seed in either
+  TensorFlow; mnist_keras.py, on the TF 2 API, calls tf.keras.utils.set_random_seed itself.)
   """
   random.seed(seed)
   np.random.seed(seed)
-  keras_utils = getattr(getattr(tf, 'keras', None), 'utils', None)
-  if hasattr(keras_utils, 'set_random_seed'):  # TF >= 2.7: also Keras' own generator and tf.random's seed
-    keras_utils.set_random_seed(seed)
 
 
 def training_graph_seed(seed, model_dir):
