@@ -95,7 +95,8 @@ def test_no_attached_tpu_fails_in_a_moment_without_a_tcp_probe(roots, monkeypatc
   assert time.time() - start < 1.0
   assert 'tpu-vm ssh' in raised.value.fix
   write(os.path.join(roots[0], 'accel0'))
-  tpu_cluster.require_tpu_reachable(cluster=LocalResolver(), dev_root=roots[0], sys_root=roots[1])
+  assert tpu_cluster.require_tpu_reachable(cluster=LocalResolver(), dev_root=roots[0], sys_root=roots[1]) == [
+      os.path.join(roots[0], 'accel0')]
 
 
 def test_mnist_tpu_on_a_machine_without_a_tpu(tmp_path):

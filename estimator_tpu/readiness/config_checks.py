@@ -1,6 +1,5 @@
 """Configuration checks: batch split, checkpoint cadence, eval coverage, Cloud Storage paths, TPU preflight."""
 from estimator_tpu.readiness import results
-from estimator_tpu.runtime import preflight
 from estimator_tpu.runtime.errors import UserError
 from estimator_tpu.tpu import cluster as tpu_cluster
 from estimator_tpu.tpu import input_fn as tpu_input
@@ -130,12 +129,11 @@ def check_tpu_reachable(plan, timeout_secs):
     if plan.tpu_name:
       cluster = tpu_cluster.resolve_tpu_cluster(plan.tpu_name, plan.tpu_zone, plan.gcp_project)
     address = tpu_cluster.tpu_master_address(plan.master, cluster)
-    tpu_cluster.require_tpu_reachable(address, timeout_secs=timeout_secs)
+    attached = tpu_cluster.require_tpu_reachable(address, timeout_secs=timeout_secs)
   except UserError as e:
     return results.failed('tpu_reachable', e.problem, e.fix)
-  if address == '':
-    return results.passed('tpu_reachable', 'a TPU is attached to this machine (%s).'
-                          % ', '.join(preflight.attached_tpu_devices()))
+  if attached:
+    return results.passed('tpu_reachable', 'a TPU is attached to this machine (%s).' % ', '.join(attached))
   return results.passed('tpu_reachable', '%s accepts TCP connections (a listener answers; the probe cannot tell '
                                          'a healthy TPU worker from any other).' % address)
 

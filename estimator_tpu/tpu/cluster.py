@@ -68,12 +68,12 @@ def require_tpu_reachable(master=None, cluster=None, timeout_secs=preflight.DEFA
                           dev_root='/dev', sys_root='/sys'):
   """Pre-flight for a TPU run: raises a UserError within about `timeout_secs` if the TPU is not there.
 
-  A TPU VM's TPU (master '') must be attached to this machine; a TPU Node's worker must accept a TCP connection.
-  Call it before touching data or building the estimator; TPUEstimator itself would only notice at the first
-  session, after minutes of connection retries.
+  A TPU VM's TPU (master '') must be attached to this machine, and its device files are returned; a TPU Node's
+  worker must accept a TCP connection (returns None). Call it before touching data or building the estimator;
+  TPUEstimator itself would only notice at the first session, after minutes of connection retries.
   """
   address = tpu_master_address(master, cluster)
   if address == '':
-    preflight.require_tpu_attached(dev_root, sys_root)
-    return
+    return preflight.require_tpu_attached(dev_root, sys_root)
   preflight.require_reachable(address, timeout_secs)
+  return None
