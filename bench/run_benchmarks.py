@@ -88,8 +88,8 @@ def run_accuracy_phase(data_dir, batch_size, model_dir):
       # Every batch is full and together they cover the split, so the accuracy is over all of it: exact.
       'eval_examples': num_eval,
       'recipe': {name: FLAGS[name].value for name in (
-          'learning_rate', 'lr_schedule', 'lr_decay_steps', 'lr_decay_rate', 'train_steps', 'eval_every_steps', 'iterations',
-          'eval_batch_size')},
+          'learning_rate', 'lr_schedule', 'lr_decay_steps', 'lr_decay_rate', 'train_steps', 'eval_every_steps',
+          'iterations', 'eval_batch_size')},
       'batch_size': batch_size,
       'peak_rss_mib': machine.peak_rss_mib(),
       'load_average_at_end': machine.load_average(),
