@@ -21,7 +21,7 @@ from absl import logging
 
 from estimator_tpu import model
 from estimator_tpu import modes
-from estimator_tpu import readiness
+from estimator_tpu.porting import readiness
 from estimator_tpu.data import records
 from estimator_tpu.runtime import checkpoints
 from estimator_tpu.runtime import logs

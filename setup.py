@@ -33,8 +33,8 @@ setuptools.setup(
     # Both run on the user's code from an installed copy: neither needs the flags/ package or the scripts.
     entry_points={
         'console_scripts': [
-            'estimator-tpu-port = estimator_tpu.port.__main__:main',  # reads source only, no TensorFlow
-            'estimator-tpu-readiness = estimator_tpu.readiness.__main__:main',
+            'estimator-tpu-port = estimator_tpu.porting.report.cli:main',  # reads source only, no TensorFlow
+            'estimator-tpu-readiness = estimator_tpu.porting.readiness.cli:main',
         ],
     },
 )

@@ -1,5 +1,5 @@
 """Shared fixtures: tiny synthetic datasets, the gs:// server (gcs_fixture.py), and the repository root on sys.path
-(for `flags` and `tests`)."""
+(for `flags`, the programs and `support`)."""
 import os
 import sys
 
@@ -10,12 +10,12 @@ for path in (REPO_ROOT, os.path.join(REPO_ROOT, 'tests')):
   if path not in sys.path:
     sys.path.insert(0, path)
 
-import tiny_run  # noqa: E402  (needs the path above)
+from support import tiny_run  # noqa: E402  (needs the path above)
 from estimator_tpu.data import records  # noqa: E402
 from estimator_tpu.data import synthetic  # noqa: E402
 
-TINY_VALIDATION = 50
-pytest_plugins = ['gcs_fixture']  # the gs:// fixtures `gcs` and `gcs_session`
+TINY_VALIDATION = tiny_run.TINY_VALIDATION
+pytest_plugins = ['support.gcs_fixture']  # the gs:// fixtures `gcs` and `gcs_session`
 
 
 @pytest.fixture

@@ -1,0 +1,128 @@
+"""TPU readiness without a TPU: what would fail on a Cloud TPU, found on the CPU before paying for one.
+
+Point it at your own TPUEstimator pieces:
+
+  from estimator_tpu.porting import readiness
+  plan = readiness.TpuPlan(num_shards=32, train_batch_size=4096, eval_batch_size=1024, predict_batch_size=1024,
+                           iterations_per_loop=100, save_checkpoints_steps=1000,
+                           eval_examples=10000, eval_steps=10, eval_padded=True, model_dir='gs://b/model',
+                           tpu_name='my-v3-32')
+  results = readiness.check_tpu_readiness(model_fn, train_input_fn, plan, eval_input_fn=eval_input_fn,
+                                          predict_input_fn=predict_input_fn)
+  sys.exit(readiness.print_results(results))
+
+`model_fn(features, labels, mode, params)` and the input_fns `input_fn(params)` are TPUEstimator's. The check
+builds TensorFlow's own TPUEstimator for the planned slice (readiness/topology.py) and lets it call them as on
+the TPU: the plan lines say what runs where, per host, and TensorFlow's refusals become failures. One core's
+TRAIN, EVAL and PREDICT steps are then compiled with XLA on this CPU. It never contacts a TPU, except for a
+bounded pre-flight of the one named in the plan.
+"""
+import tensorflow.compat.v1 as tf
+
+from estimator_tpu.porting.readiness import config_checks
+from estimator_tpu.porting.readiness import deployment_checks
+from estimator_tpu.porting.readiness import input_checks
+from estimator_tpu.porting.readiness import outfeed_checks
+from estimator_tpu.porting.readiness import results
+from estimator_tpu.porting.readiness import step_checks
+from estimator_tpu.porting.readiness.plan import TpuPlan
+from estimator_tpu.porting.readiness.results import CheckResult, print_results
+from estimator_tpu.runtime import preflight
+
+__all__ = ['CheckResult', 'TpuPlan', 'check_tpu_readiness', 'print_results']
+STEP_CHECKS = ('xla_compile', 'step_shapes', 'step_dtypes', 'step_summaries', 'gradient_all_reduce', 'global_step')
+EVAL = tf.estimator.ModeKeys.EVAL
+PREDICT = tf.estimator.ModeKeys.PREDICT
+
+
+def check_tpu_readiness(model_fn, input_fn, plan, probe_timeout_secs=preflight.DEFAULT_TIMEOUT_SECS,
+                        eval_input_fn=None, predict_input_fn=None):
+  """Runs every check; returns [CheckResult] in order: the plan per host, training, evaluation, prediction,
+  configuration, the TPU itself."""
+  deployment = deployment_checks.plan_deployment(plan, model_fn, input_fn, eval_input_fn, predict_input_fn)
+  checks = list(deployment.results)
+  checks += check_training(model_fn, input_fn, plan, deployment)
+  checks += check_evaluation(model_fn, eval_input_fn, plan, deployment)
+  checks += check_prediction(model_fn, predict_input_fn, plan, deployment)
+  return checks + config_checks.check_config(plan, probe_timeout_secs)
+
+
+def check_training(model_fn, input_fn, plan, deployment):
+  """train_input (per host), input_fn's dataset, the compiled TRAIN step and host_call."""
+  train = deployment.train
+  checks = [train.result] if train else []
+  if plan.per_shard_batch_size < 1:
+    reason = 'the train batch (%d) is smaller than num_shards (%d).' % (plan.train_batch_size, plan.num_shards)
+    return checks + [results.skipped(name, reason) for name in ('input_fn',) + STEP_CHECKS + ('host_call',)]
+  # The params TensorFlow gives host 0 (its TPUContext included), or, if the slice could not be simulated, the
+  # batch size alone.
+  input_params = deployment.train_params or {'batch_size': plan.per_shard_batch_size}
+  input_results, batch = input_checks.check_input(input_fn, input_params)
+  checks += input_results + check_step(model_fn, plan.tpu_params(), plan, batch)
+  spec = train.specs[0] if train and train.specs else None
+  if batch is None or not train:
+    return checks + [results.skipped('host_call', 'needs the training step.')]
+  if train.decision.error is not None:
+    return checks + [results.skipped('host_call', 'TensorFlow refused training on this slice (see train_input).')]
+  checks.append(outfeed_checks.check_host_call(spec, plan.num_shards, plan.host_call_every_n_steps,
+                                               train.graph_error))
+  if train.graph_error and all(check.passed for check in checks):
+    # TensorFlow refused the training graph for a reason none of the checks above names: say what it said.
+    checks[0] = deployment_checks.with_graph_error(checks[0], train.graph_error)
+  return checks
+
+
+def check_step(model_fn, params, plan, batch):
+  """Builds the TPU training step for one core from `batch` and checks it (see step_checks)."""
+  if batch is None:
+    return [results.skipped(name, 'needs one batch from input_fn.') for name in STEP_CHECKS]
+  try:
+    step = step_checks.build_tpu_step(model_fn, params, plan.num_shards, batch)
+    summary_ops = step_checks.summaries_in_train_step(model_fn, params, plan.num_shards, batch)
+  except step_checks.NotATpuEstimatorSpec as e:
+    return [e.result()] + [results.skipped(name, 'model_fn returned no TPUEstimatorSpec.') for name in STEP_CHECKS]
+  except Exception as e:  # pylint: disable=broad-except -- user code: report it as a check, not a traceback
+    failure = results.failed(
+        'xla_compile', 'model_fn failed to build the TPU training step: %s: %s' % (type(e).__name__, e),
+        "make model_fn(features, labels, TRAIN, params) build with params['use_tpu'] = True and "
+        "params['batch_size'] = %d, returning a loss and a train_op." % plan.per_shard_batch_size)
+    return [failure] + [results.skipped(name, 'the step did not build.') for name in STEP_CHECKS[1:]]
+  compiled = step_checks.check_xla_compile(step, plan.per_shard_batch_size)
+  return compiled[:1] + [step_checks.check_step_shapes(step), step_checks.check_step_dtypes(step),
+                         step_checks.check_step_summaries(summary_ops),
+                         step_checks.check_all_reduce(step, plan.num_shards)] + compiled[1:]
+
+
+def check_evaluation(model_fn, input_fn, plan, deployment):
+  """evaluate (where, how many input_fn calls), eval_coverage (per call) and the compiled EVAL step."""
+  report = deployment.evaluate
+  if report is None:
+    return [config_checks.check_eval_coverage(plan)]
+  coverage = config_checks.check_eval_coverage(plan, invocations=len(report.calls) or 1)
+  return [report.result, coverage, check_forward(model_fn, input_fn, plan, report, 'eval_step', EVAL)]
+
+
+def check_prediction(model_fn, input_fn, plan, deployment):
+  report = deployment.predict
+  if report is None:
+    return []
+  return [report.result, check_forward(model_fn, input_fn, plan, report, 'predict_step', PREDICT)]
+
+
+def check_forward(model_fn, input_fn, plan, report, name, mode):
+  """One core's EVAL or PREDICT step, fed the first rows of the batch TensorFlow's first input_fn call yields."""
+  if input_fn is None:
+    return results.skipped(name, 'no %s input_fn given.' % name.split('_')[0])
+  if not report.result.passed or not report.calls or not report.specs:
+    return results.skipped(name, 'TensorFlow did not build the %s graph (see above).' % mode)
+  if not report.decision.on_tpu:
+    return results.skipped(name, 'evaluation runs on the CPU (eval_on_tpu=False): nothing of it runs on the TPU.')
+  per_core = report.decision.model_fn_batch_size
+  batch, error = input_checks.first_batch(input_fn, report.calls[0].params)
+  if batch is None:
+    return results.failed(name, 'reading one %s batch failed: %s' % (mode, error),
+                          'make the %s input_fn yield (features, labels) that read without errors.' % mode)
+  rows = tuple(None if part is None else tf.nest.map_structure(lambda value: value[:per_core], part)
+               for part in batch)
+  return outfeed_checks.check_forward_step(name, model_fn, plan.tpu_params(per_core), plan.num_shards, rows,
+                                           report.specs[0], mode)

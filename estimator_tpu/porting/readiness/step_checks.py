@@ -1,0 +1,261 @@
+"""The TPU training step, built as TPUEstimator builds it for one TPU core, then checked and compiled with XLA.
+
+On a TPU, TPUEstimator calls model_fn(features, labels, TRAIN, params) with params['use_tpu'] = True and the
+per-core batch, inside a shard context that says how many cores there are, and compiles the whole step with XLA:
+forward pass, loss, gradients, CrossShardOptimizer's cross-core sum and the optimizer update. The step is built the
+same way here, as one `tf.xla.experimental.compile` computation, fed one real batch from input_fn, and then
+  * every op is looked up in XLA's kernel registry (all rejected ops at once, by name),
+  * every tensor is checked for a static shape and a dtype the TPU has,
+  * the step is compiled and run once with XLA on the CPU (xla.compile_and_run explains the one substitution).
+"""
+import tensorflow.compat.v1 as tf
+# TPUEstimator tells model code how many cores share the batch through this context; CrossShardOptimizer reads
+# it to average gradients over the cores (and warns when it is missing). There is no public API for it.
+from tensorflow.python.tpu import tpu_function
+
+from estimator_tpu.porting.readiness import results
+from estimator_tpu.porting.readiness import xla
+
+# Ops whose value XLA knows while compiling (from static shapes), so an unknown static shape on them, or on
+# arithmetic over them (e.g. BroadcastGradientArgs in gradients), is no dynamic shape at run time.
+COMPILE_TIME_OPS = frozenset(['Const', 'Shape', 'ShapeN', 'Size', 'Rank'])
+PY_FUNC_OPS = frozenset(['PyFunc', 'PyFuncStateless', 'EagerPyFunc'])
+MAX_LISTED = 5
+
+
+class TpuStep(object):
+  """One TPU core's training step as a graph: its compiled ops, and the names to initialise, feed and fetch."""
+
+  def __init__(self, graph, feed, loss_name, init_name, global_step_name):
+    self.graph = graph
+    self.ops = xla.cluster_ops(graph)
+    self.feed = feed
+    self.loss_name = loss_name
+    self.init_name = init_name
+    self.global_step_name = global_step_name
+
+
+def build_tpu_step(model_fn, params, num_shards, batch):
+  """Builds the step for `batch` = (features, labels) numpy values from input_fn; returns a TpuStep."""
+  graph = tf.Graph()
+  with graph.as_default():
+    global_step = create_global_step()
+    inputs = placeholders_for(batch)
+    loss = tf.xla.experimental.compile(lambda *args: train_step(model_fn, params, num_shards, *args),
+                                       inputs=inputs)[0]
+    init = tf.global_variables_initializer()
+    step_value = global_step.read_value()
+  feed = {placeholder.name: value for placeholder, value in zip(tf.nest.flatten(inputs), tf.nest.flatten(batch))}
+  return TpuStep(graph, feed, loss.name, init.name, step_value.name)
+
+
+def train_step(model_fn, params, num_shards, features, labels=None):
+  """Calls model_fn as TPUEstimator does on each core; returns (loss, train_op)."""
+  with tpu_function.tpu_shard_context(num_shards):
+    spec = model_fn(features, labels, tf.estimator.ModeKeys.TRAIN, params)
+  if not isinstance(spec, tf.estimator.tpu.TPUEstimatorSpec):
+    raise NotATpuEstimatorSpec(spec)
+  if spec.train_op is None:
+    raise ValueError('model_fn returned no train_op in TRAIN mode.')
+  return spec.loss, spec.train_op
+
+
+class NotATpuEstimatorSpec(TypeError):
+  """model_fn returned an EstimatorSpec (or anything else) where TPUEstimator needs a TPUEstimatorSpec.
+
+  TPU training would still take an EstimatorSpec's loss and train_op, but evaluation and prediction on a TPU refuse
+  it, and its eval_metric_ops, hooks and scaffold cannot come out of the TPU computation: one model_fn serves every
+  mode, so this is the model's first fix, reported as one failed check rather than whatever breaks later.
+  """
+
+  def __init__(self, spec):
+    self.returned = type(spec).__name__
+    self.estimator_spec = isinstance(spec, tf.estimator.EstimatorSpec)
+    super(NotATpuEstimatorSpec, self).__init__('model_fn returned %s' % self.returned)
+
+  def result(self):
+    what = 'a tf.estimator.EstimatorSpec' if self.estimator_spec else 'a %s' % self.returned
+    return results.failed(
+        'model_fn_spec', 'model_fn returned %s in TRAIN mode, not a tf.estimator.tpu.TPUEstimatorSpec: on a TPU, '
+        'TPUEstimator refuses it in evaluation and prediction, and metric ops, summaries and hooks cannot run '
+        'inside the TPU computation (docs/MIGRATION.md row 5).' % what,
+        'return tf.estimator.tpu.TPUEstimatorSpec(mode, loss=..., train_op=...) in every mode, with '
+        'eval_metrics=(metric_fn, tensors) instead of eval_metric_ops= and summaries through host_call.')
+
+
+def placeholders_for(batch):
+  """[features] or [features, labels] as placeholders with the exact shapes and dtypes of the numpy batch."""
+  features, labels = batch
+  inputs = [placeholders_like(features, 'features')]
+  if labels is not None:
+    inputs.append(placeholders_like(labels, 'labels'))
+  return inputs
+
+
+def create_global_step():
+  # A resource variable, as TPUEstimator creates it: XLA can only update resource variables.
+  return tf.get_variable(tf.GraphKeys.GLOBAL_STEP, shape=[], dtype=tf.int64, initializer=tf.zeros_initializer(),
+                         trainable=False, use_resource=True,
+                         collections=[tf.GraphKeys.GLOBAL_VARIABLES, tf.GraphKeys.GLOBAL_STEP])
+
+
+def placeholders_like(values, prefix):
+  """Placeholders with the exact shapes and dtypes of a (nested) numpy batch."""
+  counter = iter(range(len(tf.nest.flatten(values))))
+  return tf.nest.map_structure(
+      lambda value: tf.placeholder(tf.as_dtype(value.dtype), value.shape, name='%s_%d' % (prefix, next(counter))),
+      values)
+
+
+def check_xla_compile(step, per_shard_batch):
+  """Every op of the step has an XLA kernel, and the step compiles and runs one training step.
+
+  Returns the xla_compile result, followed by the global_step result (skipped when the step did not run).
+  """
+  # The registry lookup runs first because it names every op without a kernel, whatever the compile error
+  # says; the compile has the last word (it also catches ops whose arguments XLA cannot handle).
+  rejected = [(op.type, op.name) for op in xla.ops_without_xla_kernel(step.ops)]
+  try:
+    (loss,), (global_step,) = xla.compile_and_run(
+        step.graph.as_graph_def(), step.init_name, step.feed, [step.loss_name], [step.global_step_name])
+  except tf.errors.OpError as e:
+    rejected += [pair for pair in xla.rejected_ops_in_error(e.message) if pair not in rejected]
+    return [compile_failure(rejected, xla.first_error_line(e.message)),
+            results.skipped('global_step', 'the step did not run.')]
+  collectives = sum(op.type in xla.TPU_COLLECTIVES for op in step.ops)
+  return [results.passed(
+      'xla_compile',
+      'the TPU training step (%d ops, %d examples per core) compiled with XLA on the CPU and ran once: loss %.4g, '
+      'global step 0 -> %d%s.' % (len(step.ops), per_shard_batch, loss, global_step,
+                                  '; its %d CrossReplicaSum ops, which only the TPU backend compiles, ran as '
+                                  'identities (one core)' % collectives if collectives else '')),
+          check_global_step_advances(global_step)]
+
+
+def compile_failure(rejected, error_line):
+  if rejected:
+    return results.failed(
+        'xla_compile', 'XLA cannot compile %s of the TPU training step: %s.'
+        % (results.plural(len(rejected), 'op'), list_ops(rejected)), fix_for_rejected([t for t, _ in rejected]))
+  return results.failed('xla_compile', 'XLA failed on the TPU training step: %s' % error_line,
+                        'make the step compile with XLA: shapes and shape arguments (reshape targets, slice sizes, '
+                        '...) must be known when the step is compiled, not computed from data.')
+
+
+def list_ops(pairs):
+  shown = ', '.join("%s '%s'" % pair for pair in pairs[:MAX_LISTED])
+  return shown + (' and %d more' % (len(pairs) - MAX_LISTED) if len(pairs) > MAX_LISTED else '')
+
+
+def fix_for_rejected(op_types):
+  fixes = []
+  if any(t in PY_FUNC_OPS for t in op_types):
+    fixes.append('tf.py_func/tf.numpy_function/tf.py_function call back into Python on the host and cannot run '
+                 'on a TPU core: do that work in input_fn (it runs on the host CPU) or write it with TensorFlow ops')
+  if any('Summary' in t for t in op_types):
+    fixes.append('summaries cannot be written from inside the TPU computation: pass the tensors to '
+                 'TPUEstimatorSpec(host_call=...)')
+  others = sorted(set(t for t in op_types if t not in PY_FUNC_OPS and 'Summary' not in t))
+  if others:
+    fixes.append('replace %s with ops XLA compiles (see the Cloud TPU list of available TensorFlow ops), or move '
+                 'that work into input_fn, which runs on the host' % '/'.join(others))
+  return '; '.join(fixes) + '.'
+
+
+def check_step_shapes(step):
+  """Every tensor of the step has a static shape; names the ops where a dynamic shape starts."""
+  dynamic = dynamic_tensors(step.ops)
+  if not dynamic:
+    return results.passed('step_shapes', 'all %d tensors of the TPU training step have static shapes.'
+                          % sum(len(op.outputs) for op in step.ops))
+  dynamic_names = set(t.name for t in dynamic)
+  origins = [t for t in dynamic if not any(i.name in dynamic_names for i in t.op.inputs)]
+  shown = ', '.join("'%s' (%s) has shape %s" % (t.name, t.op.type, results.format_shape(t.shape))
+                    for t in origins[:MAX_LISTED])
+  return results.failed(
+      'step_shapes', 'the TPU compiles one program for fixed shapes, but %s, which depends on the data%s.'
+      % (shown, ' (%d tensors after it are dynamic too)' % (len(dynamic) - len(origins))
+         if len(dynamic) > len(origins) else ''),
+      'keep every shape independent of the data: instead of tf.unique, tf.boolean_mask or one-argument tf.where, '
+      'use fixed-size masks and weights, segment sums with a fixed num_segments, or pad to a fixed maximum.')
+
+
+def dynamic_tensors(ops):
+  """Tensors of `ops` (in topological order) whose shape is unknown and not computable at compile time."""
+  compile_time = set()
+  dynamic = []
+  for op in ops:
+    if op.type in COMPILE_TIME_OPS or (op.inputs and not op.op_def.is_stateful
+                                       and all(i.op.name in compile_time for i in op.inputs)):
+      compile_time.add(op.name)
+      continue
+    dynamic.extend(t for t in op.outputs
+                   if t.dtype not in (tf.resource, tf.variant) and not t.shape.is_fully_defined())
+  return dynamic
+
+
+def check_step_dtypes(step):
+  """The TPU has no float64: the step must compute in float32 (or bfloat16)."""
+  # xla.compile passes each input through an Identity; a float64 input is the input check's finding.
+  in_step = set(op.name for op in step.ops)
+  inputs = set(op.name for op in step.ops if op.type == 'Identity' and op.inputs[0].op.name not in in_step)
+  wide = [op for op in step.ops if op.name not in inputs and any(t.dtype == tf.float64 for t in op.outputs)]
+  if wide:
+    return results.failed(
+        'step_dtypes', '%s of the TPU training step compute in float64, which the TPU does not have: %s.'
+        % (results.plural(len(wide), 'op'), list_ops([(op.type, op.name) for op in wide])),
+        'keep the model in float32 (or bfloat16): cast float64 inputs in input_fn and create float32 variables.')
+  return results.passed('step_dtypes', 'no float64 in the TPU training step.')
+
+
+def check_all_reduce(step, num_shards):
+  """With several cores, gradients must be combined across them (CrossShardOptimizer), or each core trains alone."""
+  variables = step.graph.get_collection(tf.GraphKeys.TRAINABLE_VARIABLES)
+  collectives = [op for op in step.ops if op.type in xla.TPU_COLLECTIVES]
+  if num_shards == 1:
+    return results.passed('gradient_all_reduce', 'one core: no gradients to combine across cores.')
+  if variables and not collectives:
+    return results.failed(
+        'gradient_all_reduce', 'the step updates %s but never combines gradients across the %d cores, so each '
+        'core would train its own copy on its slice of the batch.' % (results.plural(len(variables), 'variable'),
+                                                                       num_shards),
+        "wrap the optimizer when params['use_tpu']: optimizer = tf.tpu.CrossShardOptimizer(optimizer) "
+        '(what tf.contrib.tpu.CrossShardOptimizer became).')
+  return results.passed(
+      'gradient_all_reduce', 'gradients of %s are combined across the %d cores by %d CrossReplicaSum ops. With '
+      "tf.tpu.CrossShardOptimizer's default reduction (MEAN) each core's loss is first scaled by 1/%d, so the update "
+      'uses the mean gradient over the global batch, and the learning rate means what it means on one device at '
+      'that batch (tensorflow/python/tpu/tpu_optimizer.py).' % (results.plural(len(variables), 'variable'),
+                                                                 num_shards, len(collectives), num_shards))
+
+
+def check_global_step_advances(step_value):
+  """TPUEstimator stops at max_steps by the global step; a train_op that never increments it never stops."""
+  if step_value == 1:
+    return results.passed('global_step', 'one training step advanced the global step by 1.')
+  return results.failed('global_step', 'one training step moved the global step from 0 to %d.' % step_value,
+                        'pass global_step=tf.train.get_global_step() to optimizer.minimize (or apply_gradients).')
+
+
+def summaries_in_train_step(model_fn, params, num_shards, batch):
+  """The summary ops model_fn creates in TRAIN mode, found by building it once outside XLA.
+
+  Inside an XLA (TPU) computation, tf.summary calls return an empty constant instead of a summary op, so on a TPU
+  these summaries are silently missing; they never show up in the compiled step at all.
+  """
+  graph = tf.Graph()
+  with graph.as_default():
+    create_global_step()
+    train_step(model_fn, params, num_shards, *placeholders_for(batch))
+  return [op for op in graph.get_operations() if 'Summary' in op.type]
+
+
+def check_step_summaries(summary_ops):
+  if summary_ops:
+    return results.failed(
+        'step_summaries', 'model_fn writes %s in the TRAIN step (%s); inside the TPU computation tf.summary does '
+        'nothing, so they would silently be missing.' % (results.plural(len(summary_ops), 'summary'), ', '.join(
+            "'%s'" % op.name for op in summary_ops[:MAX_LISTED])),
+        'pass the tensors to TPUEstimatorSpec(host_call=(fn, [tensors])) and write the summaries in fn, which runs '
+        'on the host (give scalars a leading batch dimension: tf.reshape(x, [1])).')
+  return results.passed('step_summaries', 'no tf.summary calls in the TRAIN step (they would be dropped on TPU).')

@@ -1,0 +1,80 @@
+"""What every check shares: where findings go, and which code runs only on (or only off) the TPU."""
+import ast
+
+from estimator_tpu.porting.report import findings
+from estimator_tpu.porting.report import pyast
+
+
+class Collector(object):
+  """Gathers findings; one finding per (file, line, row, message)."""
+
+  def __init__(self, program):
+    self.program = program
+    self.findings = []
+
+  def add(self, module, node, row, severity, message):
+    line = getattr(node, 'lineno', 1)
+    self.findings.append(findings.Finding(module.path, line, row, severity, message))
+
+  def required(self, module, node, row, message):
+    self.add(module, node, row, findings.REQUIRED, message)
+
+  def advice(self, module, node, row, message):
+    self.add(module, node, row, findings.ADVICE, message)
+
+  def unknown(self, module, node, row, message):
+    self.add(module, node, row, findings.UNKNOWN, message)
+
+
+def mentions_tpu(node):
+  """True when an expression reads something named like use_tpu (a name, an attribute or a params key)."""
+  for child in ast.walk(node):
+    text = None
+    if isinstance(child, ast.Name):
+      text = child.id
+    elif isinstance(child, ast.Attribute):
+      text = child.attr
+    else:
+      value = pyast.literal(child)
+      text = value if isinstance(value, str) else None
+    if text and 'tpu' in text.lower():
+      return True
+  return False
+
+
+def _branch_of(test, in_body):
+  """'tpu', 'cpu' or None for one `if test:` branch."""
+  negated = isinstance(test, ast.UnaryOp) and isinstance(test.op, ast.Not)
+  inner = test.operand if negated else test
+  if isinstance(inner, ast.BoolOp):
+    # `if use_tpu and x:` still runs only on a TPU; anything else about an and/or is unclear.
+    positive = isinstance(inner.op, ast.And) and not negated and in_body
+    if positive and any(mentions_tpu(v) and not isinstance(v, ast.UnaryOp) for v in inner.values):
+      return 'tpu'
+    return None
+  if isinstance(inner, ast.Compare) or not mentions_tpu(inner):
+    return None
+  return 'tpu' if in_body != negated else 'cpu'
+
+
+def tpu_branch(conditions):
+  """'cpu' when code runs only off the TPU (under `if not use_tpu:` or the else of `if use_tpu:`), 'tpu' when
+  only on it, None when it runs on both or static analysis cannot tell."""
+  for test, in_body in reversed(conditions):
+    branch = _branch_of(test, in_body)
+    if branch:
+      return branch
+  return None
+
+
+def describe_fn(fn):
+  """'model_fn()' or 'a lambda' for messages."""
+  return 'a lambda' if isinstance(fn, ast.Lambda) else '%s()' % fn.name
+
+
+def accepts_params(target):
+  """Whether TPUEstimator could pass `params` to this callable (a program.Fn): it needs a parameter named params
+  that functools.partial did not already bind. **kwargs does not count: TPUEstimator asks for the name."""
+  node = target.node
+  names = pyast.positional_names(node)[target.bound_positional:] + [a.arg for a in node.args.kwonlyargs]
+  return 'params' in names and 'params' not in target.bound_keywords

@@ -1,0 +1,33 @@
+"""Command line of the port report: python -m estimator_tpu.port PATH [PATH ...] [--format=text|json]."""
+import argparse
+import sys
+
+from estimator_tpu.porting.report import findings
+from estimator_tpu.porting.report.scan import scan as scan_paths
+
+
+def parse_args(argv):
+  parser = argparse.ArgumentParser(
+      prog='python -m estimator_tpu.port',
+      description='Lists what legacy tf.estimator code must change to run with TPUEstimator, from its source '
+                  '(nothing is imported or run). Rows refer to docs/MIGRATION.md.',
+      epilog='Exit status: 0 nothing required, 1 something required, 2 bad input (a path that does not exist or a '
+             'file that does not parse; the other files are still checked, and 2 wins over 1).')
+  parser.add_argument('paths', nargs='+', metavar='PATH', help='Python files or folders (searched for *.py)')
+  parser.add_argument('--format', choices=('text', 'json'), default='text', help='text (default) or json')
+  return parser.parse_args(argv)
+
+
+def main(argv=None, stdout=None, stderr=None):
+  stdout = stdout or sys.stdout
+  stderr = stderr or sys.stderr
+  args = parse_args(sys.argv[1:] if argv is None else argv)
+  report = scan_paths(args.paths)
+  for bad in report.bad_inputs:
+    stderr.write(findings.format_bad_input(bad) + '\n')
+  stdout.write(findings.format_json(report) if args.format == 'json' else findings.format_text(report))
+  return report.exit_status()
+
+
+if __name__ == '__main__':
+  sys.exit(main())

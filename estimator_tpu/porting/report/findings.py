@@ -1,0 +1,81 @@
+"""Findings, their severities, and the text and JSON reports."""
+import collections
+import json
+
+from estimator_tpu.porting.report import rows
+
+# REQUIRED: the code fails, or silently does something else, on a TPU. ADVICE: it runs, but the port should
+# change it. UNKNOWN: static analysis cannot tell; the message says what to look at.
+REQUIRED = 'required'
+ADVICE = 'advice'
+UNKNOWN = 'cannot tell statically'
+SEVERITIES = (REQUIRED, ADVICE, UNKNOWN)
+
+Finding = collections.namedtuple('Finding', ['path', 'line', 'row', 'severity', 'message'])
+
+# Input the tool could not read: a path that does not exist, a file that does not parse.
+BadInput = collections.namedtuple('BadInput', ['path', 'problem', 'fix'])
+
+EXIT_NOTHING_REQUIRED = 0
+EXIT_REQUIRED = 1
+EXIT_BAD_INPUT = 2  # wins over EXIT_REQUIRED: a partial report must not look complete
+
+
+class Report(object):
+  """What one scan found: sorted findings, the files read, and the input it could not read."""
+
+  def __init__(self, findings, files, bad_inputs):
+    unique = set(findings)
+    self.findings = sorted(unique, key=lambda f: (f.path, f.line, _row_order(f.row), f.severity, f.message))
+    self.files = list(files)
+    self.bad_inputs = list(bad_inputs)
+
+  def count(self, severity):
+    return sum(1 for finding in self.findings if finding.severity == severity)
+
+  def exit_status(self):
+    if self.bad_inputs:
+      return EXIT_BAD_INPUT
+    return EXIT_REQUIRED if self.count(REQUIRED) else EXIT_NOTHING_REQUIRED
+
+  def summary(self):
+    return collections.OrderedDict([
+        ('files', len(self.files)),
+        ('required', self.count(REQUIRED)),
+        ('advice', self.count(ADVICE)),
+        ('cannot_tell', self.count(UNKNOWN)),
+        ('unreadable', len(self.bad_inputs)),
+        ('exit_status', self.exit_status()),
+    ])
+
+
+def _row_order(key):
+  keys = list(rows.ROWS)
+  return keys.index(key) if key in keys else len(keys)
+
+
+def format_text(report):
+  """One line per finding, `path:line: [severity] row N (title): message`, then one summary line."""
+  lines = []
+  for finding in report.findings:
+    lines.append('%s:%d: [%s] %s: %s' % (finding.path, finding.line, finding.severity, rows.label(finding.row),
+                                         finding.message))
+  summary = report.summary()
+  lines.append('%d file(s) checked: %d required, %d advice, %d cannot tell statically%s.' % (
+      summary['files'], summary['required'], summary['advice'], summary['cannot_tell'],
+      ', %d unreadable' % summary['unreadable'] if summary['unreadable'] else ''))
+  return '\n'.join(lines) + '\n'
+
+
+def format_bad_input(bad):
+  return 'error: %s: %s Fix: %s' % (bad.path, bad.problem, bad.fix)
+
+
+def format_json(report):
+  findings = [collections.OrderedDict([
+      ('path', f.path), ('line', f.line), ('row', f.row), ('title', rows.ROWS[f.row].title),
+      ('severity', f.severity), ('message', f.message)]) for f in report.findings]
+  errors = [collections.OrderedDict([('path', b.path), ('problem', b.problem), ('fix', b.fix)])
+            for b in report.bad_inputs]
+  document = collections.OrderedDict([('findings', findings), ('errors', errors), ('summary', report.summary())])
+  return json.dumps(document, indent=2) + '\n'

@@ -1,0 +1,479 @@
+"""The TPU readiness check as a library: the project's model passes; each broken variant fails with its fix.
+
+Broken variants use a one-layer model (compiles in well under a second) so that every failure is the variant's.
+"""
+import io
+
+import numpy as np
+import pytest
+import tensorflow.compat.v1 as tf
+
+from estimator_tpu import model
+from estimator_tpu.porting import readiness
+from estimator_tpu.porting.readiness import config_checks
+from estimator_tpu.porting.readiness import input_checks
+from estimator_tpu.porting.readiness import results
+from estimator_tpu.tpu import input_fn as tpu_input
+from estimator_tpu.tpu import model_fn as model_fn_lib
+from estimator_tpu.tpu import run_config
+from support.loopback import closed_port
+
+TF1 = tf.__version__.startswith('1.')
+EXAMPLES = 64
+
+
+def tiny_model_fn_builder(transform=None, cross_shard=True, count_steps=True):
+  """A TPUEstimator model_fn with one dense layer; `transform(images, labels)` injects the variant under test."""
+
+  def model_fn(features, labels, mode, params):
+    images = tf.cast(features[model.IMAGE_KEY], tf.float32)
+    if transform is not None:
+      images = transform(images, labels)
+    logits = tf.layers.dense(images, 10)
+    loss = tf.losses.sparse_softmax_cross_entropy(labels=tf.cast(labels, tf.int32), logits=logits)
+    optimizer = tf.train.GradientDescentOptimizer(0.1)
+    if params['use_tpu'] and cross_shard:
+      optimizer = tf.tpu.CrossShardOptimizer(optimizer)
+    train_op = optimizer.minimize(loss, global_step=tf.train.get_global_step() if count_steps else None)
+    return tf.estimator.tpu.TPUEstimatorSpec(mode=mode, loss=loss, train_op=train_op)
+
+  return model_fn
+
+
+def array_input_fn_builder(image_dtype=np.float32, label_dtype=np.int32, drop_remainder=True):
+  """input_fn(params) over in-memory random digits of the given dtypes."""
+  rng = np.random.RandomState(0)
+  images = (rng.rand(EXAMPLES, 784) * 255).astype(image_dtype)
+  labels = rng.randint(0, 10, EXAMPLES).astype(label_dtype)
+
+  def input_fn(params):
+    dataset = tf.data.Dataset.from_tensor_slices(({model.IMAGE_KEY: images}, labels))
+    return dataset.repeat().batch(params['batch_size'], drop_remainder=drop_remainder)
+
+  return input_fn
+
+
+def tiny_plan(**overrides):
+  values = dict(num_shards=2, train_batch_size=16, eval_batch_size=8, predict_batch_size=8, iterations_per_loop=5,
+                save_checkpoints_steps=10, eval_examples=EXAMPLES, eval_steps=EXAMPLES // 8)
+  values.update(overrides)
+  return readiness.TpuPlan(**values)
+
+
+def run_check(model_fn=None, input_fn=None, plan=None, **input_fns):
+  checks = readiness.check_tpu_readiness(model_fn or tiny_model_fn_builder(), input_fn or array_input_fn_builder(),
+                                         plan or tiny_plan(), probe_timeout_secs=2.0, **input_fns)
+  return {check.name: check for check in checks}
+
+
+def failures(checks):
+  return sorted(name for name, check in checks.items() if check.status == results.FAIL)
+
+
+def test_the_projects_model_and_input_pass(data_dir):
+  plan = readiness.TpuPlan(num_shards=2, train_batch_size=32, eval_batch_size=10, predict_batch_size=10,
+                           iterations_per_loop=10, save_checkpoints_steps=100, eval_examples=110, eval_steps=11,
+                           model_dir='/tmp/not-used', data_dir=data_dir, eval_padded=True, train_examples=250,
+                           eval_split='test')
+  model_fn = model_fn_lib.model_fn_builder(learning_rate=1e-3, decay_steps=100, decay_rate=0.5,
+                                           summary_dir='/tmp/not-written')
+  input_fn = tpu_input.input_fn_builder(data_dir, 'train', is_training=True)
+  checks = run_check(model_fn, input_fn, plan,
+                     eval_input_fn=tpu_input.eval_input_fn_builder(data_dir, 'test', 110, 10, 11),
+                     predict_input_fn=tpu_input.predict_input_fn_builder(data_dir, 'test', -1, 10))
+  assert failures(checks) == []
+  assert [name for name, check in checks.items() if check.status == results.SKIP] == ['cloud_storage',
+                                                                                       'tpu_reachable']
+  assert "features['image'] [16, 784], labels [16]" in checks['input_shapes'].message
+  assert 'input_fn runs once on the one host' in checks['train_input'].message
+  assert 'from all 250 training examples' in checks['train_input'].message
+  # The compiled step held the project's CrossShardOptimizer: 8 variables, one cross-core sum each.
+  assert 'global step 0 -> 1' in checks['xla_compile'].message
+  assert '8 CrossReplicaSum ops' in checks['xla_compile'].message
+  assert 'gradients of 8 variables are combined across the 2 cores' in checks['gradient_all_reduce'].message
+  assert 'scaled by 1/2, so the update uses the mean gradient' in checks['gradient_all_reduce'].message
+  assert 'learning_rate [1], loss [1], step [1]' in checks['host_call'].message
+  assert 'labels [5], logits [5, 10], weights [5]' in checks['eval_step'].message
+  assert 'class_ids [5], probabilities [5, 10]' in checks['predict_step'].message
+  assert '11 steps of 10 = 110 real + 0 padding rows' in checks['eval_coverage'].message
+
+
+def test_the_tiny_baseline_passes():
+  assert failures(run_check()) == []
+
+
+def test_py_func_in_the_model_is_an_op_xla_rejects():
+  def python_side(images, labels):
+    result = tf.py_func(lambda x: x, [images], tf.float32, name='python_side')
+    result.set_shape(images.shape)
+    return result
+
+  checks = run_check(tiny_model_fn_builder(python_side))
+  assert failures(checks) == ['xla_compile']
+  assert checks['global_step'].status == results.SKIP
+  assert "XLA cannot compile 1 op of the TPU training step: PyFunc 'python_side'" in checks['xla_compile'].message
+  assert 'do that work in input_fn' in checks['xla_compile'].fix
+
+
+def test_unique_is_a_dynamic_shape():
+  def with_unique(images, labels):
+    distinct, _ = tf.unique(labels, name='distinct_labels')
+    return images + tf.cast(tf.reduce_sum(distinct), tf.float32)
+
+  checks = run_check(tiny_model_fn_builder(with_unique))
+  message = checks['step_shapes'].message
+  assert checks['step_shapes'].status == results.FAIL
+  assert "'distinct_labels:0' (Unique) has shape [?]" in message
+  assert 'tf.unique' in checks['step_shapes'].fix
+  if TF1:  # TF 1.15's XLA has no Unique kernel at all; TF 2.15's CPU XLA compiles it, the TPU still would not.
+    assert failures(checks) == ['step_shapes', 'xla_compile']
+    assert "Unique 'distinct_labels'" in checks['xla_compile'].message
+  else:
+    assert failures(checks) == ['step_shapes']
+
+
+def test_shape_computed_from_data_fails_to_compile():
+  def data_shaped(images, labels):
+    rows = tf.reduce_max(labels) * 0 + 8  # always 8, but XLA only sees a value computed from the data
+    return tf.reshape(tf.reshape(images, tf.stack([rows, -1])), [8, 784])
+
+  checks = run_check(tiny_model_fn_builder(data_shaped))
+  assert failures(checks) == ['step_shapes', 'xla_compile']
+  assert 'Reshape must be a compile-time constant' in checks['xla_compile'].message
+  assert "'Reshape:0' (Reshape) has shape [?, ?]" in checks['step_shapes'].message
+
+
+def test_summary_in_the_step_would_be_dropped_on_tpu():
+  def with_summary(images, labels):
+    tf.summary.scalar('mean_pixel', tf.reduce_mean(images))
+    return images
+
+  checks = run_check(tiny_model_fn_builder(with_summary))
+  assert failures(checks) == ['step_summaries']
+  assert "writes 1 summary in the TRAIN step ('mean_pixel')" in checks['step_summaries'].message
+  assert 'host_call' in checks['step_summaries'].fix
+
+
+def test_model_fn_that_fails_to_build_on_tpu():
+  def model_fn(features, labels, mode, params):
+    del features, labels, mode
+    return params['hidden_units']  # a param only the CPU run was given
+
+  checks = run_check(model_fn)
+  assert failures(checks) == ['xla_compile']
+  assert "model_fn failed to build the TPU training step: KeyError: 'hidden_units'" in checks['xla_compile'].message
+  assert all(checks[name].status == results.SKIP for name in readiness.STEP_CHECKS[1:])
+
+
+def test_input_with_a_dynamic_batch_dimension():
+  checks = run_check(input_fn=array_input_fn_builder(drop_remainder=False))
+  assert failures(checks) == ['input_shapes']
+  assert "features['image'] has shape [?, 784], labels has shape [?]" in checks['input_shapes'].message
+  assert 'drop_remainder=True' in checks['input_shapes'].fix
+
+
+def test_float64_images():
+  checks = run_check(input_fn=array_input_fn_builder(image_dtype=np.float64))
+  assert failures(checks) == ['input_dtypes']
+  assert "features['image'] is float64" in checks['input_dtypes'].message
+  assert 'cast float64 to float32 in input_fn' in checks['input_dtypes'].fix
+
+
+def test_int64_features_and_labels_are_infeed_dtypes():
+  """tensorflow/tpu's mnist_tpu.py feeds int64 labels: TPU infeed takes int64 (tpu_ops._SUPPORTED_INFEED_DTYPES)."""
+  checks = run_check(input_fn=array_input_fn_builder(image_dtype=np.int64, label_dtype=np.int64))
+  assert failures(checks) == []
+  assert checks['input_dtypes'].message.startswith("features['image'] int64, labels int64: all in the TPU infeed")
+  assert 'int64' in [dtype.name for dtype in input_checks.TPU_DTYPES]
+
+
+def test_uint8_images_only_fail_where_tensorflow_refuses_them():
+  checks = run_check(input_fn=array_input_fn_builder(image_dtype=np.uint8))
+  if TF1:  # TF 1.15's infeed has no uint8; TF 2.15's has (tensorflow/python/tpu/ops/tpu_ops.py)
+    assert failures(checks) == ['input_dtypes']
+    assert "features['image'] is uint8" in checks['input_dtypes'].message
+    assert 'cast uint8 to float32' in checks['input_dtypes'].fix
+  else:
+    assert failures(checks) == []
+
+
+def test_float64_inside_the_model():
+  checks = run_check(tiny_model_fn_builder(lambda images, labels: tf.cast(tf.cast(images, tf.float64) * 2.0,
+                                                                          tf.float32)))
+  assert failures(checks) == ['step_dtypes']
+  assert 'compute in float64' in checks['step_dtypes'].message
+
+
+def test_input_fn_ignoring_the_per_core_batch():
+  def global_batch_input_fn(params):
+    return array_input_fn_builder()(dict(params, batch_size=16))
+
+  checks = run_check(input_fn=global_batch_input_fn)
+  assert failures(checks) == ['input_batch']
+  assert "features['image'] has batch dimension 16" in checks['input_batch'].message
+  assert "params['batch_size'] is 8 per core" in checks['input_batch'].message
+
+
+def test_missing_cross_shard_optimizer():
+  checks = run_check(tiny_model_fn_builder(cross_shard=False))
+  assert failures(checks) == ['gradient_all_reduce']  # TF 1.15's TPUEstimator would refuse it too
+  assert 'tf.tpu.CrossShardOptimizer' in checks['gradient_all_reduce'].fix
+
+
+def test_train_op_that_never_moves_the_global_step():
+  checks = run_check(tiny_model_fn_builder(count_steps=False))
+  assert failures(checks) == ['global_step']
+  assert 'global_step=tf.train.get_global_step()' in checks['global_step'].fix
+
+
+def test_failing_input_fn_skips_the_step_checks(tmp_path):
+  input_fn = tpu_input.input_fn_builder(str(tmp_path), 'train', is_training=True)
+  checks = run_check(input_fn=input_fn)
+  assert failures(checks) == ['input_fn']
+  assert 'reading one batch failed' in checks['input_fn'].message
+  assert all(checks[name].status == results.SKIP for name in readiness.STEP_CHECKS)
+
+
+def test_batch_not_divisible_by_num_shards():
+  checks = run_check(plan=tiny_plan(num_shards=8, train_batch_size=100, eval_batch_size=64, predict_batch_size=60,
+                                    eval_steps=1))
+  # TensorFlow itself refuses to train; it does not check SLICED evaluation and prediction batches.
+  assert failures(checks) == ['batch_split', 'train_input']
+  assert 'train batch size 100 must be divisible by number of replicas 8' in checks['train_input'].message
+  assert 'train batch 100, predict batch 60 not divisible by num_shards=8' in checks['batch_split'].message
+  assert 'train batch 96, predict batch 64' in checks['batch_split'].fix
+
+
+def test_local_model_dir_with_a_named_tpu():
+  port = closed_port()
+  checks = run_check(plan=tiny_plan(master='grpc://127.0.0.1:%d' % port, model_dir='/tmp/model',
+                                    data_dir='gs://bucket/data'))
+  assert failures(checks) == ['cloud_storage', 'tpu_reachable']
+  assert "model_dir='/tmp/model' not on Cloud Storage" in checks['cloud_storage'].message
+  assert 'gs://BUCKET' in checks['cloud_storage'].fix
+  assert 'grpc://127.0.0.1:%d is not reachable' % port in checks['tpu_reachable'].message
+
+
+@pytest.mark.parametrize('save, loop, every', [(1000, 300, 1200), (100, 30, 120), (5, 50, 50)])
+def test_checkpoint_cadence_off_the_loop_boundaries_is_rounded_up_as_the_run_rounds_it(save, loop, every):
+  check = config_checks.check_checkpoint_cadence(tiny_plan(save_checkpoints_steps=save, iterations_per_loop=loop))
+  assert check.status == results.PASS
+  assert 'rounds it up, as the run will: a checkpoint every %d steps' % every in check.message
+  config = run_config.build_run_config('/tmp/unused', loop, None, save, master='')
+  assert config.save_checkpoints_steps == every
+
+
+def test_checkpoint_cadence_on_the_loop_boundaries():
+  check = config_checks.check_checkpoint_cadence(tiny_plan(save_checkpoints_steps=1000, iterations_per_loop=50))
+  assert check.status == results.PASS and '20 device loops' in check.message
+
+
+@pytest.mark.parametrize('examples, batch, steps, status, words', [
+    (10000, 1000, 10, results.PASS, 'every example is scored exactly once'),
+    (10000, 1024, 9, results.FAIL, '784 are never scored'),
+    (10000, 1000, 11, results.FAIL, 'the input would end early'),
+])
+def test_eval_steps_cover_the_eval_split(examples, batch, steps, status, words):
+  check = config_checks.check_eval_coverage(tiny_plan(num_shards=8, eval_examples=examples, eval_batch_size=batch,
+                                                      eval_steps=steps))
+  assert check.status == status and words in check.message
+
+
+@pytest.mark.parametrize('padded, status', [(True, results.PASS), (False, results.FAIL)])
+def test_padded_eval_input_covers_a_split_that_batches_do_not_divide(padded, status):
+  plan = tiny_plan(num_shards=8, eval_examples=10000, eval_batch_size=1024, eval_steps=10)
+  plan.eval_padded = padded
+  check = config_checks.check_eval_coverage(plan)
+  assert check.status == status
+  assert ('240 padding rows of weight 0' in check.message) == padded
+
+
+def test_eval_coverage_fix_without_a_fitting_batch_only_suggests_padding():
+  check = config_checks.check_eval_coverage(tiny_plan(num_shards=32, eval_examples=10000, eval_batch_size=2496,
+                                                      eval_steps=4))
+  assert check.fix.startswith('pad the split with zero-weight examples')
+
+
+def test_eval_coverage_fix_suggests_a_batch_that_fits():
+  check = config_checks.check_eval_coverage(tiny_plan(num_shards=8, eval_examples=10000, eval_batch_size=1024,
+                                                      eval_steps=9))
+  assert '(e.g. 1000)' in check.fix
+
+
+def test_printer_writes_one_line_per_check_and_returns_the_status():
+  stream = io.StringIO()
+  status = readiness.print_results([results.passed('a', 'fine.'), results.failed('b', 'broken.', 'mend it.'),
+                                    results.skipped('c', 'not asked.')], stream)
+  assert status == 1
+  assert stream.getvalue().splitlines() == ['PASS a: fine.', 'FAIL b: broken. Fix: mend it.', 'SKIP c: not asked.',
+                                            'TPU readiness: 1 passed, 1 failed, 1 skipped.']
+  assert readiness.print_results([results.passed('a', 'fine.')], io.StringIO()) == 0
+
+
+# --- The per-host plan: TensorFlow's own TPUEstimator on the planned slice -----------------------------------------
+
+def modes_model_fn_builder(metric_tensors=None, host_call_tensors=None, prediction_tensors=None):
+  """A one-layer model_fn for every mode; the *_tensors(logits, labels) hooks inject what leaves the TPU."""
+
+  def model_fn(features, labels, mode, params):
+    logits = tf.layers.dense(tf.cast(features[model.IMAGE_KEY], tf.float32), 10)
+    if mode == tf.estimator.ModeKeys.PREDICT:
+      predictions = (prediction_tensors or (lambda lg: {'class_ids': tf.argmax(lg, 1)}))(logits)
+      return tf.estimator.tpu.TPUEstimatorSpec(mode=mode, predictions=predictions)
+    loss = tf.losses.sparse_softmax_cross_entropy(labels=labels, logits=logits)
+    if mode == tf.estimator.ModeKeys.EVAL:
+      tensors = (metric_tensors or (lambda lg, lb: {'labels': lb, 'logits': lg}))(logits, labels)
+      metric_fn = lambda **kw: {'accuracy': tf.metrics.accuracy(kw['labels'], tf.argmax(kw['logits'], 1))}
+      return tf.estimator.tpu.TPUEstimatorSpec(mode=mode, loss=loss, eval_metrics=(metric_fn, tensors))
+    optimizer = tf.train.GradientDescentOptimizer(0.1)
+    if params['use_tpu']:
+      optimizer = tf.tpu.CrossShardOptimizer(optimizer)
+    train_op = optimizer.minimize(loss, global_step=tf.train.get_global_step())
+    host_call = None
+    if host_call_tensors is not None:
+      host_call = (lambda **kw: tf.no_op(), host_call_tensors(loss))
+    return tf.estimator.tpu.TPUEstimatorSpec(mode=mode, loss=loss, train_op=train_op, host_call=host_call)
+
+  return model_fn
+
+
+def predict_input_fn(params):
+  images = (np.random.RandomState(1).rand(EXAMPLES, 784) * 255).astype(np.float32)
+  return tf.data.Dataset.from_tensor_slices({model.IMAGE_KEY: images}).batch(params['batch_size'])
+
+
+def pod_check(model_fn=None, input_fn=None, **plan_values):
+  """The checks for a 2-host x 8-core slice (16 cores) with every mode's input."""
+  values = dict(num_shards=16, train_batch_size=32, eval_batch_size=16, predict_batch_size=16, eval_steps=4)
+  values.update(plan_values)
+  return run_check(model_fn or modes_model_fn_builder(), input_fn or sharding_input_fn, tiny_plan(**values),
+                   eval_input_fn=array_input_fn_builder(), predict_input_fn=predict_input_fn)
+
+
+def sharding_input_fn(params):
+  """array_input_fn_builder's data, this host's shard of it (as tpu/input_fn.py shards)."""
+  index, count = tpu_input.input_deployment(params)
+  return array_input_fn_builder()(params).shard(count, index)
+
+
+def test_the_plan_per_host_on_a_pod_slice():
+  checks = pod_check(train_examples=EXAMPLES)
+  assert failures(checks) == []
+  assert checks['topology'].message.startswith('2 hosts x 8 cores = 16 cores; TensorFlow %s counts 2 hosts of 8 '
+                                               'cores' % tf.__version__)
+  assert ("input_fn runs once on each of the 2 hosts (PER_HOST_V2) with params['batch_size'] = 2 per core; each host "
+          'feeds its 8 cores 16 examples per step (global 32), host h reading shard h of 2: 32, 32 of 64'
+          in checks['train_input'].message)
+  evaluate = checks['evaluate'].message
+  assert evaluate.startswith('evaluate runs on the TPU, 16 cores x 1 examples per step, SLICED input: input_fn runs '
+                             'once, on /job:tpu_worker/')
+  assert "task:0, params['batch_size'] = 16, and TensorFlow splits each batch over the cores" in evaluate
+  refused = 'Per-host input would be refused on 2 hosts: TensorFlow %s says "TPUEstimator.evaluate is only'
+  assert (refused % tf.__version__ in evaluate) == TF1  # TF 2.15 evaluates per host, with a warning
+  assert 'Per-host input would be refused on 2 hosts' in checks['predict'].message  # both TFs
+  assert 'logits [1, 10]' in checks['eval_step'].message and 'class_ids [1]' in checks['predict_step'].message
+
+
+def test_a_v4_slice_has_4_cores_per_host():
+  checks = pod_check(num_shards=8, cores_per_host=4, train_batch_size=16, eval_batch_size=8, predict_batch_size=8,
+                     eval_steps=8)
+  assert failures(checks) == []
+  assert checks['topology'].message.startswith('2 hosts x 4 cores = 8 cores')
+  assert "each host feeds its 4 cores 8 examples per step" in checks['train_input'].message
+
+
+def test_an_input_fn_that_ignores_its_host_fails_on_a_pod_slice():
+  checks = pod_check(input_fn=array_input_fn_builder())
+  assert failures(checks) == ['train_input']
+  assert "never reads params['context'], so every host would read the same examples" in checks['train_input'].message
+  assert 'dataset.shard(count, index)' in checks['train_input'].fix
+
+
+def test_cores_that_do_not_fill_hosts_are_no_slice():
+  checks = pod_check(num_shards=12, train_batch_size=24, eval_batch_size=12, predict_batch_size=12)
+  assert 'topology' in failures(checks)
+  assert '12 cores do not fill hosts of 8 cores' in checks['topology'].message
+
+
+def test_evaluation_on_the_cpu_and_prediction_on_the_tpu():
+  checks = pod_check(eval_on_tpu=False)
+  assert failures(checks) == []
+  assert checks['evaluate'].message.startswith('evaluate runs on the CPU (eval_on_tpu=False)')
+  assert checks['eval_step'].status == results.SKIP
+  assert checks['predict'].message.startswith('predict runs on the TPU, 16 cores x 1 examples per step, SLICED')
+
+
+def test_metric_tensors_that_are_not_batch_major():
+  model_fn = modes_model_fn_builder(metric_tensors=lambda logits, labels: {
+      'labels': labels, 'logits': logits, 'mean_logit': tf.reshape(tf.reduce_mean(logits), [1])})
+  checks = run_check(model_fn, plan=tiny_plan(), eval_input_fn=array_input_fn_builder())
+  assert failures(checks) == ['eval_step']
+  assert 'mean_logit does not start with the batch dimension (4 per core)' in checks['eval_step'].message
+
+
+def test_scalar_host_call_tensors():
+  model_fn = modes_model_fn_builder(host_call_tensors=lambda loss: {'loss': loss})
+  checks = run_check(model_fn)
+  assert failures(checks) == ['host_call']
+  assert checks['train_input'].status == results.PASS  # TensorFlow called input_fn, then refused the outfeed
+  assert 'host_call tensors loss are scalars' in checks['host_call'].message
+  assert 'tf.reshape(x, [1])' in checks['host_call'].fix
+
+
+def test_host_call_every_n_steps_is_reported():
+  model_fn = modes_model_fn_builder(host_call_tensors=lambda loss: {'loss': tf.reshape(loss, [1])})
+  checks = run_check(model_fn, plan=tiny_plan(host_call_every_n_steps=5))
+  assert failures(checks) == []
+  assert 'loss [1]' in checks['host_call'].message and 'every 5 steps' in checks['host_call'].message
+
+
+def test_predictions_that_are_not_batch_major():
+  model_fn = modes_model_fn_builder(prediction_tensors=lambda logits: {'top': tf.reduce_max(logits, axis=0)})
+  checks = run_check(model_fn, plan=tiny_plan(), predict_input_fn=predict_input_fn)
+  assert failures(checks) == ['predict_step']
+  assert 'top does not start with the batch dimension (4 per core)' in checks['predict_step'].message
+
+
+def test_scalar_predictions_are_refused_by_tensorflow_itself():
+  model_fn = modes_model_fn_builder(prediction_tensors=lambda logits: {'top': tf.reduce_max(logits)})
+  checks = run_check(model_fn, plan=tiny_plan(), predict_input_fn=predict_input_fn)
+  assert failures(checks) == ['predict']
+  assert 'TPUEstimator could not build the prediction graph' in checks['predict'].message
+  assert 'the tensors that leave the TPU are top [], and top not batch-major (4 per core)' in checks['predict'].message
+
+
+def test_a_multi_host_tpu_vm_is_not_one_tensorflow_sees():
+  checks = pod_check(tpu_name='local')
+  assert 'topology' in failures(checks)
+  assert "TPUClusterResolver('local') gives the in-process master ''" in checks['topology'].message
+
+
+def test_a_tpu_vm_uses_local_paths_and_needs_an_attached_tpu():
+  checks = run_check(plan=tiny_plan(tpu_name='local', model_dir='/tmp/model'))
+  assert checks['cloud_storage'].status == results.SKIP
+  assert failures(checks) == ['tpu_reachable']  # no TPU here; TF 1.15 has no TPU VMs at all
+  expected = 'cannot use: TPU VMs run TensorFlow 2' if TF1 else 'no TPU is attached to this machine'
+  assert expected in checks['tpu_reachable'].message
+
+
+@pytest.mark.parametrize('invocations, steps, status, words', [
+    (1, 2, results.PASS, '2 steps of 64 = 110 real + 18 padding rows'),
+    (4, 2, results.PASS, 'real + weight-0 padding rows per call: 28 + 4, 28 + 4, 27 + 5, 27 + 5'),
+    (4, 1, results.FAIL, '1 steps of 64 leave 46 examples unscored'),
+])
+def test_padded_eval_coverage_per_input_fn_call(invocations, steps, status, words):
+  plan = tiny_plan(num_shards=32, eval_examples=110, eval_batch_size=64, eval_steps=steps, eval_padded=True)
+  check = config_checks.check_eval_coverage(plan, invocations)
+  assert check.status == status and words in check.message
+
+
+def test_host_call_that_does_not_match_its_function_is_refused_by_tensorflow():
+  def model_fn(features, labels, mode, params):
+    spec = modes_model_fn_builder()(features, labels, mode, params)
+    step = tf.reshape(tf.train.get_global_step(), [1])
+    return spec._replace(host_call=(lambda step, loss: tf.no_op(), [step]))  # two arguments, one tensor
+
+  checks = run_check(model_fn)
+  assert failures(checks) == ['host_call']
+  assert 'TPUEstimator could not build the training graph: TypeError:' in checks['host_call'].message
+  assert "missing 1 required positional argument: 'loss'" in checks['host_call'].message
