@@ -1,13 +1,13 @@
-"""Trains, evaluates and predicts the MNIST CNN with Keras and tf.distribute -- the TF 2.x route (no Estimator).
+"""Trains, evaluates and predicts the MNIST CNN with Keras and tf.distribute: the TF 2.x route.
 
-Local:      python mnist_keras.py --use_tpu=false --master=''
-Cloud TPU:  python mnist_keras.py --tpu_name=NAME [--tpu_zone=Z --gcp_project=P] \
-                --data_dir=gs://BUCKET/mnist --model_dir=gs://BUCKET/mnist/keras
+  python mnist_keras.py --use_tpu=false --master=''     the default strategy, on this machine
+  python mnist_keras.py --tpu_name=local                TPUStrategy on the TPU of a TPU VM
 
-The flags, data and network are mnist_tpu.py's. tf.estimator is gone from TensorFlow 2.16 on; this is what
-replaces TPUEstimator: TPUClusterResolver -> connect_to_cluster -> initialize_tpu_system -> TPUStrategy, a model
-built and compiled inside strategy.scope(), and steps_per_execution for iterations_per_loop. Off TPU the default
-strategy runs the very same code. TensorFlow 2.x only; on TF 1.x it stops with a message.
+The flags, data and network are mnist_tpu.py's. tf.estimator is gone from TensorFlow 2.16 on; this
+is what replaces TPUEstimator: TPUClusterResolver -> connect_to_cluster -> initialize_tpu_system ->
+TPUStrategy, a model built and compiled inside strategy.scope(), and steps_per_execution for
+iterations_per_loop. Off TPU the default strategy runs the very same code. TensorFlow 2.x only; on
+TF 1.x it stops with a message.
 """
 import os
 
@@ -22,6 +22,7 @@ from estimator_tpu.data import prepare
 from estimator_tpu.data import records
 from estimator_tpu.keras import checkpoints as keras_checkpoints
 from estimator_tpu.keras import model as keras_model
+from estimator_tpu.runtime import batch_sizes
 from estimator_tpu.runtime import checkpoints
 from estimator_tpu.runtime import logs
 from estimator_tpu.runtime import progress
@@ -44,18 +45,19 @@ def require_tf2(version):
     raise UserError('mnist_keras.py is the TensorFlow 2 route (tf.distribute.TPUStrategy, Keras '
                     'steps_per_execution); this is TensorFlow %s.' % version,
                     'run it with TensorFlow 2.x, e.g. `bash scripts/make_venv.sh tf2` and '
-                    '`.venv-tf2/bin/python mnist_keras.py ...`; on TensorFlow 1.x use mnist_tpu.py.')
+                    '`.venv-tf2/bin/python mnist_keras.py ...`; on TensorFlow 1.x use '
+                    'mnist_tpu.py.')
 
 
 def build_strategy(tpu=None, tpu_zone=None, gcp_project=None, dev_root='/dev', sys_root='/sys'):
-  """TPUStrategy for a TPU name, a grpc:// address or 'local' (a TPU VM); the default strategy when `tpu` is None.
+  """TPUStrategy for a TPU name, a grpc:// address or 'local' (a TPU VM); the default strategy when
+  `tpu` is None.
 
-  TPUEstimator did the first three steps itself from RunConfig(cluster=...) or master=...; in TF2 they are the
-  program's job, and the order matters: resolve the TPU's address, make its devices known to this process, then
-  initialise the TPU system (which also wipes its memory) before the strategy places anything on it. On a TPU VM
-  the TPU is already a device of this process: there is no cluster to connect to (TensorFlow itself returns at
-  once from connect_to_cluster for the master '' of TPUClusterResolver('local'): tensorflow/python/eager/remote.py,
-  _LOCAL_MASTERS), so that step is skipped and the pre-flight checks that a TPU is attached here.
+  TPU rule 2 (where the TPU is): TPUEstimator did the first three steps itself; in TF 2 they are the
+  program's job, in this order: resolve the TPU's address, make its devices known to this process,
+  then initialise the TPU system (which also wipes its memory) before the strategy places anything
+  on it. On a TPU VM the TPU is already a device of this process: there is no cluster to connect to,
+  so that step is skipped and the pre-flight checks that a TPU is attached here.
   """
   if not tpu:
     return tf.distribute.get_strategy()
@@ -69,60 +71,66 @@ def build_strategy(tpu=None, tpu_zone=None, gcp_project=None, dev_root='/dev', s
     tf.tpu.experimental.initialize_tpu_system(resolver)
   except (tf.errors.OpError, ValueError, RuntimeError) as e:
     raise UserError('could not connect to TPU %r: %s' % (tpu, e),
-                    'check that the TPU is up (gcloud compute tpus list) and runs a TF 2 runtime matching this '
-                    'TensorFlow.')
+                    'check that the TPU is up (gcloud compute tpus list) and runs a TF 2 runtime '
+                    'matching this TensorFlow.')
   return tf.distribute.TPUStrategy(resolver)
 
 
 def check_batches_split(strategy, batch_sizes):
-  """Each global batch is split evenly over the replicas (TPU cores), as under TPUEstimator."""
+  """TPU rule 16 (even batches): each global batch splits evenly over the replicas (TPU cores), as
+  under TPUEstimator."""
   replicas = strategy.num_replicas_in_sync
   for batch_size in batch_sizes:
     if batch_size % replicas:
-      raise UserError('batch size %d does not split evenly over %d TPU cores.' % (batch_size, replicas),
+      raise UserError('batch size %d does not split evenly over %d TPU cores.'
+                      % (batch_size, replicas),
                       'pass --batch_size and --eval_batch_size divisible by %d.' % replicas)
 
 
-def make_dataset(data_dir, split, is_training, batch_size):
-  """mnist_tpu.py's input_fn itself, at the global batch: TPUStrategy splits each batch over the cores.
+def make_dataset(data_dir, batch_size):
+  """mnist_tpu.py's training input_fn itself, at the global batch: TPUStrategy splits each batch
+  over the cores.
 
-  Static shapes (drop_remainder) are not required under TPUStrategy -- its dynamic padder copes with a short
-  batch -- but they let XLA compile one program and waste no padding, as under TPUEstimator.
+  Static shapes (drop_remainder) are not required under TPUStrategy -- its dynamic padder copes with
+  a short batch -- but they let XLA compile one program and waste no padding, as under TPUEstimator.
   """
-  return input_fn_lib.input_fn_builder(data_dir, split, is_training)({'batch_size': batch_size})
+  return input_fn_lib.train_input_fn_builder(data_dir)({'batch_size': batch_size})
 
 
-def make_eval_dataset(data_dir, split, num_examples, batch_size):
+def make_eval_dataset(data_dir, split, batch_size):
   """mnist_tpu.py's exact-evaluation input at the global batch, and its number of steps.
 
-  The last batch is padded with rows of weight 0, passed to Keras as sample weights: they count in neither the
-  accuracy nor the mean loss (keras/model.py's weighted metrics), so every example is scored exactly once, as on
-  the Estimator routes, whatever the batch size.
+  The last batch is padded with rows of weight 0, passed to Keras as sample weights: they count in
+  neither the accuracy nor the mean loss (keras/model.py's weighted metrics), so every example is
+  scored exactly once, as on the Estimator routes, whatever the batch size.
   """
-  steps, _ = input_fn_lib.eval_padding(num_examples, batch_size)
-  dataset = input_fn_lib.eval_input_fn_builder(data_dir, split, num_examples, batch_size, steps)(
-      {'batch_size': batch_size})
-  return dataset.map(lambda features, labels: (model_lib.features_of(features[model_lib.IMAGE_KEY]), labels,
-                                               features[model_lib.WEIGHT_KEY])), steps
+  steps = input_fn_lib.eval_steps(data_dir, split, batch_size)
+  input_fn = input_fn_lib.eval_input_fn_builder(data_dir, split, batch_size, steps)
+  dataset = input_fn({'batch_size': batch_size})
+  return dataset.map(lambda features, labels: (
+      model_lib.features_of(features[model_lib.IMAGE_KEY]), labels,
+      features[model_lib.WEIGHT_KEY])), steps
 
 
 def build_model(strategy, learning_rate, decay_steps, decay_rate, steps_per_execution,
                 schedule=model_lib.EXPONENTIAL):
-  """Creates and compiles the model inside strategy.scope().
-
-  Inside the scope the strategy creates every variable, the model's and the optimiser's: under TPUStrategy one
-  copy on each TPU core, kept in sync. A model built outside the scope would live on the host only.
-  """
+  """Creates and compiles the model inside strategy.scope()."""
+  # TPU rule 11 (strategy scope): inside it the strategy creates every variable, the model's and
+  # the optimiser's: one copy on each TPU core, kept in sync. Built outside, they live on the host.
   with strategy.scope():
     model = keras_model.build_keras_cnn()
-    keras_model.compile_model(model, learning_rate, decay_steps, decay_rate, steps_per_execution, schedule)
+    keras_model.compile_model(model, learning_rate, decay_steps, decay_rate, steps_per_execution,
+                              schedule)
   return model
 
 
-def train(model, manager, dataset, train_steps, save_checkpoints_steps, summary_every, extra_callbacks=()):
-  """Trains until the optimiser has taken `train_steps` steps in total, resuming from model_dir (max_steps).
+def train(model, manager, dataset, train_steps, save_checkpoints_steps, summary_every,
+          extra_callbacks=()):
+  """Trains until the optimiser has taken `train_steps` steps in total, resuming from model_dir
+  (max_steps).
 
-  `extra_callbacks` (e.g. progress.KerasTrainingProgress) run after the checkpoint and TensorBoard ones.
+  `extra_callbacks` (e.g. progress.KerasTrainingProgress) run after the checkpoint and TensorBoard
+  ones.
   """
   manager.checkpoint.restore(manager.latest_checkpoint)
   done = int(model.optimizer.iterations.numpy())
@@ -132,12 +140,13 @@ def train(model, manager, dataset, train_steps, save_checkpoints_steps, summary_
     logging.info('Already trained %d steps; nothing to do.', done)
     return
   callbacks = [keras_checkpoints.SaveCheckpoints(manager, save_checkpoints_steps),
-               # Counterpart of host_call: Keras writes these summaries on the host, from the values each
-               # execution returns ('batch_loss', 'batch_accuracy'), never from inside the TPU computation.
+               # TPU rule 7 (summaries on the host): Keras writes them on the host, from the
+               # values each execution returns ('batch_loss', 'batch_accuracy').
                tf.keras.callbacks.TensorBoard(log_dir=manager.directory, update_freq=summary_every)]
-  # verbose=0: the progress lines come from progress.KerasTrainingProgress, in the format of the other routes.
-  model.fit(dataset, epochs=1, steps_per_epoch=train_steps - done, callbacks=callbacks + list(extra_callbacks),
-            verbose=0)
+  # verbose=0: the progress lines come from progress.KerasTrainingProgress, in the format of the
+  # other routes.
+  model.fit(dataset, epochs=1, steps_per_epoch=train_steps - done,
+            callbacks=callbacks + list(extra_callbacks), verbose=0)
 
 
 def log_predictions(model, test_path, count, batch_size):
@@ -146,17 +155,17 @@ def log_predictions(model, test_path, count, batch_size):
     return []
   images, labels = records.read_split(test_path)
   images = images[:count].reshape(-1, 784).astype(np.float32)
-  # A short last batch is fine even on a TPU: TPUStrategy pads it (its dynamic padder, on by default), as
-  # TPUEstimator.predict did itself.
+  # A short last batch is fine even on a TPU: TPUStrategy pads it (its dynamic padder, on by
+  # default), as TPUEstimator.predict did itself.
   probabilities = tf.nn.softmax(model.predict(images, batch_size=batch_size, verbose=0)).numpy()
   outputs = ({'class_ids': np.argmax(row), 'probabilities': row} for row in probabilities)
   return results.prediction_rows(outputs, labels)
 
 
 def run(fv):
-  storage.check_flag_paths(fv)  # every gs:// path of the run answers, within seconds, before TF touches one
-  batch_size = training.effective_batch_size(fv.batch_size, fv.use_tpu)
-  eval_batch_size = training.effective_eval_batch_size(fv.eval_batch_size, fv.use_tpu)
+  storage.check_flag_paths(fv)  # every gs:// path answers, within seconds, before TF touches one
+  batch_size = batch_sizes.effective_batch_size(fv.batch_size, fv.use_tpu)
+  eval_batch_size = batch_sizes.effective_eval_batch_size(fv.eval_batch_size, fv.use_tpu)
   model_dir = fv.model_dir or checkpoints.default_model_dir('mnist_keras')
   logging.info('Data directory: %s', fv.data_dir)
   logging.info('Model directory: %s', model_dir)
@@ -169,31 +178,36 @@ def run(fv):
   strategy = build_strategy((fv.tpu_name or fv.master) if fv.use_tpu else None,
                             fv.tpu_zone, fv.gcp_project)
   check_batches_split(strategy, [batch_size, eval_batch_size])
-  # Python's, NumPy's and TensorFlow's global seeds: the initial weights, the shuffle and dropout follow from them.
-  # Folded with the step the run resumes from, as the Estimator routes do (seeds.graph_seed).
+  # Python's, NumPy's and TensorFlow's global seeds: the initial weights, the shuffle and dropout
+  # follow from them. Folded with the step the run resumes from, as the Estimator routes do
+  # (seeds.graph_seed).
   tf.keras.utils.set_random_seed(seeds.graph_seed(seed, keras_checkpoints.latest_step(model_dir)))
-  model = build_model(strategy, steps_per_execution=fv.iterations, **training.learning_rate_args(fv))
+  # TPU rule 8 (iterations per loop): steps_per_execution is iterations_per_loop's counterpart.
+  model = build_model(strategy, steps_per_execution=fv.iterations,
+                      **training.learning_rate_args(fv))
   manager = keras_checkpoints.build_checkpoint_manager(model, model_dir)
   logging.info('Training %d steps, batch %d, on %d replica(s) of %s.', fv.train_steps, batch_size,
                strategy.num_replicas_in_sync, type(strategy).__name__)
-  train(model, manager, make_dataset(fv.data_dir, 'train', True, batch_size), fv.train_steps,
+  train(model, manager, make_dataset(fv.data_dir, batch_size), fv.train_steps,
         fv.save_checkpoints_steps, summary_every=fv.iterations,
         extra_callbacks=[progress.KerasTrainingProgress(
-            fv.train_steps, batch_size, progress.every_steps(fv.log_every_steps, fv.use_tpu, fv.iterations))])
+            fv.train_steps, batch_size,
+            progress.every_steps(fv.log_every_steps, fv.use_tpu, fv.iterations))])
 
   num_test = records.count_examples(test_path)
-  dataset, eval_steps = make_eval_dataset(fv.data_dir, 'test', num_test, eval_batch_size)
-  # Like TPUEstimator.evaluate on a TPU, Keras needs the number of steps when steps_per_execution > 1: it runs
-  # whole executions and cannot find the end of the input inside one.
+  dataset, eval_steps = make_eval_dataset(fv.data_dir, 'test', eval_batch_size)
+  # TPU rule 9 (steps): with steps_per_execution > 1 Keras runs whole executions and cannot find the
+  # end of the input inside one, so it needs the number of steps, like TPUEstimator.evaluate.
   metrics = model.evaluate(dataset, steps=eval_steps, return_dict=True, verbose=0,
                            callbacks=[progress.KerasEvaluationProgress(eval_steps, 'test')])
   global_step = int(model.optimizer.iterations.numpy())
-  logging.info('Test accuracy %.4f, mean loss %.4f over %d examples (global step %d).', metrics['accuracy'],
-               metrics['mean_loss'], num_test, global_step)
+  logging.info('Test accuracy %.4f, mean loss %.4f over %d examples (global step %d).',
+               metrics['accuracy'], metrics['mean_loss'], num_test, global_step)
 
   predictions = log_predictions(model, test_path, fv.num_predictions, eval_batch_size)
-  results.write_run_summary(os.path.join(model_dir, RESULTS_FILE), global_step, metrics['accuracy'],
-                            metrics['mean_loss'], num_test, predictions, seed=seed)
+  results.write_run_summary(os.path.join(model_dir, RESULTS_FILE), global_step,
+                            metrics['accuracy'], metrics['mean_loss'], num_test, predictions,
+                            seed=seed)
 
 
 def main(argv):
@@ -206,5 +220,5 @@ def main(argv):
 if __name__ == '__main__':
   # Before the flags are parsed: on TF 1.x the program cannot run whatever they say.
   exit_on_user_error(require_tf2, tf.__version__)
-  mnist_keras_flags.define_mnist_keras_flags()
+  mnist_keras_flags.define_flags()
   app.run(main)

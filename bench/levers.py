@@ -82,7 +82,7 @@ def main(argv):
     sys.stderr.write('error: unknown --settings %s. Fix: pick from %s.\n' % (sorted(unknown), sorted(SETTINGS)))
     sys.exit(1)
   tf.logging.set_verbosity(tf.logging.ERROR)
-  input_fn = tpu_input.input_fn_builder(FLAGS.data_dir, 'train', is_training=True)
+  input_fn = tpu_input.train_input_fn_builder(FLAGS.data_dir)
   train_flops = flops.analytic_train_flops()[0]
   print('TensorFlow %s, load average %s; env: %s' % (tf.__version__, machine.load_average(), ' '.join(
       '%s=%s' % (k, v) for k, v in sorted(os.environ.items()) if k in LEVER_ENV or k.startswith(('KMP_', 'OMP_')))))

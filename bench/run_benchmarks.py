@@ -36,14 +36,14 @@ from bench import pipeline
 from bench import report
 from bench import session_loop
 from bench import time_to_accuracy
+from estimator_tpu import runner
 from estimator_tpu.data import prepare
 from estimator_tpu.data import records
 from estimator_tpu.data import synthetic
+from estimator_tpu.runtime import batch_sizes
 from estimator_tpu.runtime.errors import UserError
 from estimator_tpu.tpu import input_fn as tpu_input
-from estimator_tpu.tpu import model_fn as model_fn_lib
 from flags import mnist_tpu as mnist_tpu_flags
-from flags import training
 
 FLAGS = flags.FLAGS
 SMOKE_VALIDATION = 50  # validation images of the synthetic smoke data (data/synthetic.py writes 300 train)
@@ -57,14 +57,9 @@ def write_smoke_data(work_dir):
   return data_dir
 
 
-def build_model_fn():
-  """The model_fn mnist_tpu.build_estimator builds, from the same flags."""
-  return model_fn_lib.model_fn_builder(**training.learning_rate_args(FLAGS))
-
-
-def build_estimator_saving_every(model_dir, save_checkpoints_steps):
-  """mnist_tpu.build_estimator with another checkpoint cadence: the accuracy phase evaluates each checkpoint."""
-  return mnist_tpu.build_estimator(FLAGS, model_dir, save_checkpoints_steps=save_checkpoints_steps)
+def build_estimator(model_dir):
+  """mnist_tpu.py's training estimator, from the same flags."""
+  return mnist_tpu.build_estimator(FLAGS, runner.Job(model_dir, None, None, None, runner.TRAIN))
 
 
 def run_accuracy_phase(data_dir, batch_size, model_dir):
@@ -75,12 +70,14 @@ def run_accuracy_phase(data_dir, batch_size, model_dir):
     raise UserError('%d %s images are not a multiple of --eval_batch_size=%d, so evaluation would skip the last '
                     '%d.' % (num_eval, FLAGS.eval_split, FLAGS.eval_batch_size, num_eval % FLAGS.eval_batch_size),
                     'pick an --eval_batch_size that divides %d (e.g. 1000 for MNIST).' % num_eval)
-  estimator = build_estimator_saving_every(model_dir, FLAGS.eval_every_steps)
+  FLAGS.save_checkpoints_steps = FLAGS.eval_every_steps  # the accuracy phase evaluates each checkpoint
+  estimator = build_estimator(model_dir)
   logging.info('Accuracy phase: until %.2f%% on %d %s images, evaluated every %d steps.',
                100 * FLAGS.target_accuracy, num_eval, FLAGS.eval_split, FLAGS.eval_every_steps)
   result = time_to_accuracy.time_to_accuracy(
-      estimator, tpu_input.input_fn_builder(data_dir, 'train', is_training=True),
-      tpu_input.input_fn_builder(data_dir, FLAGS.eval_split, is_training=False),
+      estimator, tpu_input.train_input_fn_builder(data_dir),
+      tpu_input.eval_input_fn_builder(data_dir, FLAGS.eval_split, FLAGS.eval_batch_size,
+                                      num_eval // FLAGS.eval_batch_size),
       eval_steps=num_eval // FLAGS.eval_batch_size, max_steps=FLAGS.train_steps,
       target=FLAGS.target_accuracy, max_seconds=60.0 * FLAGS.max_minutes)
   result.update({
@@ -120,10 +117,10 @@ def run_throughput_phase(data_dir, batch_size, model_dir):
   train_path = records.require_split(data_dir, 'train')
   examples_per_epoch = records.count_examples(train_path)
   config = machine.session_config(FLAGS.intra_op_threads, FLAGS.inter_op_threads)
-  model_fn = build_model_fn()
-  train_input_fn = tpu_input.input_fn_builder(data_dir, 'train', is_training=True)
+  model_fn = mnist_tpu.build_model_fn(FLAGS)
+  train_input_fn = tpu_input.train_input_fn_builder(data_dir)
   # The real training path, TensorBoard host_call summaries included; the plain loop runs only the train op.
-  estimator = mnist_tpu.build_estimator(FLAGS, model_dir)
+  estimator = build_estimator(model_dir)
   rounds = [measure_round(index, estimator, model_fn, train_input_fn, batch_size, examples_per_epoch, config)
             for index in range(FLAGS.rounds)]
   train_flops = flops.train_flops(model_fn, batch_size)
@@ -146,7 +143,8 @@ def run(work_dir):
     data_dir = FLAGS.data_dir
     # As mnist_tpu.py does: fetch and convert MNIST on first use.
     prepare.ensure_data(data_dir, FLAGS.source_dir, FLAGS.download_timeout, FLAGS.validation_size)
-  batch_size = training.effective_batch_size(FLAGS.batch_size, use_tpu=False)
+  batch_sizes.resolve(FLAGS, use_tpu=False)
+  batch_size = FLAGS.batch_size
   model_base = FLAGS.model_dir or os.path.join(work_dir, 'models')
   result = {
       'date': datetime.datetime.now().strftime('%Y-%m-%d %H:%M'),
@@ -194,11 +192,11 @@ def main(argv):
 
 
 def define_flags():
-  mnist_tpu_flags.define_mnist_tpu_flags()
+  mnist_tpu_flags.define_flags()
   bench_flags.define_bench_flags()
   FLAGS.set_default('use_tpu', False)
   FLAGS.set_default('master', '')
-  FLAGS.set_default('eval_batch_size', training.LOCAL_EVAL_BATCH_SIZE)  # the local CPU's default
+  FLAGS.set_default('eval_batch_size', batch_sizes.LOCAL_EVAL_BATCH_SIZE)  # the local CPU's default
 
 
 if __name__ == '__main__':

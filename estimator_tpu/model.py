@@ -4,6 +4,9 @@ It lives outside any model_fn so that the Estimator, TPUEstimator and Keras prog
 and report the same metrics; the architecture constants are public for the same reason (keras/model.py rebuilds
 the network from them).
 """
+import inspect
+
+import numpy as np
 import tensorflow.compat.v1 as tf
 
 from estimator_tpu.data import records
@@ -19,6 +22,7 @@ DROPOUT_RATE = 0.4
 # the network scales them itself so every caller (input_fn, serving signature, Keras) feeds the same raw values.
 PIXEL_SCALE = 1.0 / 255.0
 
+AUTOTUNE = tf.data.experimental.AUTOTUNE
 COSINE, EXPONENTIAL = 'cosine', 'exponential'  # learning-rate schedules (learning_rate_schedule)
 IMAGE_KEY = 'image'
 # Per-example weight feature: 1.0 for real examples, 0.0 for padding rows added to fill the last static batch.
@@ -34,6 +38,36 @@ def parse_records(serialized, batch_size, path):
   """(features, labels) of a batch of serialized examples of `path` (data/records.py's parse_batch)."""
   images, labels = records.parse_batch(serialized, batch_size, path)
   return features_of(images), labels
+
+
+def example_weights(features):
+  """{'weights': features[WEIGHT_KEY]} when the input weights its examples (exact evaluation), else {}."""
+  return {'weights': features[WEIGHT_KEY]} if WEIGHT_KEY in features else {}
+
+
+def padding_example():
+  """A serialized example to pad an evaluation batch with: a black image, label 0; its weight 0 hides it."""
+  return records.serialize_example(np.zeros((IMAGE_SIZE, IMAGE_SIZE), np.uint8), 0)
+
+
+def padding_dataset(example, rows):
+  """`rows` copies of the serialized `example` (padding_example()), each with its weight 0.0."""
+  return tf.data.Dataset.from_tensors((tf.constant(example), tf.constant(0.0))).repeat(rows)
+
+
+def parse_dataset(dataset, batch_size, path, weighted=False):
+  """Batches of serialized examples of `path` -> (features, labels), parsed in parallel and prefetched.
+
+  `batch_size` -1 leaves the batch dimension dynamic. `weighted`: the dataset's elements are (serialized,
+  weights) and the weights become features[WEIGHT_KEY].
+  """
+  def parse(serialized, weights=None):
+    features, labels = parse_records(serialized, batch_size, path)
+    if weighted:
+      features[WEIGHT_KEY] = weights
+    return features, labels
+
+  return dataset.map(parse, num_parallel_calls=AUTOTUNE).prefetch(AUTOTUNE)
 
 
 def mnist_cnn(images, training):
@@ -91,11 +125,16 @@ def learning_rate_schedule(initial_rate, decay_steps, decay_rate, schedule=EXPON
 def variable_shapes(model_fn):
   """Returns {name: shape} of every variable a TRAIN graph of `model_fn` saves (weights, optimizer slots, step).
 
-  `model_fn` takes params, as TPUEstimator's does. What runtime/checkpoints.check_checkpoint compares a checkpoint
-  in model_dir with, before training.
+  `model_fn` is an Estimator's or TPUEstimator's (it gets params, on the CPU, if it takes them). What
+  runtime/checkpoints.check_checkpoint compares a checkpoint in model_dir with, before a run.
   """
+  takes_params = 'params' in inspect.getfullargspec(model_fn).args
   with tf.Graph().as_default():
     tf.train.create_global_step()
     features = features_of(tf.zeros([1, NUM_PIXELS]))
-    model_fn(features, tf.zeros([1], tf.int32), tf.estimator.ModeKeys.TRAIN, {'use_tpu': False, 'batch_size': 1})
+    labels = tf.zeros([1], tf.int32)
+    if takes_params:
+      model_fn(features, labels, tf.estimator.ModeKeys.TRAIN, {'use_tpu': False, 'batch_size': 1})
+    else:
+      model_fn(features, labels, tf.estimator.ModeKeys.TRAIN)
     return {variable.op.name: variable.shape.as_list() for variable in tf.global_variables()}

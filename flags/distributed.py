@@ -1,7 +1,7 @@
 """Training one Estimator across processes (tools/mnist_cluster.py): TensorFlow's distributed runtime, configured
 by TF_CONFIG.
 
-TPU rule (where to run): TPUEstimator scales out differently -- to a bigger TPU slice (a pod slice named by
+TPU rule 14 (pod slices): TPUEstimator scales out differently -- to a bigger TPU slice (a pod slice named by
 --tpu_name, more cores in --num_shards), one program feeding all its cores in lockstep. No TF_CONFIG, no ps.
 """
 from absl import flags

@@ -1,9 +1,9 @@
-"""All flags of mnist.py (plain Estimator): the training, data and mode groups of mnist_tpu.py, without the TPU
-ones.
+"""All flags of mnist.py (plain Estimator): the training, data and mode groups of mnist_tpu.py,
+without the TPU ones.
 
-TPU rule (where to run): mnist_tpu.py adds flags/tpu_cluster.py (--use_tpu, --tpu_name, --master, ...) and
-flags/tpu_loop.py (--iterations, --num_shards) for TPUEstimator's RunConfig/TPUConfig, and --mode=check_tpu; a
-plain Estimator runs on the local devices and needs none of them.
+TPU rule 1 (TPUEstimator): mnist_tpu.py adds flags/tpu_cluster.py (--use_tpu, --tpu_name, --master,
+...) and flags/tpu_loop.py (--iterations, --num_shards) for TPUEstimator's RunConfig/TPUConfig, and
+--mode=check_tpu; a plain Estimator runs on the local devices and needs none of them.
 """
 from absl import flags
 
@@ -15,7 +15,7 @@ from flags import training
 from flags import validators
 
 
-def define_mnist_flags(fv=flags.FLAGS):
+def define_flags(fv=flags.FLAGS):
   training.define_training_flags(fv)
   # Local only: the CPU's eval batch, which divides the 10,000 MNIST test images (mnist_tpu.py picks per device).
   fv.set_default('eval_batch_size', training.LOCAL_EVAL_BATCH_SIZE)

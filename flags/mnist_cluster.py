@@ -10,7 +10,7 @@ from flags import training
 from flags import validators
 
 
-def define_mnist_cluster_flags(fv=flags.FLAGS):
+def define_flags(fv=flags.FLAGS):
   training.define_training_flags(fv)
   fv.set_default('eval_batch_size', training.LOCAL_EVAL_BATCH_SIZE)  # CPU/GPU processes, no TPU
   data.define_data_flags(fv)

@@ -9,5 +9,5 @@ from absl import flags
 from flags import mnist_tpu
 
 
-def define_mnist_keras_flags(fv=flags.FLAGS):
-  mnist_tpu.define_mnist_tpu_flags(fv)
+def define_flags(fv=flags.FLAGS):
+  mnist_tpu.define_flags(fv)

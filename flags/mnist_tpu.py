@@ -11,7 +11,7 @@ from flags import training
 from flags import validators
 
 
-def define_mnist_tpu_flags(fv=flags.FLAGS):
+def define_flags(fv=flags.FLAGS):
   tpu_cluster.define_tpu_cluster_flags(fv)
   tpu_loop.define_tpu_loop_flags(fv)
   training.define_training_flags(fv)

@@ -3,7 +3,7 @@ from absl import flags
 
 # The default `all` is the classic mnist_tpu run: train, evaluate exactly on the whole eval split, log predictions.
 ESTIMATOR_MODES = ('all', 'train', 'evaluate', 'train_and_evaluate', 'predict', 'export')
-# TPU rule (readiness): only the TPU program checks on the CPU whether its run would work on a TPU.
+# TPU rule 13 (readiness): only the TPU program checks on the CPU whether its run would work on a TPU.
 MODES = ESTIMATOR_MODES + ('check_tpu',)
 # Modes that need an existing checkpoint (from --model_dir or --checkpoint_path).
 CHECKPOINT_MODES = ('evaluate', 'predict', 'export')

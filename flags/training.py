@@ -1,20 +1,18 @@
 """Model directory, batch sizes, steps and optimiser settings.
 
 Defaults suit the local CPU run (measured: >= 99% MNIST test accuracy in under 10 minutes on 2 cores, see
-README); `--batch_size` left unset becomes LOCAL_BATCH_SIZE off TPU and TPU_BATCH_SIZE on TPU, `--eval_batch_size`
-LOCAL_EVAL_BATCH_SIZE and TPU_EVAL_BATCH_SIZE.
+README); `--batch_size` and `--eval_batch_size` left unset take the defaults of estimator_tpu/runtime/batch_sizes.py
+for where the run is.
 """
 from absl import flags
 
 from estimator_tpu import model
 from estimator_tpu.runtime import results
+from estimator_tpu.runtime.batch_sizes import LOCAL_BATCH_SIZE
+from estimator_tpu.runtime.batch_sizes import LOCAL_EVAL_BATCH_SIZE
+from estimator_tpu.runtime.batch_sizes import TPU_BATCH_SIZE
+from estimator_tpu.runtime.batch_sizes import TPU_EVAL_BATCH_SIZE
 
-LOCAL_BATCH_SIZE = 128
-TPU_BATCH_SIZE = 1024
-LOCAL_EVAL_BATCH_SIZE = 1000  # divides the 10,000 MNIST test images: no padding off TPU
-# A power of two, so it splits evenly over the cores of any slice up to 1,024 cores (8, 4 on a v4-8, 32, 128, ...);
-# exact evaluation pads the last batch (10,000 test images: 10 batches, 240 rows of weight 0).
-TPU_EVAL_BATCH_SIZE = 1024
 LOGGED_PREDICTIONS = results.LOGGED_PREDICTIONS
 EXPONENTIAL_DECAY_STEPS = 1000  # --lr_decay_steps' default for --lr_schedule=exponential
 
@@ -48,16 +46,6 @@ def define_training_flags(fv=flags.FLAGS):
   flags.DEFINE_integer('num_predictions', 10, 'Test images to predict (the first ones; -1: all of them). The '
                        'first %d are logged; --predictions_file gets them all.' % LOGGED_PREDICTIONS,
                        lower_bound=-1, flag_values=fv)
-
-
-def effective_batch_size(batch_size, use_tpu):
-  return batch_size if batch_size is not None else (TPU_BATCH_SIZE if use_tpu else LOCAL_BATCH_SIZE)
-
-
-def effective_eval_batch_size(eval_batch_size, use_tpu):
-  if eval_batch_size is not None:
-    return eval_batch_size
-  return TPU_EVAL_BATCH_SIZE if use_tpu else LOCAL_EVAL_BATCH_SIZE
 
 
 def learning_rate_args(fv):

@@ -1,10 +1,10 @@
 """Checks that span flag groups (call after the define_* functions)."""
 from absl import flags
 
+from estimator_tpu.runtime import batch_sizes
 from estimator_tpu.tpu import cluster as tpu_cluster
 from flags import modes
 from flags import tpu_loop
-from flags import training
 
 
 def register_cross_validators(fv=flags.FLAGS):
@@ -15,8 +15,8 @@ def register_cross_validators(fv=flags.FLAGS):
       message='on TPU every batch is split evenly across the cores: --batch_size and --eval_batch_size must be '
               'divisible by the core count of --num_shards or --tpu_type (e.g. --batch_size=1024 --num_shards=8).',
       flag_values=fv)
-  # A TPU Node's workers run the input pipeline and write checkpoints themselves; a TPU VM, or an export (which
-  # runs on this machine only), reads and writes this machine's disk.
+  # TPU rule 17 (Cloud Storage): a TPU Node's workers run the input pipeline and write checkpoints themselves;
+  # a TPU VM, or an export (which runs on this machine only), reads and writes this machine's disk.
   flags.register_multi_flags_validator(
       ['use_tpu', 'tpu_name', 'model_dir', 'data_dir'],
       lambda values: not _tpu_workers_use_the_paths(fv, values) or _cloud_paths(values, ('model_dir', 'data_dir')),
@@ -73,8 +73,8 @@ def _batches_split_across_cores(values):
   cores = tpu_loop.planned_cores(values['num_shards'], values['tpu_type'])
   if not values['use_tpu'] or not cores:
     return True
-  batches = [training.effective_eval_batch_size(values['eval_batch_size'], use_tpu=True),
-             training.effective_batch_size(values['batch_size'], use_tpu=True)]
+  batches = [batch_sizes.effective_eval_batch_size(values['eval_batch_size'], use_tpu=True),
+             batch_sizes.effective_batch_size(values['batch_size'], use_tpu=True)]
   return all(batch % cores == 0 for batch in batches)
 
 

@@ -38,6 +38,7 @@ IDX_FILES = {
     'test_labels': 't10k-labels-idx1-ubyte',
 }
 PROGRESS_EVERY = 10000
+_COUNTED = {}  # (path, size, mtime) -> records: count_examples' memory
 LAYOUT_FIX = ('write each tf.train.Example with `image_raw` (%d uint8 bytes: one %dx%d grayscale image) and `label` '
               '(int64 0-%d), as `python -m tools.prepare_data --source_dir=DIR` does from IDX files (docs/DATA.md).'
               % (NUM_PIXELS, IMAGE_SIZE, IMAGE_SIZE, NUM_CLASSES - 1))
@@ -80,7 +81,7 @@ def read_dataset(path):
 def decode_images(image_raw, batch_size):
   """[batch] strings of 784 uint8 bytes -> float32 [batch_size, 784]; batch_size -1 leaves the batch dynamic.
 
-  The cast to float32 happens here, on the host: TF 1.15's TPU infeed takes no uint8 (bool, int32, int64,
+  TPU rule 15 (TPU dtypes): the cast to float32 happens here, on the host: TF 1.15's TPU infeed takes no uint8 (bool, int32, int64,
   uint32, bfloat16, float32 and complex64; tensorflow/python/tpu/ops/tpu_ops.py, _SUPPORTED_INFEED_DTYPES), TF
   2.15's adds uint8 and int8; float32 works on both, and the model computes in float32 anyway.
   """
@@ -216,16 +217,26 @@ def convert_idx_dir(source_dir, data_dir, validation_size=VALIDATION_SIZE):
 
 def count_examples(path):
   """Number of records in a TFRecord file; reads it once, checking every record's CRC (55k MNIST: ~0.1 s), and
-  the first record against the layout (check_example).
+  the first record against the layout (check_example). A file is read once per process while its size and
+  modification time stay the same: the runner and exact evaluation's input both ask.
 
   A damaged file (flipped bytes, truncated) raises a UserError naming the file and the first bad record; so does
   one that disappears while it is read (on gs://, a delete by another job).
   """
+  try:
+    stat = tf.io.gfile.stat(path)
+    key = (path, stat.length, stat.mtime_nsec)
+  except tf.errors.OpError:
+    key = None  # reading it says what is wrong
+  if key in _COUNTED:
+    return _COUNTED[key]
   count = 0
   for record in _records(path, lambda: count):
     if count == 0:
       check_example(record, path)
     count += 1
+  if key is not None:
+    _COUNTED[key] = count
   return count
 
 

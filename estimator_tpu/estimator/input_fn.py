@@ -1,39 +1,53 @@
-"""input_fn builder for the plain tf.estimator.Estimator (mnist.py): TFRecords -> batches of (features, labels).
+"""input_fn builders for the MNIST TFRecords (data/records.py): training, evaluation, prediction.
 
-Read it next to estimator_tpu/tpu/input_fn.py: the same TFRecords, reading, shuffling, caching and parsing
-(data/records.py); each difference is a TPU rule.
+estimator/input_fn.py feeds the plain Estimator (mnist.py), tpu/input_fn.py TPUEstimator
+(mnist_tpu.py). `diff` the two: each difference carries a numbered TPU rule: estimator_tpu/rules.py,
+docs/MIGRATION.md.
 """
-import tensorflow.compat.v1 as tf
-
 from estimator_tpu import model
 from estimator_tpu.data import records
 
-AUTOTUNE = tf.data.experimental.AUTOTUNE
 SHUFFLE_BUFFER = 10000
-# parse_batch pins the batch dimension it is given; -1 leaves it dynamic, so the last batch may be short.
+# TPU rule 4 (static shapes): -1 leaves the batch dimension dynamic, so a last batch may be short.
 DYNAMIC_BATCH = -1
 
 
-# TPU rule (batch size): the batch size is an argument of the builder. TPUEstimator instead passes it in
-# params['batch_size'] -- per core on a TPU -- so the TPU input_fn takes `params`.
-def input_fn_builder(data_dir, split, is_training, batch_size):
-  """Returns input_fn() reading `<data_dir>/<split>.tfrecords`.
-
-  Training shuffles and repeats forever (Estimator stops at max_steps). Without training, the split is read
-  once in order, including a final partial batch, so `Estimator.evaluate(steps=None)` sees every example.
-  """
-  path = records.split_path(data_dir, split)
+# TPU rule 3 (params): each builder takes the batch size; TPUEstimator passes it in params instead.
+def train_input_fn_builder(data_dir, batch_size):
+  """input_fn for training: the train split, shuffled, repeated until the estimator stops."""
+  path = records.split_path(data_dir, 'train')
 
   def input_fn():
     dataset = records.read_dataset(path)
-    if is_training:
-      # The serialized split is small (MNIST train: ~50 MB), so keep it in memory after the first epoch.
-      dataset = dataset.cache().shuffle(SHUFFLE_BUFFER).repeat()
-    # TPU rule (static shapes): no drop_remainder, so the batch dimension is unknown (None) and the last
-    # evaluation batch is short. XLA compiles a TPU program for one fixed shape, so the TPU input_fn drops it.
+    # The split is small (MNIST train: about 50 MB): keep it in memory after the first epoch.
+    dataset = dataset.cache().shuffle(SHUFFLE_BUFFER).repeat()
+    # TPU rule 4 (static shapes): without drop_remainder the batch dimension is None.
     dataset = dataset.batch(batch_size)
-    dataset = dataset.map(lambda serialized: model.parse_records(serialized, DYNAMIC_BATCH, path),
-                          num_parallel_calls=AUTOTUNE)
-    return dataset.prefetch(AUTOTUNE)
+    return model.parse_dataset(dataset, DYNAMIC_BATCH, path)
+
+  return input_fn
+
+
+def eval_input_fn_builder(data_dir, split, batch_size):
+  """input_fn for evaluation: the split, read once in order, every example counted once."""
+  path = records.split_path(data_dir, split)
+
+  def input_fn():
+    # TPU rule 9 (steps): read to the end, short last batch included; evaluate(steps=None) stops
+    # there.
+    dataset = records.read_dataset(path).batch(batch_size)
+    return model.parse_dataset(dataset, DYNAMIC_BATCH, path)
+
+  return input_fn
+
+
+def predict_input_fn_builder(data_dir, split, num_examples, batch_size):
+  """input_fn for prediction: the first num_examples images of the split (-1: all), read once in
+  order."""
+  path = records.split_path(data_dir, split)
+
+  def input_fn():
+    dataset = records.read_dataset(path).take(num_examples).batch(batch_size)
+    return model.parse_dataset(dataset, DYNAMIC_BATCH, path).map(lambda features, _: features)
 
   return input_fn

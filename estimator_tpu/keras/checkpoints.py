@@ -1,7 +1,8 @@
-"""Checkpoints for the Keras route: TPUEstimator checkpointed and restored by itself; with Keras the program does.
+"""TPU rule 12 (checkpoints): TPUEstimator checkpointed and restored by itself; with Keras the
+program does.
 
-The optimiser's step counter plays the global step: checkpoints are named by it, and a rerun restores it, so
---train_steps is a total like TPUEstimator's max_steps.
+The optimiser's step counter plays the global step: checkpoints are named by it, and a rerun
+restores it, so --train_steps is a total like TPUEstimator's max_steps.
 """
 import tensorflow as tf
 
@@ -9,7 +10,8 @@ KEEP_CHECKPOINT_MAX = 5
 
 
 def build_checkpoint_manager(model, model_dir):
-  """Checkpoints of the model and its optimiser (whose step counter is the TF2 global step) in model_dir.
+  """Checkpoints of the model and its optimiser (whose step counter is the TF2 global step) in
+  model_dir.
 
   TPUEstimator checkpointed and restored by itself; with Keras the program does it.
   """
@@ -18,7 +20,8 @@ def build_checkpoint_manager(model, model_dir):
 
 
 def latest_step(model_dir):
-  """The step of the newest checkpoint in model_dir (0 if none): checkpoints are named ckpt-<step> (below)."""
+  """The step of the newest checkpoint in model_dir (0 if none): checkpoints are named ckpt-<step>
+  (below)."""
   latest = tf.train.latest_checkpoint(model_dir)
   return int(latest.rsplit('-', 1)[1]) if latest else 0
 
@@ -26,8 +29,8 @@ def latest_step(model_dir):
 class SaveCheckpoints(tf.keras.callbacks.Callback):
   """Saves through a CheckpointManager every `every_steps` steps and at the end, named by the step.
 
-  With steps_per_execution > 1 Keras calls on_train_batch_end once per execution, so -- as with TPUEstimator's
-  iterations_per_loop -- a checkpoint can only fall on those boundaries.
+  With steps_per_execution > 1 Keras calls on_train_batch_end once per execution, so -- as with
+  TPUEstimator's iterations_per_loop -- a checkpoint can only fall on those boundaries.
   """
 
   def __init__(self, manager, every_steps):

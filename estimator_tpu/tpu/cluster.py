@@ -1,12 +1,10 @@
-"""Where the TPU is: the Cloud TPU resolver, and a pre-flight that fails in seconds when the TPU is not there.
+"""Where the TPU is: the Cloud TPU resolver, and a pre-flight that fails in seconds without it.
 
-Two architectures (Cloud TPU documentation, cloud.google.com/tpu/docs/system-architecture-tpu-vm):
-  * TPU Node, the only one TensorFlow 1.15 runs on: the TPU is a gRPC worker (grpc://IP:8470) on another machine,
-    named by --tpu_name (resolved through the Cloud TPU API) or --master. Pre-flight: a TCP probe of that port.
-  * TPU VM (the `tpu-vm-tf-2.15.*` runtimes): the TPU is attached to this machine. TensorFlow 2.x names it
-    TPUClusterResolver(tpu='local'), whose master() is '' -- an in-process session -- and whose cluster spec is
-    empty (tensorflow/python/distribute/cluster_resolver/tpu/tpu_cluster_resolver.py). There is no port to probe;
-    the pre-flight looks for the TPU's device files instead.
+TPU rule 2 (where the TPU is): on a TPU Node (the only architecture of TensorFlow 1.15) the TPU is a
+gRPC worker on another machine, grpc://IP:8470, named by --tpu_name (resolved through the Cloud TPU
+API) or --master; the pre-flight probes that port. On a TPU VM (TensorFlow 2.x) the TPU is attached
+to this machine: TPUClusterResolver(tpu='local'), whose master is '' (an in-process session); the
+pre-flight looks for the TPU's device files. docs/RUNNING.md says which TPU runs which.
 """
 import tensorflow.compat.v1 as tf
 
@@ -22,21 +20,20 @@ def is_local_tpu(tpu_name):
 
 
 def require_tf2_for_local_tpu(tf_version):
-  """TPU VMs are a TensorFlow 2 architecture; TF 1.15's resolver has no TPU-VM mode.
-
-  TF 1.15's TPUClusterResolver(tpu='local') returns the master 'local' (tensorflow_core/python/distribute/
-  cluster_resolver/tpu_cluster_resolver.py), which is no session target ("No session factory registered"), and
-  TF 1.15 has no TPU-VM runtime to run on.
-  """
+  """TPU VMs are a TensorFlow 2 architecture: TF 1.15's TPUClusterResolver(tpu='local') returns the
+  master 'local', which is no session target, and TF 1.15 has no TPU-VM runtime to run on."""
   if tf_version.startswith('1.'):
-    raise UserError("--tpu_name=local means the TPU attached to a TPU VM, which TensorFlow %s cannot use: TPU VMs "
-                    "run TensorFlow 2 (tpu-vm-tf-2.15.* runtimes), TF 1.15 only TPU Nodes." % tf_version,
-                    'on a TPU Node name it with --tpu_name=NAME or --master=grpc://IP:8470; on a TPU VM use '
-                    'TensorFlow 2.15 (the .venv-tf2 leg).')
+    raise UserError("--tpu_name=local means the TPU attached to a TPU VM, which TensorFlow %s "
+                    "cannot use: TPU VMs run TensorFlow 2 (tpu-vm-tf-2.15.* runtimes), TF 1.15 "
+                    "only TPU Nodes." % tf_version,
+                    'on a TPU Node name it with --tpu_name=NAME or --master=grpc://IP:8470; on a '
+                    'TPU VM use TensorFlow 2.15 (the .venv-tf2 leg).')
 
 
-def resolve_tpu_cluster(tpu_name, tpu_zone=None, gcp_project=None, resolver_cls=None, tf_version=None):
-  """Returns a TPUClusterResolver for a named Cloud TPU, or for the TPU of this TPU VM when tpu_name is 'local'.
+def resolve_tpu_cluster(tpu_name, tpu_zone=None, gcp_project=None, resolver_cls=None,
+                        tf_version=None):
+  """Returns a TPUClusterResolver for a named Cloud TPU, or for the TPU of this TPU VM when tpu_name
+  is 'local'.
 
   Zone and project of a named TPU are looked up from GCE when omitted.
   """
@@ -44,17 +41,20 @@ def resolve_tpu_cluster(tpu_name, tpu_zone=None, gcp_project=None, resolver_cls=
   try:
     if is_local_tpu(tpu_name):
       require_tf2_for_local_tpu(tf_version or tf.__version__)
-      # The string, not a list: TF 2.15 compares `tpu != 'local'`, so ['local'] would be looked up through the
-      # Cloud TPU API as a TPU named "local" (tpu_cluster_resolver.py, TPUClusterResolver.__init__).
+      # The string, not a list: TF 2.15 compares `tpu != 'local'`, so ['local'] would be looked
+      # up through the Cloud TPU API as a TPU named "local".
       return resolver_cls(tpu=LOCAL_TPU)
     return resolver_cls(tpu=[tpu_name], zone=tpu_zone, project=gcp_project)
   except (ValueError, RuntimeError, OSError) as e:
-    raise UserError('could not resolve TPU %r (zone=%r, project=%r): %s' % (tpu_name, tpu_zone, gcp_project, e),
-                    'check --tpu_name, --tpu_zone and --gcp_project, and that this VM may use the Cloud TPU API.')
+    raise UserError('could not resolve TPU %r (zone=%r, project=%r): %s'
+                    % (tpu_name, tpu_zone, gcp_project, e),
+                    'check --tpu_name, --tpu_zone and --gcp_project, and that this VM may use the '
+                    'Cloud TPU API.')
 
 
 def tpu_master_address(master=None, cluster=None):
-  """The session target TPUEstimator will use: the resolved TPU's when `cluster` is given, else `master`."""
+  """The session target TPUEstimator will use: the resolved TPU's when `cluster` is given, else
+  `master`."""
   if cluster is None:
     return master
   try:
@@ -66,11 +66,13 @@ def tpu_master_address(master=None, cluster=None):
 
 def require_tpu_reachable(master=None, cluster=None, timeout_secs=preflight.DEFAULT_TIMEOUT_SECS,
                           dev_root='/dev', sys_root='/sys'):
-  """Pre-flight for a TPU run: raises a UserError within about `timeout_secs` if the TPU is not there.
+  """Pre-flight for a TPU run: raises a UserError within about `timeout_secs` if the TPU is not
+  there.
 
-  A TPU VM's TPU (master '') must be attached to this machine, and its device files are returned; a TPU Node's
-  worker must accept a TCP connection (returns None). Call it before touching data or building the estimator;
-  TPUEstimator itself would only notice at the first session, after minutes of connection retries.
+  A TPU VM's TPU (master '') must be attached to this machine, and its device files are returned; a
+  TPU Node's worker must accept a TCP connection (returns None). Call it before touching data or
+  building the estimator; TPUEstimator itself would only notice at the first session, after minutes
+  of connection retries.
   """
   address = tpu_master_address(master, cluster)
   if address == '':

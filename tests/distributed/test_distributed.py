@@ -102,7 +102,7 @@ def test_cluster_trains_on_every_worker_and_its_final_checkpoint_evaluates(tmp_p
   assert TRAIN_STEPS <= max(validation_steps) <= final_step, (validation_steps, final_step)
 
   # The chief evaluated the final checkpoint on the test split, and an evaluation from it here agrees.
-  with open(os.path.join(model_dir, mnist.RESULTS_FILE)) as f:
+  with open(os.path.join(model_dir, mnist.ROUTE.results_file)) as f:
     reported = json.load(f)
   assert reported['global_step'] == final_step
   assert reported['eval']['examples'] == 110 and len(reported['predictions']) == 3
@@ -114,7 +114,7 @@ def test_cluster_trains_on_every_worker_and_its_final_checkpoint_evaluates(tmp_p
   assert [line for line in logs['chief-0'] if line.startswith('step ') and ' loss ' in line]
   assert [line for line in logs['evaluator-0'] if line.startswith('Saving dict for global step')]
   estimator = tf.estimator.Estimator(estimator_model_fn.model_fn_builder(1e-3, 1000, 0.5), model_dir=model_dir)
-  metrics = estimator.evaluate(estimator_input.input_fn_builder(data_dir, 'test', False, EVAL_BATCH), steps=None)
+  metrics = estimator.evaluate(estimator_input.eval_input_fn_builder(data_dir, 'test', EVAL_BATCH), steps=None)
   assert metrics['global_step'] == final_step
   assert metrics['accuracy'] == pytest.approx(reported['eval']['accuracy'])
   assert metrics['accuracy'] >= 0.9  # the synthetic digits are separable; chance is 0.1
@@ -173,11 +173,11 @@ def test_tf_config_mistakes_are_user_errors(monkeypatch, setting, distributed_fl
 
 
 def parse_mnist_flags(args):
-  return parse_flags(mnist_flags.define_mnist_flags, args)
+  return parse_flags(mnist_flags.define_flags, args)
 
 
 def parse_cluster_flags(args):
-  return parse_flags(mnist_cluster_flags.define_mnist_cluster_flags, args)
+  return parse_flags(mnist_cluster_flags.define_flags, args)
 
 
 def test_distributed_needs_an_explicit_model_dir():

@@ -2,11 +2,10 @@
 import pytest
 from absl import flags
 
-from flags import mnist_tpu as mnist_tpu_flags
 from flags import training
 from support.programs import LOCAL_TPU_ARGS as LOCAL
 from support.programs import parse
-from support.programs import parse_flags
+from estimator_tpu.runtime import batch_sizes
 
 TPU_PATHS = ['--model_dir=gs://b/model', '--data_dir=gs://b/data']
 
@@ -14,13 +13,13 @@ TPU_PATHS = ['--model_dir=gs://b/model', '--data_dir=gs://b/data']
 def test_local_defaults():
   fv = parse(LOCAL)
   assert (fv.use_tpu, fv.master, fv.iterations, fv.num_shards) == (False, '', 50, None)
-  assert training.effective_batch_size(fv.batch_size, fv.use_tpu) == training.LOCAL_BATCH_SIZE
+  assert batch_sizes.effective_batch_size(fv.batch_size, fv.use_tpu) == training.LOCAL_BATCH_SIZE
 
 
 def test_tpu_by_name_gets_the_tpu_batch():
   fv = parse(['--tpu_name=my-tpu', '--tpu_zone=us-central1-b', '--gcp_project=p'] + TPU_PATHS)
   assert fv.use_tpu and fv.tpu_name == 'my-tpu'
-  assert training.effective_batch_size(fv.batch_size, fv.use_tpu) == training.TPU_BATCH_SIZE
+  assert batch_sizes.effective_batch_size(fv.batch_size, fv.use_tpu) == training.TPU_BATCH_SIZE
 
 
 def test_master_address_is_accepted():

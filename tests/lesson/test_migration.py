@@ -14,8 +14,10 @@ import tensorflow.compat.v1 as tf
 
 import mnist
 import mnist_tpu
+from estimator_tpu import runner
 from support.paths import REPO_ROOT
 from estimator_tpu import model
+from estimator_tpu import rules
 from estimator_tpu.estimator import input_fn as estimator_input
 from estimator_tpu.estimator import model_fn as estimator_model_fn
 from estimator_tpu.tpu import input_fn as tpu_input
@@ -28,6 +30,7 @@ from support.programs import LOCAL_TPU_ARGS
 from support.programs import TRAIN_BATCH
 from support.programs import TRAIN_STEPS
 from support.programs import parse_flags
+from support.programs import training_job
 
 MODE = tf.estimator.ModeKeys
 BATCH = 8
@@ -62,15 +65,15 @@ def output_shapes(dataset):
 
 # --- Estimator -> TPUEstimator: the estimator and its RunConfig ---------------------------------------------------
 
-def test_only_the_tpu_program_builds_a_tpu_estimator_with_a_tpu_config(monkeypatch, tmp_path):
-  plain = mnist.build_estimator(parse_flags(mnist_flags.define_mnist_flags, ['--save_checkpoints_steps=30']),
-                                str(tmp_path / 'plain'))
+def test_only_the_tpu_program_builds_a_tpu_estimator_with_a_tpu_config(tmp_path):
+  plain = mnist.build_estimator(parse_flags(mnist_flags.define_flags, ['--save_checkpoints_steps=30']),
+                                training_job(str(tmp_path / 'plain')))
   assert type(plain) is tf.estimator.Estimator  # pylint: disable=unidiomatic-typecheck
   assert not isinstance(plain.config, tf.estimator.tpu.RunConfig)
 
-  monkeypatch.setattr(mnist_tpu, 'FLAGS', parse_flags(mnist_tpu_flags.define_mnist_tpu_flags, LOCAL_TPU_ARGS + [
-      '--iterations=7', '--num_shards=4', '--save_checkpoints_steps=28', '--batch_size=32']))
-  tpu = mnist_tpu.build_estimator(mnist_tpu.FLAGS, str(tmp_path / 'tpu'))
+  fv = parse_flags(mnist_tpu_flags.define_flags, LOCAL_TPU_ARGS + [
+      '--iterations=7', '--num_shards=4', '--save_checkpoints_steps=28', '--batch_size=32', '--eval_batch_size=8'])
+  tpu = mnist_tpu.build_estimator(fv, training_job(str(tmp_path / 'tpu')))
   assert isinstance(tpu, tf.estimator.tpu.TPUEstimator)
   assert isinstance(tpu.config, tf.estimator.tpu.RunConfig)
   tpu_config = tpu.config.tpu_config
@@ -115,7 +118,7 @@ def test_estimator_model_fn_writes_its_summaries_from_inside_the_graph():
   graph, spec = build_spec(plain_model_fn(), MODE.TRAIN)
   assert isinstance(spec, tf.estimator.EstimatorSpec)
   summaries = graph.get_collection(tf.GraphKeys.SUMMARIES)
-  assert [s.op.name for s in summaries] == [estimator_model_fn.LEARNING_RATE_SUMMARY]
+  assert [s.op.name for s in summaries] == ['learning_rate']
 
 
 def test_only_the_tpu_model_fn_all_reduces_gradients():
@@ -129,13 +132,14 @@ def test_only_the_tpu_model_fn_all_reduces_gradients():
 
 def test_only_the_tpu_input_has_static_shapes_and_full_batches(data_dir):
   with tf.Graph().as_default():
-    plain = estimator_input.input_fn_builder(data_dir, 'test', False, 25)()
-    tpu = tpu_input.input_fn_builder(data_dir, 'test', False)({'batch_size': 25})
+    plain = estimator_input.eval_input_fn_builder(data_dir, 'test', 25)()
+    steps = tpu_input.eval_steps(data_dir, 'test', 25)
+    tpu = tpu_input.eval_input_fn_builder(data_dir, 'test', 25, steps)({'batch_size': 25})
     assert output_shapes(plain) == ([None, 784], [None])
     assert output_shapes(tpu) == ([25, 784], [25])
     plain_sizes, tpu_sizes = batch_sizes(plain), batch_sizes(tpu)
   assert plain_sizes == [25, 25, 25, 25, 10]  # 110 test examples: all of them, in a short last batch
-  assert tpu_sizes == [25, 25, 25, 25]
+  assert tpu_sizes == [25, 25, 25, 25, 25]  # all of them, the last batch padded to full size
 
 
 def batch_sizes(dataset):
@@ -150,8 +154,8 @@ def batch_sizes(dataset):
 
 
 def test_estimator_input_fn_takes_no_params():
-  plain = estimator_input.input_fn_builder('/data', 'train', True, 32)
-  tpu = tpu_input.input_fn_builder('/data', 'train', True)
+  plain = estimator_input.train_input_fn_builder('/data', 32)
+  tpu = tpu_input.train_input_fn_builder('/data')
   assert list(inspect.signature(plain).parameters) == []
   assert list(inspect.signature(tpu).parameters) == ['params']
 
@@ -159,7 +163,8 @@ def test_estimator_input_fn_takes_no_params():
 # --- The programs, run in process with their estimator calls recorded ---------------------------------------------
 
 def run_recorded(program, define_flags, args, estimator_cls, input_module, tpu_step_rules=False):
-  """Runs program.run() with parsed `args`; records train/evaluate arguments and what every input_fn returned.
+  """Runs the program's route with parsed `args`; records train/evaluate arguments and what every input_fn
+  returned.
 
   With tpu_step_rules, train/evaluate refuse missing step counts the way TPUEstimator does on a TPU (off TPU it
   would train forever on a repeating input, or read the eval input to its end).
@@ -170,14 +175,15 @@ def run_recorded(program, define_flags, args, estimator_cls, input_module, tpu_s
     return lambda *builder_args, **builder_kwargs: recording_builder(builder, *builder_args, **builder_kwargs)
 
   def recording_builder(builder, *builder_args, **builder_kwargs):
-    input_fn = builder(*builder_args, **builder_kwargs)
+    built = builder(*builder_args, **builder_kwargs)
+    input_fn = built[0] if isinstance(built, tuple) else built  # eval: (input_fn, steps)
     if 'params' in inspect.signature(input_fn).parameters:
       def recorded(params):
         return record_input(input_fn(params), params['batch_size'])
     else:
       def recorded():
         return record_input(input_fn(), None)
-    return recorded
+    return (recorded,) + built[1:] if isinstance(built, tuple) else recorded
 
   def record_input(dataset, params_batch_size):
     calls['inputs'].append({'params_batch_size': params_batch_size, 'shapes': output_shapes(dataset)})
@@ -197,14 +203,11 @@ def run_recorded(program, define_flags, args, estimator_cls, input_module, tpu_s
     return method
 
   with pytest.MonkeyPatch.context() as patch:
-    patch.setattr(program, 'FLAGS', parse_flags(define_flags, args))
-    # The TPU program evaluates through its own (padded) eval input builder; record every builder there is.
-    for name in ('input_fn_builder', 'eval_input_fn_builder'):
-      if hasattr(input_module, name):
-        patch.setattr(input_module, name, recording_builder_for(getattr(input_module, name)))
+    for name in ('train_input_fn_builder', 'eval_input_fn_builder'):
+      patch.setattr(input_module, name, recording_builder_for(getattr(input_module, name)))
     patch.setattr(estimator_cls, 'train', recording('train'))
     patch.setattr(estimator_cls, 'evaluate', recording('evaluate'))
-    program.main([program.__name__])
+    runner.run(parse_flags(define_flags, args), program.ROUTE)
   return calls
 
 
@@ -216,9 +219,9 @@ def program_args(shared_data_dir, model_dir):
 @pytest.fixture(scope='module')
 def estimator_run(shared_data_dir, tmp_path_factory):
   model_dir = str(tmp_path_factory.mktemp('mnist'))
-  calls = run_recorded(mnist, mnist_flags.define_mnist_flags, program_args(shared_data_dir, model_dir),
+  calls = run_recorded(mnist, mnist_flags.define_flags, program_args(shared_data_dir, model_dir),
                        tf.estimator.Estimator, estimator_input)
-  with open(os.path.join(model_dir, mnist.RESULTS_FILE)) as f:
+  with open(os.path.join(model_dir, mnist.ROUTE.results_file)) as f:
     return calls, json.load(f)
 
 
@@ -227,7 +230,7 @@ def tpu_run(shared_data_dir, tmp_path_factory):
   model_dir = str(tmp_path_factory.mktemp('mnist_tpu'))
   args = LOCAL_TPU_ARGS + ['--iterations=3', '--save_checkpoints_steps=3'] + program_args(shared_data_dir, model_dir)
   try:
-    return run_recorded(mnist_tpu, mnist_tpu_flags.define_mnist_tpu_flags, args, tf.estimator.tpu.TPUEstimator,
+    return run_recorded(mnist_tpu, mnist_tpu_flags.define_flags, args, tf.estimator.tpu.TPUEstimator,
                         tpu_input, tpu_step_rules=True)
   except ValueError as e:
     return {'error': str(e)}
@@ -258,7 +261,7 @@ def test_estimator_program_evaluates_to_the_end_of_its_input(estimator_run):
 
 # --- docs/MIGRATION.md names only tests that exist -----------------------------------------------------------------
 
-DEFAULT_TEST_FILES = ('tests/test_migration.py', 'tests/test_migration_keras.py')
+DEFAULT_TEST_FILES = ('tests/lesson/test_migration.py', 'tests/lesson/test_migration_keras.py')
 
 
 def read(path):
@@ -283,7 +286,7 @@ def migration_test_cells():
 
 def test_every_migration_row_names_existing_tests():
   cells = migration_test_cells()
-  assert len(cells) == 14 + 4  # the step-by-step table and the shared rules
+  assert len(cells) == len(rules.RULES)  # one row per rule
   for test_column in cells:
     names = re.findall(r'`((?:tests/[\w/]+\.py::)?test_\w+)`', test_column)
     assert names, test_column

@@ -14,6 +14,7 @@ import tensorflow.compat.v1 as tf
 from absl import flags
 
 import mnist_keras
+from support.graphs import rates_at
 from support.paths import REPO_ROOT
 from estimator_tpu import model
 from estimator_tpu.data import records
@@ -35,11 +36,11 @@ tf2 = mnist_keras.tf  # the TF API exactly as mnist_keras.py sees it (tf.compat.
 # --- Shared TPU rules: the Keras program accepts (and checks) mnist_tpu.py's flags --------------------------------
 
 def test_keras_program_has_the_tpu_programs_flags_and_checks():
-  keras = parse_flags(mnist_keras_flags.define_mnist_keras_flags, LOCAL_TPU_ARGS)
-  tpu = parse_flags(mnist_tpu_flags.define_mnist_tpu_flags, LOCAL_TPU_ARGS)
+  keras = parse_flags(mnist_keras_flags.define_flags, LOCAL_TPU_ARGS)
+  tpu = parse_flags(mnist_tpu_flags.define_flags, LOCAL_TPU_ARGS)
   assert sorted(keras) == sorted(tpu)
   with pytest.raises(flags.IllegalFlagValueError, match='gs://'):
-    parse_flags(mnist_keras_flags.define_mnist_keras_flags, ['--tpu_name=t', '--model_dir=/tmp/m'])
+    parse_flags(mnist_keras_flags.define_flags, ['--tpu_name=t', '--model_dir=/tmp/m'])
 
 
 class FakeStrategy(object):
@@ -125,10 +126,11 @@ def test_mnist_cnn_cannot_be_wrapped_in_a_keras_lambda():
 
 @requires_tf2
 def test_keras_datasets_are_the_tpu_input_fn_at_the_global_batch(shared_data_dir):
-  dataset = mnist_keras.make_dataset(shared_data_dir, 'test', False, 25)
+  dataset = mnist_keras.make_dataset(shared_data_dir, 25)
   assert dataset.element_spec[0][model.IMAGE_KEY].shape.as_list() == [25, 784]
   assert dataset.element_spec[1].shape.as_list() == [25]
-  assert [len(labels) for _, labels in dataset] == [25, 25, 25, 25]  # 110 examples: full batches only
+  # 250 training examples: batches run on across the epochs, each full.
+  assert [len(labels) for _, labels in dataset.take(12)] == [25] * 12
 
 
 KERAS_EXECUTION, KERAS_SAVE_EVERY, KERAS_STEPS = 5, 7, 20
@@ -149,7 +151,7 @@ def new_keras_model():
 
 def train_keras(keras, model_dir, data_dir):
   manager = keras_checkpoints.build_checkpoint_manager(keras, model_dir)
-  mnist_keras.train(keras, manager, mnist_keras.make_dataset(data_dir, 'train', True, TRAIN_BATCH), KERAS_STEPS,
+  mnist_keras.train(keras, manager, mnist_keras.make_dataset(data_dir, TRAIN_BATCH), KERAS_STEPS,
                     KERAS_SAVE_EVERY, summary_every=KERAS_EXECUTION)
 
 
@@ -193,7 +195,7 @@ def test_keras_train_steps_is_a_total_like_max_steps(keras_run, shared_data_dir)
 def test_keras_evaluate_needs_steps_with_steps_per_execution(keras_run, shared_data_dir):
   """Why mnist_keras.py passes steps to evaluate, as mnist_tpu.py does for TPUEstimator.evaluate."""
   keras, _ = keras_run
-  dataset = mnist_keras.make_dataset(shared_data_dir, 'test', False, EVAL_BATCH)
+  dataset, _ = mnist_keras.make_eval_dataset(shared_data_dir, 'test', EVAL_BATCH)
   with pytest.raises(ValueError, match='steps_per_execution'):
     keras.evaluate(dataset, verbose=0)
   assert keras.evaluate(dataset, steps=2, verbose=0, return_dict=True)['accuracy'] > 0.0
@@ -215,7 +217,6 @@ def test_keras_program_on_tf1_stops_with_one_message(tmp_path):
 @pytest.mark.parametrize('schedule', [model.COSINE, model.EXPONENTIAL])
 def test_keras_learning_rate_follows_the_estimator_routes_schedule(schedule):
   from estimator_tpu.keras import model as keras_model  # pylint: disable=g-import-not-at-top  (TF 2 only)
-  from test_model import rates_at  # pylint: disable=g-import-not-at-top
   steps = [0, 250, 700, 1000, 1300]
   keras_schedule = keras_model.learning_rate_schedule(2e-3, 1000, 0.5, schedule)
   np.testing.assert_allclose([float(keras_schedule(step)) for step in steps],
@@ -226,7 +227,7 @@ def test_keras_learning_rate_follows_the_estimator_routes_schedule(schedule):
 def test_keras_evaluation_scores_every_example_exactly_once(keras_run, shared_data_dir):
   """110 test examples in batches of 25: the fifth batch holds 10 examples and 15 rows of weight 0."""
   keras, _ = keras_run
-  dataset, steps = mnist_keras.make_eval_dataset(shared_data_dir, 'test', 110, 25)
+  dataset, steps = mnist_keras.make_eval_dataset(shared_data_dir, 'test', 25)
   assert steps == 5
   assert [float(weights.numpy().sum()) for _, _, weights in dataset] == [25.0, 25.0, 25.0, 25.0, 10.0]
   metrics = keras.evaluate(dataset, steps=steps, return_dict=True, verbose=0)

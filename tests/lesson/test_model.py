@@ -3,6 +3,7 @@ import numpy as np
 import tensorflow.compat.v1 as tf
 
 from estimator_tpu import model
+from support.graphs import rates_at
 
 # conv1 5*5*1*32+32, conv2 5*5*32*64+64, dense 3136*1024+1024, logits 1024*10+10
 EXPECTED_PARAMETERS = 832 + 51264 + 3212288 + 10250
@@ -47,21 +48,6 @@ def test_pixels_are_scaled_inside_the_model():
     first_conv_input = graph.get_tensor_by_name('Reshape:0')
     scaled = sess.run(first_conv_input, {images: np.full((2, 784), 255.0)})
   assert np.allclose(scaled, 1.0)
-
-
-def rates_at(steps, *schedule_args):
-  """model.learning_rate_schedule evaluated at each global step."""
-  with tf.Graph().as_default():
-    global_step = tf.train.create_global_step()
-    rate = model.learning_rate_schedule(*schedule_args)
-    step = tf.placeholder(tf.int64, [])
-    set_step = global_step.assign(step)
-    with tf.Session() as session:
-      rates = []
-      for value in steps:
-        session.run(set_step, {step: value})
-        rates.append(session.run(rate))
-      return rates
 
 
 def test_cosine_schedule_falls_from_the_initial_rate_to_zero_and_stays_there():

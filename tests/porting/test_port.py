@@ -4,7 +4,6 @@ project's own Estimator program (the "before" of the port) and on its TPUEstimat
 Nothing here needs TensorFlow: the tool reads source only.
 """
 import collections
-import io
 import json
 import os
 import re
@@ -28,7 +27,7 @@ ESTIMATOR_PROGRAM = collections.OrderedDict([
     ('program', 'mnist.py'),
     ('model_fn', 'estimator_tpu/estimator/model_fn.py'),
     ('input_fn', 'estimator_tpu/estimator/input_fn.py'),
-    # The same Estimator trained by a TF_CONFIG cluster; MIGRATION.md row 14 names both.
+    # The same Estimator trained by a TF_CONFIG cluster; MIGRATION.md's rule 14 names both.
     ('cluster', 'tools/mnist_cluster.py'),
     ('distributed', 'estimator_tpu/distributed/training.py'),
 ])
@@ -36,57 +35,63 @@ TPU_PROGRAM = collections.OrderedDict([
     ('program', 'mnist_tpu.py'),
     ('tpu', 'estimator_tpu/tpu'),
     ('network', 'estimator_tpu/model.py'),
-    ('modes', 'estimator_tpu/modes.py'),
+    ('runner', 'estimator_tpu/runner.py'),
     ('serving', 'estimator_tpu/serving.py'),
     ('data', 'estimator_tpu/data'),
     ('runtime', 'estimator_tpu/runtime'),
-    ('readiness', 'estimator_tpu/readiness'),
     ('flags', 'flags'),
 ])
 
 FIXTURES = PORT_FIXTURES
 MIGRATION_DOC = os.path.join(REPO_ROOT, 'docs', 'MIGRATION.md')
 
-# (role, a snippet of the line the finding is on, row, severity): lines are found by their code, so the
+# (role, a snippet of the line the finding is on, rule, severity[, a snippet of the line below it that is meant]): lines are found by their code, so the
 # expectations survive the files moving.
 ESTIMATOR_EXPECTED = [
-    ('program', 'config = tf.estimator.RunConfig(model_dir=model_dir', '1', REQUIRED),
-    ('program', 'config = tf.estimator.RunConfig(model_dir=model_dir', '2', ADVICE),
-    ('program', 'config = tf.estimator.RunConfig(model_dir=model_dir', '8', ADVICE),
-    ('program', 'return tf.estimator.Estimator(', '1', REQUIRED),
-    # steps=fv.eval_steps: the flag --eval_steps defaults to None (flags/modes.py, read but not scanned).
-    ('program', 'metrics = estimator.evaluate(input_fn, steps=fv.eval_steps', '9', REQUIRED),
-    ('program', '  def input_fn():', '3', REQUIRED),  # predict's in-memory input_fn: no params ...
-    ('program', '.batch(fv.eval_batch_size)', '3', REQUIRED),  # ... and the batch size of predict() around it
-    ('model_fn', 'def model_fn(features, labels, mode):', '3', REQUIRED),
-    ('model_fn', 'return tf.estimator.EstimatorSpec(mode=mode, predictions=', '5', REQUIRED),
-    ('model_fn', 'eval_metric_ops=model.metric_fn(labels, logits))', '5', REQUIRED),  # EstimatorSpec ...
-    ('model_fn', 'eval_metric_ops=model.metric_fn(labels, logits))', '5', REQUIRED),  # ... and eval_metric_ops
-    ('model_fn', 'tf.summary.scalar(LEARNING_RATE_SUMMARY, rate)', '7', REQUIRED),
-    ('model_fn', 'train_op = optimizer.minimize(loss', '6', REQUIRED),
-    ('model_fn', 'return tf.estimator.EstimatorSpec(mode=mode, loss=loss, train_op=train_op)', '5', REQUIRED),
-    ('input_fn', '  def input_fn():', '3', REQUIRED),
-    ('input_fn', 'dataset = dataset.batch(batch_size)', '3', REQUIRED),
-    ('input_fn', 'dataset = dataset.batch(batch_size)', '4', REQUIRED),
-    ('distributed', 'run_config = tf.estimator.RunConfig()', '1', REQUIRED),
-    ('distributed', 'run_config = tf.estimator.RunConfig()', '2', ADVICE),
-    ('distributed', 'run_config = tf.estimator.RunConfig()', '8', ADVICE),
-    ('distributed', 'eval_spec = tf.estimator.EvalSpec(', '9', REQUIRED),
-    ('distributed', 'tf.estimator.train_and_evaluate(estimator, train_spec, eval_spec)', '14', ADVICE),
+    ('program', 'config = tf.estimator.RunConfig(', 1, REQUIRED),
+    ('program', 'config = tf.estimator.RunConfig(', 2, ADVICE),
+    ('program', 'config = tf.estimator.RunConfig(', 8, ADVICE),
+    ('program', 'return tf.estimator.Estimator(', 1, REQUIRED),
+    ('program', 'return estimator.evaluate(input_fn, steps=fv.eval_steps', 9, REQUIRED),
+    ('model_fn', 'def model_fn(features, labels, mode):', 3, REQUIRED),
+    ('model_fn', 'return tf.estimator.EstimatorSpec(mode, predictions=', 5, REQUIRED),
+    ('model_fn', 'return tf.estimator.EstimatorSpec(mode, loss=loss, eval_metric_ops=', 5, REQUIRED),  # EstimatorSpec
+    ('model_fn', 'return tf.estimator.EstimatorSpec(mode, loss=loss, eval_metric_ops=', 5, REQUIRED),  # eval_metric_ops
+    ('model_fn', "tf.summary.scalar('learning_rate', rate)", 7, REQUIRED),
+    ('model_fn', 'train_op = optimizer.minimize(loss', 6, REQUIRED),
+    ('model_fn', 'return tf.estimator.EstimatorSpec(mode, loss=loss, train_op=train_op)', 5, REQUIRED),
+    # Each input_fn: no params, and the batch size of its builder; training and evaluation: no drop_remainder.
+    ('input_fn', 'def train_input_fn_builder(', 3, REQUIRED, 'def input_fn():'),
+    ('input_fn', 'dataset = dataset.batch(batch_size)', 3, REQUIRED),
+    ('input_fn', 'dataset = dataset.batch(batch_size)', 4, REQUIRED),
+    ('input_fn', 'def eval_input_fn_builder(', 3, REQUIRED, 'def input_fn():'),
+    ('input_fn', 'dataset = records.read_dataset(path).batch(batch_size)', 3, REQUIRED),
+    ('input_fn', 'dataset = records.read_dataset(path).batch(batch_size)', 4, REQUIRED),
+    ('input_fn', 'def predict_input_fn_builder(', 3, REQUIRED, 'def input_fn():'),
+    ('input_fn', 'dataset = records.read_dataset(path).take(num_examples).batch(batch_size)', 3, REQUIRED),
+    ('distributed', 'run_config = tf.estimator.RunConfig()', 1, REQUIRED),
+    ('distributed', 'run_config = tf.estimator.RunConfig()', 2, ADVICE),
+    ('distributed', 'run_config = tf.estimator.RunConfig()', 8, ADVICE),
+    ('distributed', 'eval_spec = tf.estimator.EvalSpec(', 9, REQUIRED),
+    ('distributed', 'tf.estimator.train_and_evaluate(estimator, train_spec, eval_spec)', 14, ADVICE),
 ]
 
 
 def as_tuples(report, root=None):
-  """Sorted (path relative to root, line, row, severity) of a report's findings."""
-  return sorted((os.path.relpath(f.path, root) if root else f.path, f.line, f.row, f.severity)
+  """Sorted (path relative to root, line, rule, severity) of a report's findings."""
+  return sorted((os.path.relpath(f.path, root) if root else f.path, f.line, f.rule, f.severity)
                 for f in report.findings)
 
 
-def line_of(path, snippet):
+def line_of(path, snippet, below=None):
+  """The line holding `snippet`, or with `below`, the first line under it that holds `below`."""
   with open(path) as f:
-    lines = [number for number, text in enumerate(f, 1) if snippet in text]
+    texts = list(f)
+  lines = [number for number, text in enumerate(texts, 1) if snippet in text]
   assert len(lines) == 1, 'snippet %r is on lines %s of %s' % (snippet, lines, path)
-  return lines[0]
+  if below is None:
+    return lines[0]
+  return next(number for number, text in enumerate(texts, 1) if number > lines[0] and below in text)
 
 
 def program_paths(table):
@@ -97,28 +102,30 @@ def program_paths(table):
 
 def test_estimator_program_reports_exactly_its_migration_rows():
   report = scan_paths(program_paths(ESTIMATOR_PROGRAM))
-  expected = sorted((ESTIMATOR_PROGRAM[role], line_of(os.path.join(REPO_ROOT, ESTIMATOR_PROGRAM[role]), snippet), row,
-                     severity) for role, snippet, row, severity in ESTIMATOR_EXPECTED)
+  expected = sorted((ESTIMATOR_PROGRAM[role], line_of(os.path.join(REPO_ROOT, ESTIMATOR_PROGRAM[role]), snippet,
+                                                       *below), rule, severity)
+                     for role, snippet, rule, severity, *below in ESTIMATOR_EXPECTED)
   assert as_tuples(report, REPO_ROOT) == expected
   assert report.bad_inputs == [] and report.exit_status() == 1
 
 
 def migration_step_rows():
-  """{row: (Estimator cell, TPUEstimator cell)} of MIGRATION.md's table "What changes, step by step"."""
+  """{rule: (Estimator cell, TPUEstimator cell)} of MIGRATION.md's table of the TPU rules."""
   rows = {}
   with open(MIGRATION_DOC) as f:
     for line in f:
       cells = [cell.strip() for cell in line.split('|')]
       if len(cells) > 4 and cells[1].isdigit():
-        rows[cells[1]] = (cells[3], cells[4])
+        rows[int(cells[1])] = (cells[3], cells[4])
   return rows
 
 
 def rows_the_port_changes(rows):
-  """Rows where the Estimator program has something the TPUEstimator one does differently: not '—' (nothing
-  there), not 'As for Estimator' and not '..., unchanged' (the same code)."""
-  return set(row for row, (estimator, tpu) in rows.items()
-             if estimator != '—' and not tpu.startswith('As for Estimator') and 'unchanged' not in tpu)
+  """Rules where the Estimator program has something the TPUEstimator one does differently: not '—' (nothing
+  there), not 'As for Estimator' or 'The same', and no '..., unchanged' or 'needs no change' (the same code)."""
+  return set(rule for rule, (estimator, tpu) in rows.items()
+             if estimator != '—' and not tpu.startswith(('As for Estimator', 'The same'))
+             and 'unchanged' not in tpu and 'needs no change' not in tpu)
 
 
 def doc_name(path):
@@ -129,13 +136,13 @@ def doc_name(path):
 def test_the_estimator_program_reports_exactly_the_rows_migration_md_lists():
   report = scan_paths(program_paths(ESTIMATOR_PROGRAM))
   rows = migration_step_rows()
-  assert rows_the_port_changes(rows) == {'1', '2', '3', '4', '5', '6', '7', '8', '9', '14'}  # the doc parses
-  reported = set(f.row for f in report.findings)
+  assert rows_the_port_changes(rows) == {1, 2, 3, 4, 5, 6, 7, 8, 9, 14}  # the doc parses
+  reported = set(f.rule for f in report.findings)
   assert reported == rows_the_port_changes(rows)
-  # A row that names files of the Estimator program is reported in one of them (row 14 names two).
+  # A rule that names files of the Estimator program is reported in one of them (rule 14 names two).
   by_file = collections.defaultdict(set)
   for finding in report.findings:
-    by_file[doc_name(os.path.relpath(finding.path, REPO_ROOT))].add(finding.row)
+    by_file[doc_name(os.path.relpath(finding.path, REPO_ROOT))].add(finding.rule)
   for row, (estimator, _) in rows.items():
     named = [doc_name(path) for path in ESTIMATOR_PROGRAM.values() if doc_name(path) in estimator]
     assert not named or any(row in by_file.get(name, ()) for name in named), (row, named)
@@ -154,97 +161,99 @@ def test_mnist_py_alone_names_the_files_it_could_not_follow():
   """Scanned without its library, mnist.py's model_fn and input_fns are named with the files to add, and what is
   in mnist.py itself is still reported."""
   report = scan_paths([os.path.join(REPO_ROOT, 'mnist.py')])
-  unknown = [(f.line, f.row, f.message) for f in report.findings if f.severity == UNKNOWN]
-  assert [(line, row) for line, row, _ in unknown] == [
-      (line_of(os.path.join(REPO_ROOT, 'mnist.py'), 'return tf.estimator.Estimator('), '5'),
-      (line_of(os.path.join(REPO_ROOT, 'mnist.py'), "estimator.train(input_fn_lib.input_fn_builder"), '3'),
-      (line_of(os.path.join(REPO_ROOT, 'mnist.py'), 'metrics = estimator.evaluate('), '3')]
+  unknown = [(f.line, f.rule, f.message) for f in report.findings if f.severity == UNKNOWN]
+  mnist_py = os.path.join(REPO_ROOT, 'mnist.py')
+  assert [(line, rule) for line, rule, _ in unknown] == [
+      (line_of(mnist_py, 'return tf.estimator.Estimator('), 5),
+      (line_of(mnist_py, 'estimator.train(input_fn, max_steps'), 3),
+      (line_of(mnist_py, 'return estimator.evaluate(input_fn'), 3),
+      (line_of(mnist_py, 'return estimator.predict(input_fn'), 3)]
   assert ('`model_fn_lib.model_fn_builder` comes from estimator_tpu.estimator.model_fn '
           '(estimator_tpu/estimator/model_fn.py), which is not among the scanned files') in unknown[0][2]
-  assert 'estimator_tpu/estimator/input_fn.py' in unknown[1][2]
-  assert sorted(set(f.row for f in report.findings)) == ['1', '2', '3', '5', '8', '9']
+  assert all('estimator_tpu/estimator/input_fn.py' in message for _, _, message in unknown[1:])
+  assert sorted(set(f.rule for f in report.findings)) == [1, 2, 3, 5, 8, 9]
 
 
 # --- Fixtures: the classic legacy shapes ------------------------------------------------------------------------
 
 FIXTURE_EXPECTED = {
     'custom_estimator': [
-        ('iris_classifier.py', 21, 'rule-dtypes', UNKNOWN),  # from_tensor_slices of pandas data: float64?
-        ('iris_classifier.py', 22, '3', REQUIRED),  # .batch(batch_size): an argument, not params
-        ('iris_classifier.py', 22, '4', REQUIRED),  # ... without drop_remainder (train)
-        ('iris_classifier.py', 27, 'rule-dtypes', UNKNOWN),
-        ('iris_classifier.py', 28, '3', REQUIRED),
-        ('iris_classifier.py', 28, '4', REQUIRED),  # evaluate uses it (predict alone would not need it)
-        ('iris_classifier.py', 43, '5', REQUIRED),  # EstimatorSpec (predict)
-        ('iris_classifier.py', 48, '7', REQUIRED),  # tf.summary.scalar in model_fn
-        ('iris_classifier.py', 51, '5', REQUIRED),  # EstimatorSpec (eval) ...
-        ('iris_classifier.py', 51, '5', REQUIRED),  # ... with eval_metric_ops
-        ('iris_classifier.py', 54, '6', REQUIRED),  # minimize without CrossShardOptimizer
-        ('iris_classifier.py', 55, '5', REQUIRED),  # EstimatorSpec (train)
-        ('iris_classifier.py', 66, '1', REQUIRED),  # tf.estimator.Estimator
-        ('iris_classifier.py', 70, '3', REQUIRED),  # lambda input_fn without params (train)
-        ('iris_classifier.py', 71, '3', REQUIRED),  # (evaluate)
-        ('iris_classifier.py', 71, '9', REQUIRED),  # evaluate without steps
-        ('iris_classifier.py', 76, '3', REQUIRED),  # (predict)
+        ('iris_classifier.py', 21, 15, UNKNOWN),  # from_tensor_slices of pandas data: float64?
+        ('iris_classifier.py', 22, 3, REQUIRED),  # .batch(batch_size): an argument, not params
+        ('iris_classifier.py', 22, 4, REQUIRED),  # ... without drop_remainder (train)
+        ('iris_classifier.py', 27, 15, UNKNOWN),
+        ('iris_classifier.py', 28, 3, REQUIRED),
+        ('iris_classifier.py', 28, 4, REQUIRED),  # evaluate uses it (predict alone would not need it)
+        ('iris_classifier.py', 43, 5, REQUIRED),  # EstimatorSpec (predict)
+        ('iris_classifier.py', 48, 7, REQUIRED),  # tf.summary.scalar in model_fn
+        ('iris_classifier.py', 51, 5, REQUIRED),  # EstimatorSpec (eval) ...
+        ('iris_classifier.py', 51, 5, REQUIRED),  # ... with eval_metric_ops
+        ('iris_classifier.py', 54, 6, REQUIRED),  # minimize without CrossShardOptimizer
+        ('iris_classifier.py', 55, 5, REQUIRED),  # EstimatorSpec (train)
+        ('iris_classifier.py', 66, 1, REQUIRED),  # tf.estimator.Estimator
+        ('iris_classifier.py', 70, 3, REQUIRED),  # lambda input_fn without params (train)
+        ('iris_classifier.py', 71, 3, REQUIRED),  # (evaluate)
+        ('iris_classifier.py', 71, 9, REQUIRED),  # evaluate without steps
+        ('iris_classifier.py', 76, 3, REQUIRED),  # (predict)
     ],
     'keras_in_model_fn': [
-        ('trainer.py', 14, 'rule-gcs', ADVICE),  # --model_dir defaults to /tmp/...
-        ('trainer.py', 25, '3', REQUIRED),  # model_fn(features, labels, mode): no params
-        ('trainer.py', 30, '4', REQUIRED),  # tf.boolean_mask
-        ('trainer.py', 31, '5', REQUIRED),  # est.EstimatorSpec
-        ('trainer.py', 34, '7', REQUIRED),  # tf.summary.histogram
-        ('trainer.py', 37, '5', REQUIRED),
-        ('trainer.py', 37, '5', REQUIRED),  # eval_metric_ops
-        ('trainer.py', 39, '3', ADVICE),  # FLAGS.learning_rate read in model_fn
-        ('trainer.py', 40, '6', REQUIRED),  # a Keras optimizer: CrossShardOptimizer refuses it
-        ('trainer.py', 42, '5', REQUIRED),
-        ('trainer.py', 42, '8', ADVICE),  # training_hooks with a LoggingTensorHook
-        ('trainer.py', 49, '3', REQUIRED),  # .batch(FLAGS.batch_size, drop_remainder=True)
-        ('trainer.py', 55, '1', REQUIRED),  # est.Estimator
-        ('trainer.py', 56, '1', REQUIRED),  # est.RunConfig
-        ('trainer.py', 56, '2', ADVICE),
-        ('trainer.py', 56, '8', ADVICE),
-        ('trainer.py', 57, '3', REQUIRED),  # lambda input_fns without params
-        ('trainer.py', 58, '3', REQUIRED),
+        ('trainer.py', 14, 17, ADVICE),  # --model_dir defaults to /tmp/...
+        ('trainer.py', 25, 3, REQUIRED),  # model_fn(features, labels, mode): no params
+        ('trainer.py', 30, 4, REQUIRED),  # tf.boolean_mask
+        ('trainer.py', 31, 5, REQUIRED),  # est.EstimatorSpec
+        ('trainer.py', 34, 7, REQUIRED),  # tf.summary.histogram
+        ('trainer.py', 37, 5, REQUIRED),
+        ('trainer.py', 37, 5, REQUIRED),  # eval_metric_ops
+        ('trainer.py', 39, 3, ADVICE),  # FLAGS.learning_rate read in model_fn
+        ('trainer.py', 40, 6, REQUIRED),  # a Keras optimizer: CrossShardOptimizer refuses it
+        ('trainer.py', 42, 5, REQUIRED),
+        ('trainer.py', 42, 8, ADVICE),  # training_hooks with a LoggingTensorHook
+        ('trainer.py', 49, 3, REQUIRED),  # .batch(FLAGS.batch_size, drop_remainder=True)
+        ('trainer.py', 55, 1, REQUIRED),  # est.Estimator
+        ('trainer.py', 56, 1, REQUIRED),  # est.RunConfig
+        ('trainer.py', 56, 2, ADVICE),
+        ('trainer.py', 56, 8, ADVICE),
+        ('trainer.py', 57, 3, REQUIRED),  # lambda input_fns without params
+        ('trainer.py', 58, 3, REQUIRED),
     ],
     # Written for TPUEstimator already: nothing required, only tf.contrib's new homes and one thing to look at.
     'bert_like': [
-        ('optimization.py', 15, 'version-contrib', ADVICE),  # CrossShardOptimizer, wrapped under use_tpu
-        ('run_classifier.py', 33, 'rule-gcs', ADVICE),  # --export_dir defaults to ./exported
-        ('run_classifier.py', 78, 'version-contrib', ADVICE),
-        ('run_classifier.py', 89, 'version-contrib', ADVICE),
-        ('run_classifier.py', 91, 'version-contrib', ADVICE),
-        ('run_classifier.py', 120, 'version-contrib', ADVICE),  # map_and_batch
-        ('run_classifier.py', 136, '4', UNKNOWN),  # unused builder: drop_remainder is its argument
-        ('run_classifier.py', 145, 'version-contrib', ADVICE),
-        ('run_classifier.py', 148, 'version-contrib', ADVICE),
-        ('run_classifier.py', 149, 'version-contrib', ADVICE),
-        ('run_classifier.py', 154, 'version-contrib', ADVICE),
-        ('run_classifier.py', 163, 'version-contrib', ADVICE),
+        ('optimization.py', 15, 19, ADVICE),  # CrossShardOptimizer, wrapped under use_tpu
+        ('run_classifier.py', 33, 17, ADVICE),  # --export_dir defaults to ./exported
+        ('run_classifier.py', 78, 19, ADVICE),
+        ('run_classifier.py', 89, 19, ADVICE),
+        ('run_classifier.py', 91, 19, ADVICE),
+        ('run_classifier.py', 120, 19, ADVICE),  # map_and_batch
+        ('run_classifier.py', 136, 4, UNKNOWN),  # unused builder: drop_remainder is its argument
+        ('run_classifier.py', 145, 19, ADVICE),
+        ('run_classifier.py', 148, 19, ADVICE),
+        ('run_classifier.py', 149, 19, ADVICE),
+        ('run_classifier.py', 154, 19, ADVICE),
+        ('run_classifier.py', 163, 19, ADVICE),
     ],
     'contrib_tpu': [
-        ('mnist_contrib.py', 5, 'version-contrib', ADVICE),  # from tensorflow.contrib import tpu
-        ('mnist_contrib.py', 6, 'version-contrib', ADVICE),  # ... cluster_resolver import
-        ('mnist_contrib.py', 10, 'rule-gcs', ADVICE),  # --data_dir defaults to /tmp/mnist/data
-        ('mnist_contrib.py', 27, 'version-contrib', ADVICE),  # tf.contrib.summary in host_call: only contrib
-        ('mnist_contrib.py', 28, 'version-contrib', ADVICE),
-        ('mnist_contrib.py', 29, 'version-contrib', ADVICE),
-        ('mnist_contrib.py', 30, 'version-contrib', ADVICE),
-        ('mnist_contrib.py', 34, '13', REQUIRED),  # tf.py_func, in a function model_fn calls
-        ('mnist_contrib.py', 46, 'version-contrib', ADVICE),
-        ('mnist_contrib.py', 49, '4', REQUIRED),  # tf.where with one argument
-        ('mnist_contrib.py', 51, 'version-contrib', ADVICE),
-        ('mnist_contrib.py', 53, '3', ADVICE),  # FLAGS.learning_rate in model_fn
-        ('mnist_contrib.py', 54, 'version-contrib', ADVICE),
-        ('mnist_contrib.py', 55, '6', ADVICE),  # CrossShardOptimizer unconditionally
-        ('mnist_contrib.py', 57, 'version-contrib', ADVICE),
-        ('mnist_contrib.py', 66, 'rule-dtypes', REQUIRED),  # decode_raw uint8, never cast
-        ('mnist_contrib.py', 79, 'version-contrib', ADVICE),  # batch_and_drop_remainder
-        ('mnist_contrib.py', 87, 'version-contrib', ADVICE),
-        ('mnist_contrib.py', 88, 'version-contrib', ADVICE),
-        ('mnist_contrib.py', 90, 'version-contrib', ADVICE),
-        ('mnist_contrib.py', 91, '1', ADVICE),  # no predict_batch_size
-        ('mnist_contrib.py', 91, 'version-contrib', ADVICE),
+        ('mnist_contrib.py', 5, 19, ADVICE),  # from tensorflow.contrib import tpu
+        ('mnist_contrib.py', 6, 19, ADVICE),  # ... cluster_resolver import
+        ('mnist_contrib.py', 10, 17, ADVICE),  # --data_dir defaults to /tmp/mnist/data
+        ('mnist_contrib.py', 27, 19, ADVICE),  # tf.contrib.summary in host_call: only contrib
+        ('mnist_contrib.py', 28, 19, ADVICE),
+        ('mnist_contrib.py', 29, 19, ADVICE),
+        ('mnist_contrib.py', 30, 19, ADVICE),
+        ('mnist_contrib.py', 34, 18, REQUIRED),  # tf.py_func, in a function model_fn calls
+        ('mnist_contrib.py', 46, 19, ADVICE),
+        ('mnist_contrib.py', 49, 4, REQUIRED),  # tf.where with one argument
+        ('mnist_contrib.py', 51, 19, ADVICE),
+        ('mnist_contrib.py', 53, 3, ADVICE),  # FLAGS.learning_rate in model_fn
+        ('mnist_contrib.py', 54, 19, ADVICE),
+        ('mnist_contrib.py', 55, 6, ADVICE),  # CrossShardOptimizer unconditionally
+        ('mnist_contrib.py', 57, 19, ADVICE),
+        ('mnist_contrib.py', 66, 15, REQUIRED),  # decode_raw uint8, never cast
+        ('mnist_contrib.py', 79, 19, ADVICE),  # batch_and_drop_remainder
+        ('mnist_contrib.py', 87, 19, ADVICE),
+        ('mnist_contrib.py', 88, 19, ADVICE),
+        ('mnist_contrib.py', 90, 19, ADVICE),
+        ('mnist_contrib.py', 91, 1, ADVICE),  # no predict_batch_size
+        ('mnist_contrib.py', 91, 19, ADVICE),
     ],
 }
 
@@ -260,7 +269,7 @@ def test_fixture_findings_are_exactly_these(fixture):
 
 def test_bert_optimizer_outside_the_scanned_files_cannot_be_told():
   report = scan_paths([os.path.join(FIXTURES, 'bert_like', 'run_classifier.py')])
-  unknown = [f for f in report.findings if f.row == '6']
+  unknown = [f for f in report.findings if f.rule == 6]
   assert [(f.line, f.severity) for f in unknown] == [(78, UNKNOWN)]
   assert 'optimization.create_optimizer(...)' in unknown[0].message
   assert report.count(REQUIRED) == 0
@@ -270,7 +279,7 @@ def test_messages_say_what_is_there_and_what_to_change():
   report = scan_paths([os.path.join(FIXTURES, 'custom_estimator')])
   for finding in report.findings:
     assert ' -> ' in finding.message or finding.severity == UNKNOWN, finding
-  messages = [f.message for f in report.findings if f.line == 22 and f.row == '3']
+  messages = [f.message for f in report.findings if f.line == 22 and f.rule == 3]
   assert messages == ["the batch size is `batch_size`, an argument of train_input_fn(), not params['batch_size'] -> "
                       "batch with params['batch_size']: TPUEstimator sets it to the per-core batch on a TPU (the "
                       "global batch on CPU) and splits train_batch_size over the cores itself."]
@@ -286,7 +295,7 @@ def write(tmp_path, name, source):
 
 
 def rows_and_lines(report):
-  return sorted((os.path.basename(f.path), f.line, f.row, f.severity) for f in report.findings)
+  return sorted((os.path.basename(f.path), f.line, f.rule, f.severity) for f in report.findings)
 
 
 LEGACY_MODEL_FN = '''
@@ -309,8 +318,8 @@ def model_fn(features, labels, mode):
 def test_import_aliases_resolve_to_the_same_api(tmp_path, imports, estimator, spec):
   source = imports + '\nSpec = %s\n' % spec + LEGACY_MODEL_FN + '\nmodel = %s(model_fn=model_fn)\n' % estimator
   report = scan_paths([write(tmp_path, 'legacy.py', source)])
-  rows = sorted(f.row for f in report.findings if f.severity == REQUIRED)
-  assert rows == ['1', '3', '5'], report.findings
+  rows = sorted(f.rule for f in report.findings if f.severity == REQUIRED)
+  assert rows == [1, 3, 5], report.findings
 
 
 def test_model_fn_found_through_partial_a_builder_a_parameter_and_another_module(tmp_path):
@@ -338,8 +347,8 @@ def test_model_fn_found_through_partial_a_builder_a_parameter_and_another_module
         return build(models.builder(3), config)
       ''')
   report = scan_paths([str(tmp_path / 'pkg')])
-  assert rows_and_lines(report) == [('models.py', 5, '3', REQUIRED),  # the partial leaves no params
-                                    ('models.py', 6, '7', REQUIRED)]
+  assert rows_and_lines(report) == [('models.py', 5, 3, REQUIRED),  # the partial leaves no params
+                                    ('models.py', 6, 7, REQUIRED)]
 
 
 def test_a_model_fn_that_cannot_be_found_is_named_not_guessed(tmp_path):
@@ -351,7 +360,7 @@ def test_a_model_fn_that_cannot_be_found_is_named_not_guessed(tmp_path):
       ''')
   report = scan_paths([path])
   notes = [f for f in report.findings if f.severity == UNKNOWN]
-  assert len(notes) == 1 and 'somewhere_else' in notes[0].message and notes[0].row == '5'
+  assert len(notes) == 1 and 'somewhere_else' in notes[0].message and notes[0].rule == 5
 
 
 def test_correct_tpu_estimator_code_has_nothing_required(tmp_path):
@@ -399,7 +408,7 @@ def test_numpy_input_fn_is_named_as_what_to_replace(tmp_path):
         estimator.train(input_fn, max_steps=10)
       ''')
   findings = scan_paths([path]).findings
-  assert [(f.line, f.row, f.severity) for f in findings] == [(6, '3', REQUIRED)]
+  assert [(f.line, f.rule, f.severity) for f in findings] == [(6, 3, REQUIRED)]
   assert 'numpy_input_fn' in findings[0].message
 
 
@@ -424,7 +433,7 @@ STEP_FLAGS = '''
 def test_step_counts_read_from_flags_take_the_flags_defaults(tmp_path):
   write(tmp_path, 'steps.py', STEP_FLAGS)
   report = scan_paths([str(tmp_path / 'steps.py')])
-  assert [(f.line, f.row, f.severity) for f in report.findings] == [(13, '9', REQUIRED), (14, '9', UNKNOWN)]
+  assert [(f.line, f.rule, f.severity) for f in report.findings] == [(13, 9, REQUIRED), (14, 9, UNKNOWN)]
   assert '(`fv.eval_steps` is the flag --eval_steps, which defaults to None: %s:5)' % (
       tmp_path / 'steps.py') in report.findings[0].message
   assert '`FLAGS.eval_batches` is only known at run time' in report.findings[1].message
@@ -449,8 +458,8 @@ def test_flags_defined_in_an_imported_module_are_read_but_not_checked(tmp_path):
         estimator.evaluate(input_fn, steps=FLAGS.eval_steps)
       ''')
   report = scan_paths([path])
-  assert [(os.path.basename(f.path), f.line, f.row, f.severity) for f in report.findings] == [
-      ('main.py', 11, '9', REQUIRED)]
+  assert [(os.path.basename(f.path), f.line, f.rule, f.severity) for f in report.findings] == [
+      ('main.py', 11, 9, REQUIRED)]
   assert 'app_flags.py:3)' in report.findings[0].message
 
 
@@ -473,7 +482,7 @@ def test_in_memory_data_converted_a_few_lines_up_has_a_dtype(tmp_path):
         return estimator.predict(raw_input_fn)
       ''')
   report = scan_paths([path])
-  assert [(f.line, f.row, f.severity) for f in report.findings] == [(13, 'rule-dtypes', UNKNOWN)]
+  assert [(f.line, f.rule, f.severity) for f in report.findings] == [(13, 15, UNKNOWN)]
 
 
 # --- The command line -------------------------------------------------------------------------------------------
@@ -487,7 +496,7 @@ def test_text_output_is_one_line_per_finding_and_a_summary():
   lines = out.splitlines()
   assert status == 1 and err == ''
   assert len(lines) == len(FIXTURE_EXPECTED['contrib_tpu']) + 1
-  assert re.match(r'.*mnist_contrib\.py:34: \[required\] row 13 \(Checking TPU readiness without a TPU\): '
+  assert re.match(r'.*mnist_contrib\.py:34: \[required\] rule 18 \(XLA ops\): '
                   r'`tf\.py_func` inside model_fn', lines[7])
   assert lines[-1] == '1 file(s) checked: 3 required, 19 advice, 0 cannot tell statically.'
 
@@ -499,8 +508,8 @@ def test_json_output_for_tools():
   assert document['summary'] == {'files': 2, 'required': 0, 'advice': 11, 'cannot_tell': 1, 'unreadable': 0,
                                  'exit_status': 0}
   first = document['findings'][0]
-  assert sorted(first) == ['line', 'message', 'path', 'row', 'severity', 'title']
-  assert (os.path.basename(first['path']), first['line'], first['row']) == ('optimization.py', 15, 'version-contrib')
+  assert sorted(first) == ['line', 'message', 'name', 'path', 'rule', 'severity', 'title']
+  assert (os.path.basename(first['path']), first['line'], first['rule']) == ('optimization.py', 15, 19)
   assert [f['severity'] for f in document['findings']].count('cannot tell statically') == 1
 
 
@@ -520,7 +529,7 @@ def test_an_unparsable_file_is_named_and_the_others_are_checked(tmp_path):
   assert err.startswith('error: %s: does not parse as Python %d.%d (line 1' % (
       (os.path.join(str(tmp_path), 'py2.py'),) + sys.version_info[:2]))
   assert 'Python 2 code' in err
-  assert 'ok.py:2: [required] row 1' in out
+  assert 'ok.py:2: [required] rule 1' in out
 
 
 def test_exit_status_zero_when_nothing_is_required():
@@ -535,7 +544,7 @@ def test_python_dash_m_runs_without_tensorflow_installed_or_imported(tmp_path):
                            'status = main([%r]); assert "tensorflow" not in sys.modules; sys.exit(status)' % path],
                           cwd=REPO_ROOT, stdout=subprocess.PIPE, stderr=subprocess.PIPE, universal_newlines=True)
   assert result.returncode == 1, result.stderr
-  assert 'legacy.py:2: [required] row 1' in result.stdout
+  assert 'legacy.py:2: [required] rule 1' in result.stdout
 
 
 def test_bad_arguments_exit_2():
@@ -603,10 +612,10 @@ def test_odd_code_never_crashes_the_scan(tmp_path):
   report = scan_paths([str(tmp_path)])
   assert report.bad_inputs == []
   assert not [f for f in report.findings if 'could not analyse' in f.message]
-  lines = set((f.line, f.row) for f in report.findings if f.path == path)
-  assert (45, '9') in lines  # train() with neither steps nor max_steps
-  assert (42, '5') in lines  # EstimatorSpec in a decorated model_fn
-  assert (23, '6') in lines  # self.model_fn resolved to the method: its optimizer cannot be told
+  lines = set((f.line, f.rule) for f in report.findings if f.path == path)
+  assert (45, 9) in lines  # train() with neither steps nor max_steps
+  assert (42, 5) in lines  # EstimatorSpec in a decorated model_fn
+  assert (23, 6) in lines  # self.model_fn resolved to the method: its optimizer cannot be told
 
 
 def test_tensorflow_estimators_own_source_scans_without_a_crash():
@@ -632,26 +641,26 @@ CASES = {
 
           def _model_fn(self, features, labels, mode, params):
             return tf.estimator.EstimatorSpec(mode, loss=tf.reduce_mean(features))
-        ''', [(4, '1', REQUIRED), (9, '5', REQUIRED)]),
+        ''', [(4, 1, REQUIRED), (9, 5, REQUIRED)]),
     'premade_and_keras_estimators': ('''
         import tensorflow as tf
         a = tf.estimator.DNNClassifier(hidden_units=[10], feature_columns=[])
         b = tf.contrib.learn.LinearRegressor(feature_columns=[])
         c = tf.keras.estimator.model_to_estimator(keras_model=None)
-        ''', [(3, '1', REQUIRED), (4, '1', REQUIRED), (4, 'version-contrib', ADVICE), (5, '1', REQUIRED)]),
+        ''', [(3, 1, REQUIRED), (4, 1, REQUIRED), (4, 19, ADVICE), (5, 1, REQUIRED)]),
     'train_and_evaluate_specs': ('''
         import tensorflow as tf
         def run(estimator, train_input_fn, eval_input_fn):
           train_spec = tf.estimator.TrainSpec(train_input_fn)
           eval_spec = tf.estimator.EvalSpec(eval_input_fn, steps=None)
           tf.estimator.train_and_evaluate(estimator, train_spec, eval_spec)
-        ''', [(4, '3', UNKNOWN), (4, '9', REQUIRED), (5, '3', UNKNOWN), (5, '9', REQUIRED), (6, '14', ADVICE)]),
+        ''', [(4, 3, UNKNOWN), (4, 9, REQUIRED), (5, 3, UNKNOWN), (5, 9, REQUIRED), (6, 14, ADVICE)]),
     'run_config_with_master_and_cluster': ('''
         import tensorflow as tf
         resolver = tf.distribute.cluster_resolver.TPUClusterResolver(tpu=['my-tpu'])
         config = tf.estimator.tpu.RunConfig(master='grpc://10.0.0.2:8470', cluster=resolver,
                                             tpu_config=tf.estimator.tpu.TPUConfig(num_shards=8))
-        ''', [(4, '2', REQUIRED), (5, '8', ADVICE)]),
+        ''', [(4, 2, REQUIRED), (5, 8, ADVICE)]),
     'model_fn_ops': ('''
         import tensorflow as tf
         def model_fn(features, labels, mode, params):
@@ -663,8 +672,8 @@ CASES = {
           return tf.estimator.tpu.TPUEstimatorSpec(mode, loss=tf.reduce_sum(kept),
                                                    training_hooks=[tf.train.StopAtStepHook(10)])
         estimator = %s
-        ''' % TPU_ESTIMATOR, [(4, 'rule-dtypes', REQUIRED), (5, '13', REQUIRED), (7, '4', REQUIRED),
-                              (8, '13', REQUIRED), (9, '8', ADVICE)]),
+        ''' % TPU_ESTIMATOR, [(4, 15, REQUIRED), (5, 15, REQUIRED), (7, 4, REQUIRED),
+                              (8, 18, REQUIRED), (9, 8, ADVICE)]),
     'map_and_batch_and_queues': ('''
         import tensorflow as tf
         def input_fn(params):
@@ -674,7 +683,7 @@ CASES = {
           return d
         def main(estimator):
           estimator.train(input_fn, steps=10)
-        ''', [(4, 'rule-gcs', ADVICE), (5, '4', REQUIRED), (6, '4', ADVICE)]),
+        ''', [(4, 17, ADVICE), (5, 4, REQUIRED), (6, 4, ADVICE)]),
     'flags_in_functions': ('''
         import tensorflow as tf
         from absl import flags
@@ -687,8 +696,8 @@ CASES = {
         def main(config):
           estimator = %s
           estimator.train(input_fn, max_steps=FLAGS.steps)
-        ''' % TPU_ESTIMATOR, [(6, '3', ADVICE), (9, '3', ADVICE), (9, '3', REQUIRED),  # line 8: the batch size
-                              (12, '9', UNKNOWN)]),  # max_steps=FLAGS.steps: no DEFINE_integer('steps') to read
+        ''' % TPU_ESTIMATOR, [(6, 3, ADVICE), (9, 3, ADVICE), (9, 3, REQUIRED),  # line 8: the batch size
+                              (12, 9, UNKNOWN)]),  # max_steps=FLAGS.steps: no DEFINE_integer('steps') to read
     'classifier_that_is_not_an_estimator': ('''
         def fit_and_score(classifier, x_train, y_train, x_test):
           classifier.fit(x_train, y_train)
@@ -701,4 +710,4 @@ CASES = {
 def test_one_construct_at_a_time(tmp_path, case):
   source, expected = CASES[case]
   report = scan_paths([write(tmp_path, case + '.py', source)])
-  assert sorted((f.line, f.row, f.severity) for f in report.findings) == sorted(expected), report.findings
+  assert sorted((f.line, f.rule, f.severity) for f in report.findings) == sorted(expected), report.findings

@@ -13,9 +13,12 @@ from estimator_tpu.porting import readiness
 from estimator_tpu.porting.readiness import config_checks
 from estimator_tpu.porting.readiness import input_checks
 from estimator_tpu.porting.readiness import results
+from estimator_tpu.runtime.errors import UserError
+from estimator_tpu.tpu import deployment
 from estimator_tpu.tpu import input_fn as tpu_input
 from estimator_tpu.tpu import model_fn as model_fn_lib
 from estimator_tpu.tpu import run_config
+from support import tpu_topology
 from support.loopback import closed_port
 
 TF1 = tf.__version__.startswith('1.')
@@ -57,7 +60,7 @@ def tiny_plan(**overrides):
   values = dict(num_shards=2, train_batch_size=16, eval_batch_size=8, predict_batch_size=8, iterations_per_loop=5,
                 save_checkpoints_steps=10, eval_examples=EXAMPLES, eval_steps=EXAMPLES // 8)
   values.update(overrides)
-  return readiness.TpuPlan(**values)
+  return tpu_topology.plan(**values)
 
 
 def run_check(model_fn=None, input_fn=None, plan=None, **input_fns):
@@ -71,15 +74,15 @@ def failures(checks):
 
 
 def test_the_projects_model_and_input_pass(data_dir):
-  plan = readiness.TpuPlan(num_shards=2, train_batch_size=32, eval_batch_size=10, predict_batch_size=10,
+  plan = tpu_topology.plan(num_shards=2, train_batch_size=32, eval_batch_size=10, predict_batch_size=10,
                            iterations_per_loop=10, save_checkpoints_steps=100, eval_examples=110, eval_steps=11,
                            model_dir='/tmp/not-used', data_dir=data_dir, eval_padded=True, train_examples=250,
                            eval_split='test')
   model_fn = model_fn_lib.model_fn_builder(learning_rate=1e-3, decay_steps=100, decay_rate=0.5,
                                            summary_dir='/tmp/not-written')
-  input_fn = tpu_input.input_fn_builder(data_dir, 'train', is_training=True)
+  input_fn = tpu_input.train_input_fn_builder(data_dir)
   checks = run_check(model_fn, input_fn, plan,
-                     eval_input_fn=tpu_input.eval_input_fn_builder(data_dir, 'test', 110, 10, 11),
+                     eval_input_fn=tpu_input.eval_input_fn_builder(data_dir, 'test', 10, steps=11),
                      predict_input_fn=tpu_input.predict_input_fn_builder(data_dir, 'test', -1, 10))
   assert failures(checks) == []
   assert [name for name, check in checks.items() if check.status == results.SKIP] == ['cloud_storage',
@@ -227,7 +230,7 @@ def test_train_op_that_never_moves_the_global_step():
 
 
 def test_failing_input_fn_skips_the_step_checks(tmp_path):
-  input_fn = tpu_input.input_fn_builder(str(tmp_path), 'train', is_training=True)
+  input_fn = tpu_input.train_input_fn_builder(str(tmp_path))
   checks = run_check(input_fn=input_fn)
   assert failures(checks) == ['input_fn']
   assert 'reading one batch failed' in checks['input_fn'].message
@@ -302,12 +305,14 @@ def test_eval_coverage_fix_suggests_a_batch_that_fits():
 
 def test_printer_writes_one_line_per_check_and_returns_the_status():
   stream = io.StringIO()
-  status = readiness.print_results([results.passed('a', 'fine.'), results.failed('b', 'broken.', 'mend it.'),
-                                    results.skipped('c', 'not asked.')], stream)
+  status = readiness.print_results([results.passed('topology', 'fine.'),
+                                    results.failed('input_shapes', 'broken.', 'mend it.'),
+                                    results.skipped('tpu_reachable', 'not asked.')], stream)
   assert status == 1
-  assert stream.getvalue().splitlines() == ['PASS a: fine.', 'FAIL b: broken. Fix: mend it.', 'SKIP c: not asked.',
-                                            'TPU readiness: 1 passed, 1 failed, 1 skipped.']
-  assert readiness.print_results([results.passed('a', 'fine.')], io.StringIO()) == 0
+  assert stream.getvalue().splitlines() == [
+      'PASS topology (rule 14): fine.', 'FAIL input_shapes (rule 4): broken. Fix: mend it.',
+      'SKIP tpu_reachable (rule 2): not asked.', 'TPU readiness: 1 passed, 1 failed, 1 skipped.']
+  assert readiness.print_results([results.passed('topology', 'fine.')], io.StringIO()) == 0
 
 
 # --- The per-host plan: TensorFlow's own TPUEstimator on the planned slice -----------------------------------------
@@ -352,7 +357,7 @@ def pod_check(model_fn=None, input_fn=None, **plan_values):
 
 def sharding_input_fn(params):
   """array_input_fn_builder's data, this host's shard of it (as tpu/input_fn.py shards)."""
-  index, count = tpu_input.input_deployment(params)
+  index, count = deployment.input_deployment(params)
   return array_input_fn_builder()(params).shard(count, index)
 
 
@@ -390,9 +395,8 @@ def test_an_input_fn_that_ignores_its_host_fails_on_a_pod_slice():
 
 
 def test_cores_that_do_not_fill_hosts_are_no_slice():
-  checks = pod_check(num_shards=12, train_batch_size=24, eval_batch_size=12, predict_batch_size=12)
-  assert 'topology' in failures(checks)
-  assert '12 cores do not fill hosts of 8 cores' in checks['topology'].message
+  with pytest.raises(UserError, match='12 cores do not fill hosts of 8 cores'):
+    pod_check(num_shards=12, train_batch_size=24, eval_batch_size=12, predict_batch_size=12)
 
 
 def test_evaluation_on_the_cpu_and_prediction_on_the_tpu():

@@ -5,7 +5,6 @@ EstimatorSpec, one line each; a module that does not import, a name that is not 
 are one `error:` line with exit status 2. The user modules are written into tmp_path (each test its own names:
 imported modules stay in sys.modules).
 """
-import io
 import os
 import subprocess
 import sys
@@ -16,6 +15,7 @@ import pytest
 import tensorflow.compat.v1 as tf
 
 from support.paths import PORT_FIXTURES
+from support import tpu_topology
 from support.paths import REPO_ROOT
 from support.programs import check_lines
 from support.programs import run_main
@@ -23,6 +23,7 @@ from estimator_tpu.porting import readiness
 from estimator_tpu.porting.readiness import results
 from estimator_tpu.porting.readiness import user_code
 from estimator_tpu.porting.readiness.cli import main as readiness_main
+from estimator_tpu.runtime import batch_sizes
 from estimator_tpu.runtime.errors import UserError
 
 PROJECT_MODEL_FN = ('estimator_tpu.tpu.model_fn:model_fn_builder(learning_rate=0.001, decay_steps=1000, '
@@ -33,7 +34,7 @@ SMALL_PLAN = ['--num_shards=2', '--batch_size=32']
 
 
 def project_input_fn(data_dir):
-  return "estimator_tpu.tpu.input_fn:input_fn_builder(data_dir=%r, split='train', is_training=True)" % data_dir
+  return "estimator_tpu.tpu.input_fn:train_input_fn_builder(data_dir=%r)" % data_dir
 
 
 def run_cli(args):
@@ -60,7 +61,7 @@ def test_the_projects_tpu_model_is_ready(data_dir):
       ('SKIP', 'predict'), ('SKIP', 'predict_step'), ('PASS', 'batch_split'), ('SKIP', 'checkpoint_cadence'),
       ('SKIP', 'cloud_storage'), ('SKIP', 'tpu_reachable')]
   assert out.splitlines()[-1] == 'TPU readiness: 14 passed, 0 failed, 8 skipped.'
-  assert "PASS input_shapes: static: features['image'] [16, 784], labels [16]." in out
+  assert "PASS input_shapes (rule 4): static: features['image'] [16, 784], labels [16]." in out
 
 
 def test_the_estimator_model_fn_fails_on_its_signature_and_its_estimator_spec(data_dir):
@@ -69,13 +70,13 @@ def test_the_estimator_model_fn_fails_on_its_signature_and_its_estimator_spec(da
   assert status == 1 and err == ''
   failed = [line for line in out.splitlines() if line.startswith('FAIL')]
   assert failed == [
-      "FAIL signatures: model_fn(features, labels, mode) takes no params: TPUEstimator refuses a model_fn or "
-      "input_fn without params, which is where it passes the per-core params['batch_size'] (docs/MIGRATION.md row "
-      "3); the checks below go on without it. Fix: take params: model_fn(features, labels, mode, params), and "
-      "batch with params['batch_size'].",
-      'FAIL model_fn_spec: model_fn returned a tf.estimator.EstimatorSpec in TRAIN mode, not a '
+      "FAIL signatures (rule 3): model_fn(features, labels, mode) takes no params: TPUEstimator refuses a model_fn or "
+      "input_fn without params, which is where it passes the per-core params['batch_size']; the checks below go "
+      "on without it. Fix: take params: model_fn(features, labels, mode, params), and batch with "
+      "params['batch_size'].",
+      'FAIL model_fn_spec (rule 5): model_fn returned a tf.estimator.EstimatorSpec in TRAIN mode, not a '
       'tf.estimator.tpu.TPUEstimatorSpec: on a TPU, TPUEstimator refuses it in evaluation and prediction, and '
-      'metric ops, summaries and hooks cannot run inside the TPU computation (docs/MIGRATION.md row 5). Fix: return '
+      'metric ops, summaries and hooks cannot run inside the TPU computation. Fix: return '
       'tf.estimator.tpu.TPUEstimatorSpec(mode, loss=..., train_op=...) in every mode, with eval_metrics=(metric_fn, '
       'tensors) instead of eval_metric_ops= and summaries through host_call.']
   assert [check for status, check in check_lines(out) if status == 'SKIP'][:6] == list(readiness.STEP_CHECKS)
@@ -83,12 +84,12 @@ def test_the_estimator_model_fn_fails_on_its_signature_and_its_estimator_spec(da
 
 
 def test_the_estimator_input_fn_fails_on_params_and_static_shapes(data_dir):
-  input_fn = ("estimator_tpu.estimator.input_fn:input_fn_builder(%r, 'train', True, 32)" % data_dir)
+  input_fn = ("estimator_tpu.estimator.input_fn:train_input_fn_builder(%r, 32)" % data_dir)
   status, out, _ = run_cli(['--model_fn=' + PROJECT_MODEL_FN, '--input_fn=' + input_fn] + SMALL_PLAN)
   assert status == 1
   assert [check for status, check in check_lines(out) if status == 'FAIL'] == ['signatures', 'input_shapes']
-  assert 'FAIL signatures: input_fn() takes no params' in out
-  assert "FAIL input_shapes: features['image'] has shape [?, 784], labels has shape [?]" in out
+  assert 'FAIL signatures (rule 3): input_fn() takes no params' in out
+  assert "FAIL input_shapes (rule 4): features['image'] has shape [?, 784], labels has shape [?]" in out
 
 
 # --- Code written like a user's --------------------------------------------------------------------------------
@@ -151,7 +152,7 @@ def test_the_keras_fixture_fails_to_build_its_step_with_its_own_flags_parsed(tmp
                        '--batch_size=16', '--learning_rate=0.01'], [str(tmp_path)])
   assert result.returncode == 1, result.stderr[-3000:]
   assert [check for status, check in check_lines(result.stdout) if status == 'FAIL'] == ['signatures', 'xla_compile']
-  assert ('FAIL xla_compile: model_fn failed to build the TPU training step: ValueError: No gradients provided for '
+  assert ('FAIL xla_compile (rule 18): model_fn failed to build the TPU training step: ValueError: No gradients provided for '
           'any variable') in result.stdout
   unknown = run_module(['--model_fn=%s:model_fn' % trainer, '--input_fn=keras_digits:input_fn', '--learning_rat=1'],
                        [str(tmp_path)])
@@ -250,6 +251,15 @@ def test_builder_calls_are_read_as_literals_only():
     user_code.parse_spec('model_fn', 'm:f(x=__import__("os").system("true"))')
 
 
+def test_cores_that_do_not_fill_hosts_are_a_failed_topology_check(data_dir):
+  status, out, err = run_cli(['--model_fn=' + PROJECT_MODEL_FN, '--input_fn=' + project_input_fn(data_dir),
+                              '--num_shards=12', '--batch_size=24'])
+  assert status == 1 and err == ''
+  assert [line for line in out.splitlines() if line.startswith('FAIL')] == [
+      'FAIL topology (rule 14): 12 cores do not fill hosts of 8 cores. Fix: pass the core count of a real slice '
+      '(--num_shards=8, 32, 128, ...) or name it with --tpu_type.']
+
+
 def test_an_estimator_spec_is_one_failed_check_in_the_library_too():
   """readiness.check_tpu_readiness itself (the API mnist_tpu.py --mode=check_tpu uses) names row 5."""
 
@@ -263,10 +273,10 @@ def test_an_estimator_spec_is_one_failed_check_in_the_library_too():
     dataset = tf.data.Dataset.from_tensor_slices((np.zeros([8, 4], np.float32), np.zeros([8], np.int32)))
     return dataset.repeat().batch(params['batch_size'], drop_remainder=True)
 
-  checks = readiness.check_tpu_readiness(model_fn, input_fn, readiness.TpuPlan(num_shards=2, train_batch_size=8))
+  checks = readiness.check_tpu_readiness(model_fn, input_fn, tpu_topology.plan(num_shards=2, train_batch_size=8))
   by_name = dict((check.name, check) for check in checks)
   assert [check.name for check in checks if check.status == results.FAIL] == ['model_fn_spec']
-  assert 'docs/MIGRATION.md row 5' in by_name['model_fn_spec'].message
+  assert by_name['model_fn_spec'].line().startswith('FAIL model_fn_spec (rule 5): ')
   assert all(by_name[name].status == results.SKIP for name in readiness.STEP_CHECKS)
 
 
@@ -275,12 +285,12 @@ def test_the_plan_flags_mean_what_mnist_tpu_py_flags_mean():
   from absl import flags
   from estimator_tpu.porting.readiness import cli
   from flags import mnist_tpu as mnist_tpu_flags
-  from flags import training
+  from estimator_tpu.runtime import batch_sizes
   from estimator_tpu.tpu import accelerator_types
 
   ours, theirs = flags.FlagValues(), flags.FlagValues()
   cli.define_flags(ours)
-  mnist_tpu_flags.define_mnist_tpu_flags(theirs)
+  mnist_tpu_flags.define_flags(theirs)
   shared = ['num_shards', 'iterations', 'batch_size', 'eval_batch_size', 'save_checkpoints_steps', 'model_dir',
             'data_dir', 'eval_steps', 'tpu_name', 'tpu_zone', 'gcp_project', 'master']
   assert all(name in theirs for name in shared)
@@ -289,5 +299,5 @@ def test_the_plan_flags_mean_what_mnist_tpu_py_flags_mean():
   assert theirs['num_shards'].default is None
   assert ours['num_shards'].default == accelerator_types.DEFAULT_CORES_PER_HOST
   assert ours['iterations'].default == theirs['iterations'].default
-  assert ours['batch_size'].default == training.effective_batch_size(theirs['batch_size'].default, use_tpu=True)
+  assert ours['batch_size'].default == batch_sizes.effective_batch_size(theirs['batch_size'].default, use_tpu=True)
   assert all(ours[name].default is None for name in ('model_dir', 'tpu_name', 'tpu_zone', 'gcp_project', 'master'))

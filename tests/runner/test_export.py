@@ -10,8 +10,9 @@ import tensorflow.compat.v1 as tf
 from tensorflow.core.protobuf import saved_model_pb2
 
 import mnist_tpu
+from estimator_tpu import runner
 from support import tiny_run
-from support.paths import REPO_ROOT
+from support.programs import training_job
 from support.paths import SUPPORT_DIR
 from estimator_tpu import model
 from estimator_tpu.data import records
@@ -45,7 +46,7 @@ def exported(tmp_path_factory, tiny_model):
   export_base = str(tmp_path_factory.mktemp('export'))
   fv = tiny_run.parse(tiny_run.TINY_ARGS + [
       '--mode=export', '--export_to_tpu', '--model_dir=%s' % tiny_model[1], '--export_dir=%s' % export_base])
-  return fv, mnist_tpu.run(fv)
+  return fv, runner.run(fv, mnist_tpu.ROUTE)
 
 
 def test_saved_model_has_a_cpu_and_a_tpu_metagraph(exported):
@@ -62,7 +63,7 @@ def test_served_predictions_match_estimator_predict(exported, tiny_model, tmp_pa
   images = records.read_split(test_path)[0][:NUM_IMAGES].astype(np.float32)  # raw 0..255, like the input pipeline
   examples = [record for _, record in zip(range(NUM_IMAGES), tf.io.tf_record_iterator(test_path))]
   checkpoint = tf.train.latest_checkpoint(tiny_model[1])
-  expected = in_memory_predictions(mnist_tpu.build_estimator(fv, tiny_model[1]), images, checkpoint)
+  expected = in_memory_predictions(mnist_tpu.build_estimator(fv, training_job(tiny_model[1])), images, checkpoint)
 
   served = serve(path, 'serve', images, examples, tmp_path)
   assert served['signatures'] == ['examples:serving_default', 'serving_default']
@@ -77,7 +78,7 @@ def test_export_with_use_tpu_needs_no_reachable_tpu(tmp_path, tiny_model):
   fv = tiny_run.parse(tiny_run.TINY_ARGS + [
       '--use_tpu=true', '--master=grpc://127.0.0.1:%d' % closed_port(), '--mode=export',
       '--model_dir=%s' % tiny_model[1], '--export_dir=%s' % (tmp_path / 'export')])
-  path = mnist_tpu.run(fv)
+  path = runner.run(fv, mnist_tpu.ROUTE)
   saved_model = saved_model_pb2.SavedModel()
   with tf.io.gfile.GFile(os.path.join(path, 'saved_model.pb'), 'rb') as f:
     saved_model.ParseFromString(f.read())

@@ -1,13 +1,9 @@
 """mnist_tpu.py end to end, as a user runs it, on tiny synthetic IDX data (seconds, not minutes)."""
 import json
 import os
-import subprocess
-import sys
 
 import tensorflow.compat.v1 as tf
 
-from support.paths import REPO_ROOT
-from support.programs import SCRIPT
 from support.programs import TINY
 from support.programs import run_script
 

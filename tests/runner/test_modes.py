@@ -1,7 +1,5 @@
 """mnist_tpu.py's (and mnist.py's) modes, run in-process on tiny synthetic data against a model trained once (tiny_model)."""
-import collections
 import csv
-import glob
 import os
 
 import numpy as np
@@ -12,6 +10,7 @@ from absl import flags
 import mnist
 import mnist_tpu
 from support import tiny_run
+from estimator_tpu import runner
 from estimator_tpu.data import records
 from estimator_tpu.runtime import checkpoints
 from estimator_tpu.runtime.errors import UserError
@@ -30,7 +29,7 @@ def model_args(tiny_model, model_dir, *extra):
 
 
 def test_every_mode_has_a_function():
-  assert sorted(mnist_tpu.MODE_FUNCTIONS) == sorted(modes.MODES)
+  assert sorted(list(runner.MODES) + [runner.CHECK_TPU]) == sorted(modes.MODES)
 
 
 @pytest.mark.parametrize('num_predictions, eval_batch_size, expected', [(7, 5, 7), (-1, 50, 110), (500, 50, 110)])
@@ -139,12 +138,12 @@ def test_evaluate_without_a_checkpoint_says_how_to_get_one(tmp_path, tiny_model)
     tiny_run.run(['--mode=evaluate', '--data_dir=%s' % tiny_model[0], '--model_dir=%s' % (tmp_path / 'empty')])
 
 
-# --- mnist.py has the same modes (estimator_tpu/modes.py), without check_tpu -----------------------------------------
+# --- mnist.py has the same modes (estimator_tpu/runner.py), without check_tpu --------------------------------------
 
 def test_the_estimator_program_has_every_mode_but_check_tpu():
-  assert sorted(mnist.MODE_FUNCTIONS) == sorted(set(modes.MODES) - {'check_tpu'})
+  assert sorted(runner.MODES) == sorted(modes.ESTIMATOR_MODES)
   with pytest.raises(flags.IllegalFlagValueError):
-    parse_flags(mnist_flags.define_mnist_flags, ['--mode=check_tpu'])
+    parse_flags(mnist_flags.define_flags, ['--mode=check_tpu'])
 
 
 def test_the_estimator_program_trains_evaluates_and_predicts_in_separate_modes(tmp_path, shared_data_dir):

@@ -15,7 +15,6 @@ import pytest
 import tensorflow.compat.v1 as tf
 
 from support.paths import REPO_ROOT
-from support.programs import MAX_LINES
 from support.programs import TENSORFLOW_HANDLER
 from support.programs import assert_every_message_once_and_no_noise
 from support.programs import messages

@@ -80,7 +80,7 @@ def keras_batch_losses(model_dir):
 def test_the_keras_program_repeats_a_seeded_run_exactly(tmp_path, shared_data_dir):
   def run(name):
     model_dir = str(tmp_path / name)
-    mnist_keras.run(parse_flags(mnist_keras_flags.define_mnist_keras_flags, [
+    mnist_keras.run(parse_flags(mnist_keras_flags.define_flags, [
         '--use_tpu=false', '--master=', '--train_steps=20', '--iterations=5', '--batch_size=16', '--seed=3',
         '--eval_batch_size=50', '--num_predictions=3', '--data_dir=%s' % shared_data_dir,
         '--model_dir=%s' % model_dir]))

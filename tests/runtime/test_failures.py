@@ -15,7 +15,7 @@ from estimator_tpu.runtime import errors
 from estimator_tpu.runtime import preflight
 from estimator_tpu.runtime import tf_errors
 from estimator_tpu.runtime.errors import UserError
-from estimator_tpu.tpu import input_fn as tpu_input
+from estimator_tpu.estimator import input_fn as estimator_input
 from estimator_tpu.tpu import model_fn as model_fn_lib
 from estimator_tpu.tpu import run_config
 
@@ -34,7 +34,7 @@ def damage_fourth_record(path):
 def run_pipeline(data_dir, split):
   """Reads one split through the real input_fn in a session, so errors come from TensorFlow's own kernels."""
   with tf.Graph().as_default():
-    dataset = tpu_input.input_fn_builder(data_dir, split, is_training=False)({'batch_size': 10})
+    dataset = estimator_input.eval_input_fn_builder(data_dir, split, 10)()
     batch = tf.data.make_one_shot_iterator(dataset).get_next()
     with tf.Session() as sess:
       try:

@@ -20,7 +20,6 @@ import pytest
 import tensorflow.compat.v1 as tf
 
 from support.gcs_fixture import upload_splits
-from support.paths import REPO_ROOT
 from support.paths import SUPPORT_DIR
 from support.tiny_run import TINY_VALIDATION
 from estimator_tpu.data import records
@@ -189,9 +188,9 @@ def test_readiness_check_reads_its_data_from_gcs(gcs, data_dir):
                     '--eval_batch_size=10', '--data_dir=%s' % data, '--model_dir=%s' % gcs.url('model')], timeout=600)
   assert result.returncode == 0, result.stdout + result.stderr[-3000:]
   lines = result.stdout.splitlines()
-  assert lines[0] == ('PASS storage_access: Cloud Storage answers for --data_dir=%s, --model_dir=%s; every bucket '
+  assert lines[0] == ('PASS storage_access (rule 17): Cloud Storage answers for --data_dir=%s, --model_dir=%s; every bucket '
                       'exists and may be used.' % (data, gcs.url('model')))
-  assert any(line.startswith('PASS eval_coverage: ') and '110 examples' in line for line in lines), lines
+  assert any(line.startswith('PASS eval_coverage (rule 9): ') and '110 examples' in line for line in lines), lines
   assert gcs.object_names() == SPLIT_OBJECTS  # it only reads
 
 

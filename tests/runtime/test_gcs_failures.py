@@ -109,7 +109,7 @@ def test_readiness_check_reports_unreachable_storage_as_its_line(gcs):
                                     '--model_dir=%s' % gcs.url('model')])
   assert result.returncode == 1 and 'Traceback' not in result.stderr, result.stderr[-3000:]
   assert result.stdout.splitlines()[0].startswith(
-      'FAIL storage_access: Cloud Storage did not answer within 10 s about --data_dir=%s' % gcs.url('mnist'))
+      'FAIL storage_access (rule 17): Cloud Storage did not answer within 10 s about --data_dir=%s' % gcs.url('mnist'))
   assert result.stdout.splitlines()[-1] == 'TPU readiness: 0 passed, 1 failed, 0 skipped.'
   assert elapsed < BOUND_SECS, elapsed
 

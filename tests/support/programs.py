@@ -12,6 +12,7 @@ import sys
 import tensorflow.compat.v1 as tf
 from absl import flags
 
+from estimator_tpu import runner
 from flags import mnist_tpu as mnist_tpu_flags
 from support.paths import REPO_ROOT
 
@@ -42,7 +43,12 @@ def parse_flags(define, args):
 
 def parse(args):
   """mnist_tpu.py's flags, parsed from `args`."""
-  return parse_flags(mnist_tpu_flags.define_mnist_tpu_flags, args)
+  return parse_flags(mnist_tpu_flags.define_flags, args)
+
+
+def training_job(model_dir):
+  """What the runner builds a training estimator for: `model_dir`, no TPU, no warm start, no seed."""
+  return runner.Job(model_dir, None, None, None, runner.TRAIN)
 
 
 def run_script(args, timeout=300):

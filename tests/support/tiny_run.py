@@ -1,4 +1,4 @@
-"""Runs mnist_tpu.py in-process on tiny synthetic data: parsed into a private FlagValues, no subprocess.
+"""Runs mnist_tpu.py (and mnist.py) in-process on tiny synthetic data: parsed into a private FlagValues, no subprocess.
 
 In-process runs skip the TensorFlow import a subprocess pays for, so each mode takes a second or two.
 """
@@ -6,6 +6,7 @@ import math
 
 import mnist
 import mnist_tpu
+from estimator_tpu import runner
 from flags import mnist as mnist_flags
 from support.programs import parse
 from support.programs import parse_flags
@@ -19,8 +20,8 @@ TINY_ARGS = ['--use_tpu=false', '--master=', '--validation_size=50', '--train_st
 
 
 def run(args):
-  """mnist_tpu.run on TINY_ARGS + args (later flags win); returns what the mode returns."""
-  return mnist_tpu.run(parse(TINY_ARGS + args))
+  """mnist_tpu.py's --mode on TINY_ARGS + args (later flags win); returns what the mode returns."""
+  return runner.run(parse(TINY_ARGS + args), mnist_tpu.ROUTE)
 
 
 def default_learning_rates(fv, steps):
@@ -30,6 +31,6 @@ def default_learning_rates(fv, steps):
 
 
 def run_mnist(args):
-  """mnist.run (the plain Estimator) on tiny settings + args; returns what the mode returns."""
-  return mnist.run(parse_flags(mnist_flags.define_mnist_flags, ['--validation_size=50', '--batch_size=16',
-                                                                '--eval_batch_size=50'] + args))
+  """mnist.py's --mode (the plain Estimator) on tiny settings + args; returns what the mode returns."""
+  return runner.run(parse_flags(mnist_flags.define_flags, ['--validation_size=50', '--batch_size=16',
+                                                                '--eval_batch_size=50'] + args), mnist.ROUTE)

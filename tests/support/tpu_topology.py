@@ -2,12 +2,13 @@
 
 estimator_tpu/readiness/topology.py does the simulating (TensorFlow's own metadata parser, context, validation
 and input pipeline); this module adds what the tests need around it: the slices, an estimator configured as
-mnist_tpu.py configures it, and reading back what an input_fn call would feed.
+mnist_tpu.py configures it, readiness plans of such estimators, and reading back what an input_fn call would feed.
 """
 import numpy as np
 import tensorflow.compat.v1 as tf
 
 from estimator_tpu import model
+from estimator_tpu.porting import readiness
 from estimator_tpu.porting.readiness import topology
 from estimator_tpu.tpu import accelerator_types
 from estimator_tpu.tpu import model_fn as model_fn_lib
@@ -33,6 +34,23 @@ def simulate(tpu_type, train_batch, eval_batch, evaluates_on_tpu=True, eval_on_t
                                        save_checkpoints_steps=10, master=master, evaluates_on_tpu=evaluates_on_tpu)
   return topology.simulate(config, accelerator_types.parse_tpu_type(tpu_type), project_model_fn(), train_batch,
                            eval_batch, eval_batch, eval_on_tpu=eval_on_tpu)
+
+
+def plan(num_shards=2, train_batch_size=16, eval_batch_size=None, predict_batch_size=None, iterations_per_loop=1,
+         save_checkpoints_steps=None, master=None, params=None, eval_on_tpu=True, host_call_every_n_steps=1,
+         cores_per_host=accelerator_types.DEFAULT_CORES_PER_HOST, **plan_args):
+  """A readiness.TpuPlan of a TPUEstimator built as a ported program builds it (tpu/run_config.py), on
+  `num_shards` cores in hosts of `cores_per_host`; `plan_args` are TpuPlan's own (tpu_name, eval_examples, ...).
+  The estimator's model_fn is never called: the check is given the model_fn it checks."""
+  config = run_config.build_run_config(
+      model_dir=topology.SCRATCH_MODEL_DIR, iterations_per_loop=iterations_per_loop, num_shards=num_shards,
+      save_checkpoints_steps=save_checkpoints_steps, master=master, evaluates_on_tpu=eval_on_tpu,
+      host_call_every_n_steps=host_call_every_n_steps)
+  estimator = tf.estimator.tpu.TPUEstimator(
+      model_fn=project_model_fn(), config=config, params=params, use_tpu=True, train_batch_size=train_batch_size,
+      eval_batch_size=eval_batch_size, predict_batch_size=predict_batch_size, eval_on_tpu=eval_on_tpu)
+  shape = accelerator_types.shape_from_cores(num_shards, cores_per_host)
+  return readiness.TpuPlan(estimator, shape, requested_checkpoint_steps=save_checkpoints_steps, **plan_args)
 
 
 def read_batches(input_fn, params, max_batches=None):

@@ -6,7 +6,10 @@ import pytest
 import tensorflow.compat.v1 as tf
 
 import mnist_tpu
+from estimator_tpu import model
+from estimator_tpu import runner
 from support import tiny_run
+from support.programs import training_job
 from estimator_tpu.data import records
 from estimator_tpu.tpu import input_fn as tpu_input
 
@@ -29,17 +32,28 @@ def relabeled_data_dir(tmp_path, tiny_model):
   return data_dir
 
 
+def dropping_input_fn(data_dir):
+  """Evaluation input that drops the partial last batch: what exact evaluation replaces."""
+  path = records.split_path(data_dir, 'test')
+
+  def input_fn(params):
+    dataset = records.read_dataset(path).batch(params['batch_size'], drop_remainder=True)
+    return model.parse_dataset(dataset, params['batch_size'], path)
+
+  return input_fn
+
+
 def test_accuracy_and_loss_count_every_example_exactly_once(tmp_path, tiny_model, relabeled_data_dir):
   checkpoint = tf.train.latest_checkpoint(tiny_model[1])
   fv = tiny_run.parse(tiny_run.TINY_ARGS + [
       '--mode=evaluate', '--data_dir=%s' % relabeled_data_dir, '--model_dir=%s' % (tmp_path / 'model'),
       '--checkpoint_path=%s' % checkpoint, '--eval_batch_size=%d' % EVAL_BATCH])
-  metrics, counted = mnist_tpu.run(fv)
+  metrics, counted = runner.run(fv, mnist_tpu.ROUTE)
 
   # Independently: the model's probabilities for exactly those 110 examples, and their labels.
   _, labels = records.read_split(records.split_path(relabeled_data_dir, 'test'))
-  estimator = mnist_tpu.build_estimator(fv, str(tmp_path / 'model'))
-  outputs = estimator.predict(tpu_input.predict_input_fn_builder(relabeled_data_dir, 'test', -1),
+  estimator = mnist_tpu.build_estimator(fv, training_job(str(tmp_path / 'model')))
+  outputs = estimator.predict(tpu_input.predict_input_fn_builder(relabeled_data_dir, 'test', -1, EVAL_BATCH),
                               checkpoint_path=checkpoint)
   probabilities = np.array([output['probabilities'] for output in outputs], np.float64)
   assert counted == len(probabilities) == len(labels) == 110
@@ -49,7 +63,7 @@ def test_accuracy_and_loss_count_every_example_exactly_once(tmp_path, tiny_model
   assert metrics['mean_loss'] == pytest.approx(cross_entropy.mean(), rel=1e-3)
 
   # What dropping the partial batch reports (the old behaviour): the first 100 examples only -- a different number.
-  dropped = estimator.evaluate(tpu_input.input_fn_builder(relabeled_data_dir, 'test', is_training=False),
+  dropped = estimator.evaluate(dropping_input_fn(relabeled_data_dir),
                                steps=110 // EVAL_BATCH, checkpoint_path=checkpoint, name='dropped')
   assert dropped['accuracy'] == pytest.approx(correct[:100].mean(), abs=1e-6)
   assert dropped['accuracy'] != pytest.approx(metrics['accuracy'], abs=1e-3)

@@ -10,13 +10,17 @@ import pytest
 import tensorflow.compat.v1 as tf
 
 import mnist_tpu
+from estimator_tpu import runner
 from support import programs
+from support.programs import training_job
 from support import tpu_topology
 from estimator_tpu import model
 from estimator_tpu.data import records
 from estimator_tpu.porting.readiness import topology
 from estimator_tpu.runtime.errors import UserError
 from estimator_tpu.tpu import accelerator_types
+from estimator_tpu.runtime import batch_sizes
+from estimator_tpu.tpu import deployment
 from estimator_tpu.tpu import input_fn as tpu_input
 from estimator_tpu.tpu import run_config
 from support.tpu_topology import EVAL, PREDICT, SLICES, TRAIN
@@ -46,7 +50,7 @@ def test_tensorflow_counts_the_simulated_slice(tpu_type):
 def test_training_input_runs_on_every_host_with_the_per_core_batch(shared_data_dir, tpu_type):
   shape = accelerator_types.parse_tpu_type(tpu_type)
   sim = tpu_topology.simulate(tpu_type, TRAIN_BATCH, EVAL_BATCH)
-  calls = topology.input_fn_calls(sim, tpu_input.input_fn_builder(shared_data_dir, 'train', True), TRAIN)
+  calls = topology.input_fn_calls(sim, tpu_input.train_input_fn_builder(shared_data_dir), TRAIN)
   assert [call.deployment[1:] for call in calls] == [(host, shape.num_hosts, shape.cores_per_host)
                                                      for host in range(shape.num_hosts)]
   assert {call.batch_size for call in calls} == {TRAIN_BATCH // shape.num_cores}
@@ -58,12 +62,12 @@ def test_training_input_runs_on_every_host_with_the_per_core_batch(shared_data_d
 @pytest.mark.parametrize('tpu_type', SLICES)
 def test_training_shards_are_disjoint_and_cover_the_split(shared_data_dir, tpu_type):
   sim = tpu_topology.simulate(tpu_type, TRAIN_BATCH, EVAL_BATCH)
-  input_fn = tpu_input.input_fn_builder(shared_data_dir, 'train', True)
+  input_fn = tpu_input.train_input_fn_builder(shared_data_dir)
   examples = split_images(shared_data_dir, 'train')
   epochs = []
   for call in topology.input_fn_calls(sim, input_fn, TRAIN):
     _, index, count, _ = call.deployment
-    size = tpu_input.shard_size(len(examples), index, count)
+    size = deployment.shard_size(len(examples), index, count)
     batches = tpu_topology.read_batches(input_fn, call.params, max_batches=-(-size // call.batch_size))
     first_epoch = [key for features, _ in batches for key in tpu_topology.image_keys(features[model.IMAGE_KEY])]
     epochs.append(first_epoch[:size])
@@ -83,9 +87,10 @@ def assert_exact(batches, batch_size, examples):
 @pytest.mark.parametrize('tpu_type', SLICES)
 def test_evaluation_on_the_tpu_counts_every_example_once(shared_data_dir, tpu_type):
   examples = split_images(shared_data_dir, 'test')
-  steps, padding = tpu_input.eval_padding(len(examples), EVAL_BATCH)  # what mnist_tpu.evaluate computes
   sim = tpu_topology.simulate(tpu_type, TRAIN_BATCH, EVAL_BATCH)
-  input_fn = tpu_input.eval_input_fn_builder(shared_data_dir, 'test', len(examples), EVAL_BATCH, steps)
+  steps = tpu_input.eval_steps(shared_data_dir, 'test', EVAL_BATCH)
+  input_fn = tpu_input.eval_input_fn_builder(shared_data_dir, 'test', EVAL_BATCH, steps)  # as mnist_tpu.py's
+  padding = steps * EVAL_BATCH - len(examples)
   calls = topology.input_fn_calls(sim, input_fn, EVAL)
   # SLICED: one call on host 0 with the global batch, whatever the slice; TensorFlow splits it over the cores.
   assert [(call.deployment[1:3], call.batch_size) for call in calls] == [((0, 1), EVAL_BATCH)]
@@ -97,7 +102,7 @@ def test_evaluation_on_the_tpu_counts_every_example_once(shared_data_dir, tpu_ty
 
 def per_host_contexts(sim, batch_size):
   """params as a per-host (PER_HOST_V2) call on each host gets them: the real TPUContexts of training input."""
-  calls = topology.input_fn_calls(sim, tpu_input.input_fn_builder('/unused', 'train', True), TRAIN)
+  calls = topology.input_fn_calls(sim, tpu_input.train_input_fn_builder('/unused'), TRAIN)
   return [dict(call.params, batch_size=batch_size) for call in calls]
 
 
@@ -106,8 +111,8 @@ def test_per_host_evaluation_counts_every_example_once_where_tensorflow_runs_it(
   the same input_fn is fed the per-host contexts of training, which are the same deployments."""
   examples = split_images(shared_data_dir, 'test')
   sim = tpu_topology.simulate('v3-32', TRAIN_BATCH, EVAL_BATCH, evaluates_on_tpu=False)
-  steps = tpu_input.eval_steps(len(examples), EVAL_BATCH, invocations=4)
-  input_fn = tpu_input.eval_input_fn_builder(shared_data_dir, 'test', len(examples), EVAL_BATCH, steps)
+  steps = deployment.eval_steps(len(examples), EVAL_BATCH, invocations=4)
+  input_fn = tpu_input.eval_input_fn_builder(shared_data_dir, 'test', EVAL_BATCH, steps)
   decision = topology.decide(sim, EVAL)
   if decision.error is None:
     assert 'PER_HOST_V2 and num_hosts 4' in ' '.join(decision.warnings)
@@ -126,12 +131,10 @@ def test_per_host_evaluation_counts_every_example_once_where_tensorflow_runs_it(
   assert sorted(real) == sorted(examples)
 
 
-def test_evaluation_steps_that_miss_examples_are_refused(shared_data_dir):
-  sim = tpu_topology.simulate('v3-32', TRAIN_BATCH, EVAL_BATCH)
-  input_fn = tpu_input.eval_input_fn_builder(shared_data_dir, 'test', 110, EVAL_BATCH, steps=1)
+def test_evaluation_steps_that_miss_examples_are_refused():
   with pytest.raises(UserError, match='exact evaluation is impossible: input_fn call 0 of 4 holds 28 examples, '
                                       'but 1 steps of 16'):
-    input_fn(per_host_contexts(sim, EVAL_BATCH // 32)[0])
+    deployment.invocation_padding(110, EVAL_BATCH, 1, 0, 4)
 
 
 @pytest.mark.parametrize('tpu_type', SLICES)
@@ -147,9 +150,9 @@ def test_tensorflow_accepts_the_routes_we_choose_for_evaluation_and_prediction(t
 
 def test_evaluation_on_the_cpu_is_one_call_without_a_context(shared_data_dir):
   examples = split_images(shared_data_dir, 'test')
-  steps, _ = tpu_input.eval_padding(len(examples), EVAL_BATCH)
   sim = tpu_topology.simulate('v3-32', TRAIN_BATCH, EVAL_BATCH, evaluates_on_tpu=False, eval_on_tpu=False)
-  input_fn = tpu_input.eval_input_fn_builder(shared_data_dir, 'test', len(examples), EVAL_BATCH, steps)
+  steps = tpu_input.eval_steps(shared_data_dir, 'test', EVAL_BATCH)
+  input_fn = tpu_input.eval_input_fn_builder(shared_data_dir, 'test', EVAL_BATCH, steps)
   calls = topology.input_fn_calls(sim, input_fn, EVAL)
   assert [(call.deployment, call.batch_size) for call in calls] == [(None, EVAL_BATCH)]
   assert assert_exact(tpu_topology.read_batches(input_fn, calls[0].params), EVAL_BATCH, examples) == examples
@@ -172,7 +175,8 @@ def test_per_host_evaluation_and_prediction_on_a_pod_would_be_refused():
 def test_sliced_input_is_refused_where_evaluation_runs_on_the_cpu(shared_data_dir):
   """Why build_run_config makes evaluation input SLICED only when evaluation runs on the TPU."""
   sim = tpu_topology.simulate('v3-8', TRAIN_BATCH, EVAL_BATCH, evaluates_on_tpu=True, eval_on_tpu=False)
-  input_fn = tpu_input.eval_input_fn_builder(shared_data_dir, 'test', 110, EVAL_BATCH, 2)
+  steps = tpu_input.eval_steps(shared_data_dir, 'test', EVAL_BATCH)
+  input_fn = tpu_input.eval_input_fn_builder(shared_data_dir, 'test', EVAL_BATCH, steps)
   with pytest.raises(ValueError, match='SLICED mode only works on use_tpu = True'):
     topology.input_fn_calls(sim, input_fn, EVAL)
 
@@ -191,7 +195,7 @@ def test_prediction_feeds_every_requested_image_once_in_order(shared_data_dir, t
 
 def test_prediction_input_refuses_several_calls(shared_data_dir):
   sim = tpu_topology.simulate('v3-32', TRAIN_BATCH, EVAL_BATCH)
-  input_fn = tpu_input.predict_input_fn_builder(shared_data_dir, 'test', 100)
+  input_fn = tpu_input.predict_input_fn_builder(shared_data_dir, 'test', 100, EVAL_BATCH)
   with pytest.raises(UserError, match='prediction input would be read by 4 input_fn calls'):
     input_fn(per_host_contexts(sim, 2)[1])
 
@@ -200,7 +204,8 @@ def test_a_sliced_batch_that_does_not_split_over_the_cores_is_a_user_error(share
   # With SLICED input TensorFlow skips its divisibility check (and would fail later splitting the batch).
   sim = tpu_topology.simulate('v3-32', TRAIN_BATCH, 100)
   assert topology.decide(sim, EVAL).error is None
-  input_fn = tpu_input.eval_input_fn_builder(shared_data_dir, 'test', 110, 100, 2)
+  steps = tpu_input.eval_steps(shared_data_dir, 'test', 100)
+  input_fn = tpu_input.eval_input_fn_builder(shared_data_dir, 'test', 100, steps)
   with pytest.raises(UserError, match='the eval batch 100 does not split evenly over the 32 TPU cores'):
     topology.input_fn_calls(sim, input_fn, EVAL)
 
@@ -210,10 +215,9 @@ def test_tensorflow_builds_the_whole_tpu_graph_of_every_mode(shared_data_dir, tp
   shape = accelerator_types.parse_tpu_type(tpu_type)
   sim = tpu_topology.simulate(tpu_type, TRAIN_BATCH, EVAL_BATCH)
   per_core = EVAL_BATCH // shape.num_cores
-  steps, _ = tpu_input.eval_padding(110, EVAL_BATCH)
-  _, (train,) = topology.model_graph(sim, tpu_input.input_fn_builder(shared_data_dir, 'train', True), TRAIN)
+  _, (train,) = topology.model_graph(sim, tpu_input.train_input_fn_builder(shared_data_dir), TRAIN)
   _, (evaluation,) = topology.model_graph(
-      sim, tpu_input.eval_input_fn_builder(shared_data_dir, 'test', 110, EVAL_BATCH, steps), EVAL)
+      sim, tpu_input.eval_input_fn_builder(shared_data_dir, 'test', EVAL_BATCH, steps=2), EVAL)
   _, (prediction,) = topology.model_graph(
       sim, tpu_input.predict_input_fn_builder(shared_data_dir, 'test', 110, EVAL_BATCH), PREDICT)
   assert train.host_call is None  # no summary_dir given
@@ -238,14 +242,15 @@ def test_a_tpu_vm_is_one_in_process_host():
 ])
 def test_mnist_tpu_configures_the_route_it_logs(tmp_path, args, sliced, eval_on_tpu):
   fv = programs.parse(args + ['--model_dir=%s' % tmp_path, '--data_dir=%s' % tmp_path])
-  estimator = mnist_tpu.build_estimator(fv, str(tmp_path))
+  batch_sizes.resolve(fv, fv.use_tpu)
+  estimator = mnist_tpu.build_estimator(fv, training_job(str(tmp_path)))
   assert run_config.is_sliced(estimator.config.tpu_config) == sliced
   assert estimator.config.tpu_config.per_host_input_for_training == run_config.input_pipeline_config().PER_HOST_V2
   assert estimator._ctx._eval_on_tpu == eval_on_tpu  # pylint: disable=protected-access
-  route = run_config.evaluation_route(fv.use_tpu, fv.eval_on_tpu, 1024)
+  route = runner.evaluation_route(fv.use_tpu, fv.eval_on_tpu, 1024)
   assert ('SLICED' in route) == sliced
   # Prediction runs on the TPU either way: with --eval_on_tpu=false, predict() builds this estimator.
-  predictor = mnist_tpu.build_estimator(fv, str(tmp_path), eval_on_tpu=True)
+  predictor = mnist_tpu.build_estimator(fv, training_job(str(tmp_path))._replace(phase=runner.PREDICT))
   assert run_config.is_sliced(predictor.config.tpu_config) == fv.use_tpu
 
 

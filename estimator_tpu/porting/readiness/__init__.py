@@ -3,19 +3,21 @@
 Point it at your own TPUEstimator pieces:
 
   from estimator_tpu.porting import readiness
-  plan = readiness.TpuPlan(num_shards=32, train_batch_size=4096, eval_batch_size=1024, predict_batch_size=1024,
-                           iterations_per_loop=100, save_checkpoints_steps=1000,
-                           eval_examples=10000, eval_steps=10, eval_padded=True, model_dir='gs://b/model',
-                           tpu_name='my-v3-32')
+  from estimator_tpu.tpu import accelerator_types
+  estimator = tf.estimator.tpu.TPUEstimator(model_fn, config=your_tpu_run_config, use_tpu=True,
+                                            train_batch_size=4096, eval_batch_size=1024, predict_batch_size=1024)
+  plan = readiness.TpuPlan(estimator, accelerator_types.parse_tpu_type('v3-32'), model_dir='gs://b/model',
+                           tpu_name='my-v3-32', eval_examples=10000, eval_steps=10, eval_padded=True)
   results = readiness.check_tpu_readiness(model_fn, train_input_fn, plan, eval_input_fn=eval_input_fn,
                                           predict_input_fn=predict_input_fn)
   sys.exit(readiness.print_results(results))
 
 `model_fn(features, labels, mode, params)` and the input_fns `input_fn(params)` are TPUEstimator's. The check
-builds TensorFlow's own TPUEstimator for the planned slice (readiness/topology.py) and lets it call them as on
-the TPU: the plan lines say what runs where, per host, and TensorFlow's refusals become failures. One core's
-TRAIN, EVAL and PREDICT steps are then compiled with XLA on this CPU. It never contacts a TPU, except for a
-bounded pre-flight of the one named in the plan.
+builds TensorFlow's own TPUEstimator for the planned slice, with the estimator's configuration
+(readiness/topology.py), and lets it call them as on the TPU: the plan lines say what runs where, per host, and
+TensorFlow's refusals become failures. One core's TRAIN, EVAL and PREDICT steps are then compiled with XLA on
+this CPU. It never contacts a TPU, except for a bounded pre-flight of the one named in the plan. Every line cites
+the TPU rule it is about (results.CHECK_RULES).
 """
 import tensorflow.compat.v1 as tf
 
@@ -49,6 +51,7 @@ def check_tpu_readiness(model_fn, input_fn, plan, probe_timeout_secs=preflight.D
 
 def check_training(model_fn, input_fn, plan, deployment):
   """train_input (per host), input_fn's dataset, the compiled TRAIN step and host_call."""
+  # Checks rule 7 (summaries on the host).
   train = deployment.train
   checks = [train.result] if train else []
   if plan.per_shard_batch_size < 1:
@@ -74,6 +77,7 @@ def check_training(model_fn, input_fn, plan, deployment):
 
 def check_step(model_fn, params, plan, batch):
   """Builds the TPU training step for one core from `batch` and checks it (see step_checks)."""
+  # Checks rule 18 (XLA ops).
   if batch is None:
     return [results.skipped(name, 'needs one batch from input_fn.') for name in STEP_CHECKS]
   try:

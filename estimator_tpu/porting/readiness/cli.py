@@ -15,12 +15,17 @@ runs from the folder of the code it checks. tests/test_readiness_cli.py keeps th
 import json
 import sys
 
+import tensorflow.compat.v1 as tf
 from absl import flags
 
 from estimator_tpu.porting import readiness
+from estimator_tpu.porting.readiness import results
+from estimator_tpu.porting.readiness import topology
 from estimator_tpu.porting.readiness import user_code
 from estimator_tpu.runtime.errors import UserError
 from estimator_tpu.runtime.preflight import GRPC_ADDRESS
+from estimator_tpu.tpu import accelerator_types
+from estimator_tpu.tpu import run_config
 
 PROGRAM = 'python -m estimator_tpu.readiness'
 EXIT_BAD_INPUT = 2
@@ -88,22 +93,29 @@ def parse_params(text):
   return params
 
 
-def build_plan(fv, params):
+def tpu_run_config(fv):
+  """The RunConfig a ported program builds from these flags (tpu/run_config.py), pointed at --master; a
+  --tpu_name is not resolved here: that would contact the TPU's metadata server."""
+  return run_config.build_run_config(
+      model_dir=fv.model_dir or topology.SCRATCH_MODEL_DIR, iterations_per_loop=fv.iterations,
+      num_shards=fv.num_shards, save_checkpoints_steps=fv.save_checkpoints_steps, master=fv.master,
+      evaluates_on_tpu=True)
+
+
+def build_plan(fv, params, model_fn, config, shape):
+  """The plan: the user's model_fn in a TPUEstimator as a ported program builds it, on the slice `shape`."""
+  try:
+    estimator = tf.estimator.tpu.TPUEstimator(
+        model_fn=model_fn, config=config, params=params, use_tpu=True, train_batch_size=fv.batch_size,
+        eval_batch_size=fv.eval_batch_size, predict_batch_size=fv.predict_batch_size or fv.eval_batch_size)
+  except ValueError as e:
+    raise UserError('TPUEstimator refuses these settings: %s' % one_line(e),
+                    'leave out of --params the keys TPUEstimator sets itself (batch_size, context, use_tpu).')
   return readiness.TpuPlan(
-      num_shards=fv.num_shards, train_batch_size=fv.batch_size, eval_batch_size=fv.eval_batch_size,
-      predict_batch_size=fv.predict_batch_size or fv.eval_batch_size, iterations_per_loop=fv.iterations,
-      save_checkpoints_steps=fv.save_checkpoints_steps, eval_examples=fv.eval_examples, eval_steps=fv.eval_steps,
-      model_dir=fv.model_dir, data_dir=fv.data_dir, tpu_name=fv.tpu_name, tpu_zone=fv.tpu_zone,
-      gcp_project=fv.gcp_project, master=fv.master, params=params, eval_padded=fv.eval_padded)
-
-
-def tpu_run_config(plan):
-  """What TPUEstimator hands a model_fn or input_fn that asks for `config`: the plan's model_dir, TPU layout and
-  --master (a --tpu_name is not resolved here: that would contact the TPU's metadata server)."""
-  import tensorflow.compat.v1 as tf  # pylint: disable=g-import-not-at-top -- only for code that asks for config
-  return tf.estimator.tpu.RunConfig(
-      model_dir=plan.model_dir, master=plan.master, tpu_config=tf.estimator.tpu.TPUConfig(
-          iterations_per_loop=plan.iterations_per_loop, num_shards=plan.num_shards))
+      estimator, shape, model_dir=fv.model_dir,
+      data_dir=fv.data_dir, tpu_name=fv.tpu_name, tpu_zone=fv.tpu_zone, gcp_project=fv.gcp_project,
+      eval_examples=fv.eval_examples, eval_steps=fv.eval_steps, eval_padded=fv.eval_padded,
+      requested_checkpoint_steps=fv.save_checkpoints_steps)
 
 
 def parse_own_flags(argv):
@@ -142,6 +154,7 @@ def parse_user_flags(rest, defined):
 
 def run(argv, stdout):
   """Returns the exit status of the check; UserError when it cannot run."""
+  # Checks rule 14 (pod slices).
   fv, rest = parse_own_flags(argv)
   params = parse_params(fv.params)
   specs = [(flag, user_code.parse_spec(flag, fv[flag].value)) for flag in ('model_fn', 'input_fn')]
@@ -150,10 +163,14 @@ def run(argv, stdout):
   # After the imports, which define the modules' flags; before builders, which may read them.
   parse_user_flags(rest, set(flags.FLAGS) - known)
   model_fn, input_fn = [user_code.load_function(flag, spec, module) for (flag, spec), module in zip(specs, modules)]
-  plan = build_plan(fv, params)
   signatures = user_code.check_signatures(model_fn, input_fn)
-  called_model_fn, called_input_fn = user_code.as_tpu_estimator_calls(model_fn, input_fn,
-                                                                      lambda: tpu_run_config(plan))
+  config = tpu_run_config(fv)
+  called_model_fn, called_input_fn = user_code.as_tpu_estimator_calls(model_fn, input_fn, lambda: config)
+  try:
+    shape = accelerator_types.shape_from_cores(fv.num_shards)
+  except UserError as e:  # a check line, as in --mode=check_tpu
+    return readiness.print_results([signatures, results.failed('topology', e.problem, e.fix)], stdout)
+  plan = build_plan(fv, params, called_model_fn, config, shape)
   checks = readiness.check_tpu_readiness(called_model_fn, called_input_fn, plan)
   return readiness.print_results([signatures] + checks, stdout)
 

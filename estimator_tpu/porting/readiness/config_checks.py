@@ -2,14 +2,14 @@
 from estimator_tpu.porting.readiness import results
 from estimator_tpu.runtime.errors import UserError
 from estimator_tpu.tpu import cluster as tpu_cluster
-from estimator_tpu.tpu import input_fn as tpu_input
-from estimator_tpu.tpu import run_config
+from estimator_tpu.tpu import deployment as tpu_deployment
 
 CLOUD_STORAGE_PREFIX = 'gs://'
 
 
 def check_batch_split(plan):
   """Every batch is split evenly over the cores; TPUEstimator refuses sizes that are not divisible."""
+  # Checks rule 16 (even batches).
   batches = [(kind, size) for kind, size in (('train', plan.train_batch_size), ('eval', plan.eval_batch_size),
                                              ('predict', plan.predict_batch_size)) if size is not None]
   uneven = [(kind, size) for kind, size in batches if size % plan.num_shards]
@@ -30,10 +30,11 @@ def nearest_multiple(value, factor):
 
 def check_checkpoint_cadence(plan):
   """Checkpoints can only be written between device loops; build_run_config rounds the cadence up to them."""
-  save, loop = plan.save_checkpoints_steps, plan.iterations_per_loop
-  if save is None:
+  # Checks rule 8 (iterations per loop).
+  aligned, loop = plan.save_checkpoints_steps, plan.iterations_per_loop
+  if aligned is None:
     return results.skipped('checkpoint_cadence', 'no save_checkpoints_steps given.')
-  aligned = run_config.aligned_checkpoint_steps(save, loop)
+  save = plan.requested_checkpoint_steps or aligned
   cadence = 'a checkpoint every %d steps = every %s of %d steps' % (
       aligned, results.plural(aligned // loop, 'device loop'), loop)
   if aligned != save:
@@ -50,6 +51,7 @@ def check_eval_coverage(plan, invocations=1):
   `invocations` is the number of input_fn calls TensorFlow makes for evaluation (1 for SLICED input or on the
   CPU, one per host for per-host input): each feeds its shard, padded on its own when the input pads.
   """
+  # Checks rule 9 (steps).
   if plan.eval_examples is None or plan.eval_steps is None or plan.eval_batch_size is None:
     return results.skipped('eval_coverage', 'eval split size, eval steps or eval batch size not given.')
   if plan.eval_padded:
@@ -73,8 +75,9 @@ def check_eval_coverage(plan, invocations=1):
 
 def check_padded_coverage(plan, invocations):
   """Each input_fn call pads its own shard with weight-0 rows to eval_steps steps of its share of the batch."""
+  # Checks rule 9 (steps).
   steps, per_step = plan.eval_steps, plan.eval_batch_size // invocations
-  shards = [tpu_input.shard_size(plan.eval_examples, index, invocations) for index in range(invocations)]
+  shards = [tpu_deployment.shard_size(plan.eval_examples, index, invocations) for index in range(invocations)]
   calls = ('1 input_fn call' if invocations == 1 else
            '%d input_fn calls, one per host, each feeding %d examples per step' % (invocations, per_step))
   summary = '%s: %d examples, %s: %d steps of %d' % (plan.eval_split, plan.eval_examples, calls, steps,
@@ -84,7 +87,7 @@ def check_padded_coverage(plan, invocations):
     return results.failed(
         'eval_coverage', '%s leave %d examples unscored.' % (summary, sum(missed)),
         'evaluate for %d steps (the largest shard over its share of the batch).'
-        % tpu_input.eval_steps(plan.eval_examples, plan.eval_batch_size, invocations))
+        % tpu_deployment.eval_steps(plan.eval_examples, plan.eval_batch_size, invocations))
   padding = [steps * per_step - shard for shard in shards]
   if invocations == 1:
     return results.passed('eval_coverage', '%s = %d real + %d padding rows of weight 0: every example is scored '
@@ -103,6 +106,7 @@ def largest_fitting_batch(examples, at_most, num_shards):
 
 def check_cloud_storage(plan):
   """TPU Node workers read input and write checkpoints themselves; they cannot see this VM's disk."""
+  # Checks rule 17 (Cloud Storage).
   if not plan.names_cloud_tpu:
     return results.skipped('cloud_storage', 'no Cloud TPU named (tpu_name/master); on one, model_dir and data_dir '
                                             'must be gs:// paths.')
@@ -122,6 +126,7 @@ def check_cloud_storage(plan):
 def check_tpu_reachable(plan, timeout_secs):
   """With a TPU named: resolves it (tpu_name) and connects to its worker port over TCP, within the timeout; on a
   TPU VM (tpu_name='local') looks for the TPU's device files instead."""
+  # Checks rule 2 (where the TPU is).
   if not plan.names_cloud_tpu:
     return results.skipped('tpu_reachable', 'no TPU named (tpu_name/master); nothing to connect to.')
   try:

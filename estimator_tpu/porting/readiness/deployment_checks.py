@@ -13,7 +13,7 @@ from estimator_tpu.porting.readiness import outfeed_checks
 from estimator_tpu.porting.readiness import results
 from estimator_tpu.porting.readiness import topology
 from estimator_tpu.runtime.errors import UserError
-from estimator_tpu.tpu import input_fn as tpu_input
+from estimator_tpu.tpu import deployment as tpu_deployment
 from estimator_tpu.tpu import run_config
 
 TF_NAME = 'TensorFlow %s' % tf.__version__
@@ -43,8 +43,9 @@ class Deployment(collections.namedtuple('Deployment', ['shape', 'sim', 'results'
 
 def plan_deployment(plan, model_fn, train_input_fn, eval_input_fn=None, predict_input_fn=None):
   """Simulates the plan's slice with the program's RunConfig and asks TensorFlow about every mode."""
+  # Checks rule 14 (pod slices).
+  shape = plan.shape
   try:
-    shape = plan.slice_shape()
     sim = topology.simulate(plan.run_config(), shape, model_fn, plan.train_batch_size,
                             plan.eval_batch_size, plan.predict_batch_size, plan.eval_on_tpu, plan.params)
   except (UserError, ValueError) as e:
@@ -54,7 +55,7 @@ def plan_deployment(plan, model_fn, train_input_fn, eval_input_fn=None, predict_
   train = report_training(plan, sim, train_input_fn)
   evaluation = report_inference(plan, sim, eval_input_fn, topology.EVAL)
   if not plan.eval_on_tpu:
-    # Prediction runs on the TPU even so, from an estimator whose input is SLICED (mnist_tpu.py, predict).
+    # Prediction runs on the TPU even so, from an estimator whose input is SLICED (mnist_tpu.py).
     sim = topology.simulate(plan.run_config(evaluates_on_tpu=True), shape, model_fn, plan.train_batch_size,
                             plan.eval_batch_size, plan.predict_batch_size, True, plan.params)
   prediction = report_inference(plan, sim, predict_input_fn, topology.PREDICT)
@@ -62,6 +63,7 @@ def plan_deployment(plan, model_fn, train_input_fn, eval_input_fn=None, predict_
 
 
 def check_topology(plan, sim, shape):
+  # Checks rule 14 (pod slices).
   md = sim.metadata
   source = ' (%s)' % plan.slice_source if plan.slice_source else ''
   if plan.on_tpu_vm and shape.num_hosts > 1:
@@ -102,6 +104,7 @@ def build_graph(sim, input_fn, mode):
 
 
 def report_training(plan, sim, input_fn):
+  # Checks rule 3 (params).
   decision = topology.decide(sim, topology.TRAIN)
   if decision.error is not None:
     return ModeReport(tf_rejection('train_input', 'training', decision.error), [], [], decision)
@@ -115,12 +118,14 @@ def report_training(plan, sim, input_fn):
 
 def with_graph_error(result, graph_error):
   """train_input failed by what TensorFlow raised building the training graph after calling input_fn."""
+  # Checks rule 3 (params).
   return results.failed('train_input', '%s; but %s' % (result.message.rstrip('.'), graph_error),
                         'make model_fn build the TPU training graph TPUEstimator expects.')
 
 
 def check_train_input(plan, sim, calls):
   """Per host: params['batch_size'], examples per step, and whether input_fn read its deployment to shard."""
+  # Checks rule 3 (params).
   md = sim.metadata
   batch = calls[0].batch_size
   where = ('on each of the %d hosts' % len(calls)) if len(calls) > 1 else 'on the one host'
@@ -132,12 +137,12 @@ def check_train_input(plan, sim, calls):
         'train_input', "%s, but input_fn never reads params['context'], so every host would read the same "
         'examples: TensorFlow does not shard the input between hosts (tpu_estimator.py, PER_HOST_V2).' % summary,
         "shard by params['context'].current_input_fn_deployment(): (host device, index, count, replicas); "
-        "dataset.shard(count, index) before shuffling (what tpu/input_fn.py does).")
+        "dataset.shard(count, index) before shuffling (what tpu/input_fn.py does with tpu/deployment.py).")
   if plan.train_examples is None:
     return results.passed('train_input', summary + '.')
   if len(calls) == 1:
     return results.passed('train_input', '%s, from all %d training examples.' % (summary, plan.train_examples))
-  sizes = [tpu_input.shard_size(plan.train_examples, call.deployment[1], call.deployment[2]) for call in calls]
+  sizes = [tpu_deployment.shard_size(plan.train_examples, call.deployment[1], call.deployment[2]) for call in calls]
   return results.passed('train_input', '%s, host h reading shard h of %d: %s of %d training examples.'
                         % (summary, len(calls), ', '.join(str(size) for size in sizes), plan.train_examples))
 

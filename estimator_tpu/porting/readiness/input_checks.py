@@ -21,6 +21,7 @@ DTYPE_FIXES = {
 
 def check_input(input_fn, params):
   """Returns (results, batch): checks of input_fn's Dataset, and one (features, labels) batch as numpy (or None)."""
+  # Checks rule 3 (params).
   with tf.Graph().as_default():
     try:
       dataset = input_fn(params)
@@ -42,6 +43,7 @@ def check_input(input_fn, params):
 
 
 def input_fn_error(message):
+  # Checks rule 3 (params).
   return results.failed('input_fn', message, "make input_fn(params) return a tf.data.Dataset of (features, labels) "
                                              "batched with params['batch_size'] that reads without errors.")
 
@@ -69,6 +71,7 @@ def _flatten_named(prefix, shapes, types):
 
 
 def check_static_shapes(components):
+  # Checks rule 4 (static shapes).
   dynamic = [(name, shape) for name, shape, _ in components if not shape.is_fully_defined()]
   if dynamic:
     return results.failed(
@@ -82,6 +85,7 @@ def check_static_shapes(components):
 
 def check_batch_dimension(components, batch_size):
   """On TPU, params['batch_size'] is the per-core batch; an input_fn that ignores it feeds every core too much."""
+  # Checks rule 3 (params).
   wrong = [(name, shape[0]) for name, shape, _ in components
            if shape.ndims and shape[0] is not None and shape[0] != batch_size]
   if wrong:
@@ -93,6 +97,7 @@ def check_batch_dimension(components, batch_size):
 
 
 def check_dtypes(components):
+  # Checks rule 15 (TPU dtypes).
   bad = [(name, dtype) for name, _, dtype in components if dtype not in TPU_DTYPES]
   if bad:
     fixes = []

@@ -112,6 +112,7 @@ def scalar_host_call_tensors(spec):
 
 def check_host_call(spec, num_shards, every_n_steps, graph_error=None):
   """host_call's tensors have a leading dimension; `graph_error`: what TensorFlow raised building TRAIN, if any."""
+  # Checks rule 7 (summaries on the host).
   if spec is None:
     return results.skipped('host_call', 'model_fn did not build the training step (see xla_compile).')
   if not isinstance(spec, tf.estimator.tpu.TPUEstimatorSpec):

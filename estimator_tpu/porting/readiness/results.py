@@ -1,10 +1,26 @@
-"""Check results and how they are printed: one line per check, each failure with its fix."""
+"""Check results and how they are printed: one line per check, citing its rule, each failure with its fix."""
 import collections
 import sys
 
 PASS = 'PASS'
 FAIL = 'FAIL'
 SKIP = 'SKIP'
+# The TPU rule each check is about (estimator_tpu/rules.py, docs/MIGRATION.md): its line cites it.
+CHECK_RULES = {
+    'signatures': 3, 'train_input': 3, 'input_fn': 3, 'input_batch': 3,
+    'input_shapes': 4, 'step_shapes': 4,
+    'model_fn_spec': 5, 'eval_step': 5, 'predict_step': 5,
+    'gradient_all_reduce': 6,
+    'step_summaries': 7, 'host_call': 7,
+    'checkpoint_cadence': 8,
+    'global_step': 9, 'eval_coverage': 9,
+    'topology': 14, 'evaluate': 14, 'predict': 14,
+    'input_dtypes': 15, 'step_dtypes': 15,
+    'batch_split': 16,
+    'cloud_storage': 17, 'storage_access': 17,
+    'tpu_reachable': 2,
+    'xla_compile': 18,
+}
 
 
 class CheckResult(collections.namedtuple('CheckResult', ['name', 'status', 'message', 'fix'])):
@@ -14,8 +30,12 @@ class CheckResult(collections.namedtuple('CheckResult', ['name', 'status', 'mess
   def passed(self):
     return self.status != FAIL
 
+  @property
+  def rule(self):
+    return CHECK_RULES[self.name]
+
   def line(self):
-    text = '%s %s: %s' % (self.status, self.name, self.message)
+    text = '%s %s (rule %d): %s' % (self.status, self.name, self.rule, self.message)
     return text + (' Fix: %s' % self.fix if self.status == FAIL and self.fix else '')
 
 

@@ -74,11 +74,12 @@ class NotATpuEstimatorSpec(TypeError):
     super(NotATpuEstimatorSpec, self).__init__('model_fn returned %s' % self.returned)
 
   def result(self):
+    # Checks rule 5 (TPUEstimatorSpec).
     what = 'a tf.estimator.EstimatorSpec' if self.estimator_spec else 'a %s' % self.returned
     return results.failed(
         'model_fn_spec', 'model_fn returned %s in TRAIN mode, not a tf.estimator.tpu.TPUEstimatorSpec: on a TPU, '
         'TPUEstimator refuses it in evaluation and prediction, and metric ops, summaries and hooks cannot run '
-        'inside the TPU computation (docs/MIGRATION.md row 5).' % what,
+        'inside the TPU computation.' % what,
         'return tf.estimator.tpu.TPUEstimatorSpec(mode, loss=..., train_op=...) in every mode, with '
         'eval_metrics=(metric_fn, tensors) instead of eval_metric_ops= and summaries through host_call.')
 
@@ -114,6 +115,7 @@ def check_xla_compile(step, per_shard_batch):
   """
   # The registry lookup runs first because it names every op without a kernel, whatever the compile error
   # says; the compile has the last word (it also catches ops whose arguments XLA cannot handle).
+  # Checks rule 9 (steps), rule 18 (XLA ops).
   rejected = [(op.type, op.name) for op in xla.ops_without_xla_kernel(step.ops)]
   try:
     (loss,), (global_step,) = xla.compile_and_run(
@@ -133,6 +135,7 @@ def check_xla_compile(step, per_shard_batch):
 
 
 def compile_failure(rejected, error_line):
+  # Checks rule 18 (XLA ops).
   if rejected:
     return results.failed(
         'xla_compile', 'XLA cannot compile %s of the TPU training step: %s.'
@@ -164,6 +167,7 @@ def fix_for_rejected(op_types):
 
 def check_step_shapes(step):
   """Every tensor of the step has a static shape; names the ops where a dynamic shape starts."""
+  # Checks rule 4 (static shapes).
   dynamic = dynamic_tensors(step.ops)
   if not dynamic:
     return results.passed('step_shapes', 'all %d tensors of the TPU training step have static shapes.'
@@ -197,6 +201,7 @@ def dynamic_tensors(ops):
 def check_step_dtypes(step):
   """The TPU has no float64: the step must compute in float32 (or bfloat16)."""
   # xla.compile passes each input through an Identity; a float64 input is the input check's finding.
+  # Checks rule 15 (TPU dtypes).
   in_step = set(op.name for op in step.ops)
   inputs = set(op.name for op in step.ops if op.type == 'Identity' and op.inputs[0].op.name not in in_step)
   wide = [op for op in step.ops if op.name not in inputs and any(t.dtype == tf.float64 for t in op.outputs)]
@@ -210,6 +215,7 @@ def check_step_dtypes(step):
 
 def check_all_reduce(step, num_shards):
   """With several cores, gradients must be combined across them (CrossShardOptimizer), or each core trains alone."""
+  # Checks rule 6 (gradient all-reduce).
   variables = step.graph.get_collection(tf.GraphKeys.TRAINABLE_VARIABLES)
   collectives = [op for op in step.ops if op.type in xla.TPU_COLLECTIVES]
   if num_shards == 1:
@@ -231,6 +237,7 @@ def check_all_reduce(step, num_shards):
 
 def check_global_step_advances(step_value):
   """TPUEstimator stops at max_steps by the global step; a train_op that never increments it never stops."""
+  # Checks rule 9 (steps).
   if step_value == 1:
     return results.passed('global_step', 'one training step advanced the global step by 1.')
   return results.failed('global_step', 'one training step moved the global step from 0 to %d.' % step_value,
@@ -251,6 +258,7 @@ def summaries_in_train_step(model_fn, params, num_shards, batch):
 
 
 def check_step_summaries(summary_ops):
+  # Checks rule 7 (summaries on the host).
   if summary_ops:
     return results.failed(
         'step_summaries', 'model_fn writes %s in the TRAIN step (%s); inside the TPU computation tf.summary does '

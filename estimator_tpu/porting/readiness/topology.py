@@ -43,7 +43,7 @@ PREDICT = tf.estimator.ModeKeys.PREDICT
 # A TPU Node's master when the plan names none: a name only, never resolved or dialled.
 SIMULATED_NODE_MASTER = 'grpc://simulated-tpu-worker:8470'
 # Graphs are built, never run, so nothing is written here.
-_MODEL_DIR = tempfile.mkdtemp(prefix='tpu-topology-')
+SCRATCH_MODEL_DIR = tempfile.mkdtemp(prefix='tpu-topology-')
 
 
 def device_list(shape, master):
@@ -111,7 +111,7 @@ def simulate(config, shape, model_fn, train_batch_size, eval_batch_size=None, pr
   """
   specs = []
   estimator = tpu_estimator.TPUEstimator(
-      model_fn=_recording_model_fn(model_fn, specs), config=config.replace(model_dir=_MODEL_DIR), params=params,
+      model_fn=_recording_model_fn(model_fn, specs), config=config.replace(model_dir=SCRATCH_MODEL_DIR), params=params,
       use_tpu=True, train_batch_size=train_batch_size, eval_batch_size=eval_batch_size,
       predict_batch_size=predict_batch_size, eval_on_tpu=eval_on_tpu)
   metadata = simulated_metadata(shape, config.master)

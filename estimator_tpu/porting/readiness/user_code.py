@@ -8,7 +8,7 @@ user typed is evaluated as code.
 
 TPUEstimator passes model_fn and input_fn only the arguments they name (features, labels, mode, params, config),
 and refuses either one without `params` (where it puts the per-core batch size). The check reports that as one
-failed check (`signatures`, MIGRATION.md row 3) and calls the function without params, so the rest of the check
+failed check (`signatures`, rule 3) and calls the function without params, so the rest of the check
 still says what else would fail.
 """
 import ast
@@ -192,6 +192,7 @@ def argument_names(fn):
 
 def check_signatures(model_fn, input_fn):
   """The `signatures` check: TPUEstimator refuses a model_fn or input_fn that takes no `params`."""
+  # Checks rule 3 (params).
   missing = []
   for role, fn, shape in (('model_fn', model_fn, 'model_fn(features, labels, mode, params)'),
                           ('input_fn', input_fn, 'input_fn(params)')):
@@ -201,7 +202,7 @@ def check_signatures(model_fn, input_fn):
   if missing:
     return results.failed(
         'signatures', '%s: TPUEstimator refuses a model_fn or input_fn without params, which is where it '
-        "passes the per-core params['batch_size'] (docs/MIGRATION.md row 3); the checks below go on without it."
+        "passes the per-core params['batch_size']; the checks below go on without it."
         % '; '.join('%s takes no params' % have for _, have, _ in missing),
         'take params: %s, and batch with params[\'batch_size\'].' % ', '.join(want for _, _, want in missing))
   return results.passed('signatures', 'model_fn and input_fn take params, as TPUEstimator requires.')

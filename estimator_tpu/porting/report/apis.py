@@ -1,4 +1,4 @@
-"""Which TensorFlow APIs the rows are about, by canonical dotted name (see program.normalize)."""
+"""Which TensorFlow APIs the rules are about, by canonical dotted name (see program.normalize)."""
 
 _ESTIMATOR_PACKAGES = ('tensorflow.estimator.', 'tensorflow.contrib.learn.', 'tensorflow.contrib.estimator.',
                        'tensorflow.python.estimator.', 'tensorflow.contrib.learn.python.learn.estimators.')

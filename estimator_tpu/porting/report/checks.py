@@ -6,24 +6,24 @@ from estimator_tpu.porting.report import pyast
 
 
 class Collector(object):
-  """Gathers findings; one finding per (file, line, row, message)."""
+  """Gathers findings; one finding per (file, line, rule, message)."""
 
   def __init__(self, program):
     self.program = program
     self.findings = []
 
-  def add(self, module, node, row, severity, message):
+  def add(self, module, node, rule, severity, message):
     line = getattr(node, 'lineno', 1)
-    self.findings.append(findings.Finding(module.path, line, row, severity, message))
+    self.findings.append(findings.Finding(module.path, line, rule, severity, message))
 
-  def required(self, module, node, row, message):
-    self.add(module, node, row, findings.REQUIRED, message)
+  def required(self, module, node, rule, message):
+    self.add(module, node, rule, findings.REQUIRED, message)
 
-  def advice(self, module, node, row, message):
-    self.add(module, node, row, findings.ADVICE, message)
+  def advice(self, module, node, rule, message):
+    self.add(module, node, rule, findings.ADVICE, message)
 
-  def unknown(self, module, node, row, message):
-    self.add(module, node, row, findings.UNKNOWN, message)
+  def unknown(self, module, node, rule, message):
+    self.add(module, node, rule, findings.UNKNOWN, message)
 
 
 def mentions_tpu(node):

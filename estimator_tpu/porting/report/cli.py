@@ -10,7 +10,8 @@ def parse_args(argv):
   parser = argparse.ArgumentParser(
       prog='python -m estimator_tpu.port',
       description='Lists what legacy tf.estimator code must change to run with TPUEstimator, from its source '
-                  '(nothing is imported or run). Rows refer to docs/MIGRATION.md.',
+                  '(nothing is imported or run). Each finding cites its rule: estimator_tpu/rules.py, '
+                  'docs/MIGRATION.md.',
       epilog='Exit status: 0 nothing required, 1 something required, 2 bad input (a path that does not exist or a '
              'file that does not parse; the other files are still checked, and 2 wins over 1).')
   parser.add_argument('paths', nargs='+', metavar='PATH', help='Python files or folders (searched for *.py)')

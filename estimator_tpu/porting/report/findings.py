@@ -2,7 +2,7 @@
 import collections
 import json
 
-from estimator_tpu.porting.report import rows
+from estimator_tpu import rules
 
 # REQUIRED: the code fails, or silently does something else, on a TPU. ADVICE: it runs, but the port should
 # change it. UNKNOWN: static analysis cannot tell; the message says what to look at.
@@ -11,7 +11,8 @@ ADVICE = 'advice'
 UNKNOWN = 'cannot tell statically'
 SEVERITIES = (REQUIRED, ADVICE, UNKNOWN)
 
-Finding = collections.namedtuple('Finding', ['path', 'line', 'row', 'severity', 'message'])
+# rule: the number of the TPU rule it is about (estimator_tpu/rules.py, docs/MIGRATION.md).
+Finding = collections.namedtuple('Finding', ['path', 'line', 'rule', 'severity', 'message'])
 
 # Input the tool could not read: a path that does not exist, a file that does not parse.
 BadInput = collections.namedtuple('BadInput', ['path', 'problem', 'fix'])
@@ -26,7 +27,7 @@ class Report(object):
 
   def __init__(self, findings, files, bad_inputs):
     unique = set(findings)
-    self.findings = sorted(unique, key=lambda f: (f.path, f.line, _row_order(f.row), f.severity, f.message))
+    self.findings = sorted(unique, key=lambda f: (f.path, f.line, f.rule, f.severity, f.message))
     self.files = list(files)
     self.bad_inputs = list(bad_inputs)
 
@@ -49,16 +50,11 @@ class Report(object):
     ])
 
 
-def _row_order(key):
-  keys = list(rows.ROWS)
-  return keys.index(key) if key in keys else len(keys)
-
-
 def format_text(report):
-  """One line per finding, `path:line: [severity] row N (title): message`, then one summary line."""
+  """One line per finding, `path:line: [severity] rule N (name): message`, then one summary line."""
   lines = []
   for finding in report.findings:
-    lines.append('%s:%d: [%s] %s: %s' % (finding.path, finding.line, finding.severity, rows.label(finding.row),
+    lines.append('%s:%d: [%s] %s: %s' % (finding.path, finding.line, finding.severity, rules.cite(finding.rule),
                                          finding.message))
   summary = report.summary()
   lines.append('%d file(s) checked: %d required, %d advice, %d cannot tell statically%s.' % (
@@ -73,8 +69,9 @@ def format_bad_input(bad):
 
 def format_json(report):
   findings = [collections.OrderedDict([
-      ('path', f.path), ('line', f.line), ('row', f.row), ('title', rows.ROWS[f.row].title),
-      ('severity', f.severity), ('message', f.message)]) for f in report.findings]
+      ('path', f.path), ('line', f.line), ('rule', f.rule), ('name', rules.rule(f.rule).name),
+      ('title', rules.rule(f.rule).title), ('severity', f.severity), ('message', f.message)])
+      for f in report.findings]
   errors = [collections.OrderedDict([('path', b.path), ('problem', b.problem), ('fix', b.fix)])
             for b in report.bad_inputs]
   document = collections.OrderedDict([('findings', findings), ('errors', errors), ('summary', report.summary())])

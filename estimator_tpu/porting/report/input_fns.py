@@ -1,4 +1,4 @@
-"""Checks of an input_fn: what TPUEstimator feeds the TPU (rows 3 and 4, dtypes, gs:// data).
+"""Checks of an input_fn: what TPUEstimator feeds the TPU (rules 3, 4, 15, 17).
 
 One input_fn is checked once per way it is used (train, evaluate, predict), because its builder's arguments can
 differ: BERT's builder takes drop_remainder, True for training and False for prediction. The input_fn is read
@@ -23,10 +23,11 @@ DROP_POSITION = {'batch': 1, 'padded_batch': 3}
 
 def check_input_fn(collector, target, modes):
   """All input_fn checks for one resolved input_fn (a program.Fn) used in `modes` (empty: not known)."""
+  # Checks rule 3 (params).
   module, node = target.module, target.node
   if not checks.accepts_params(target):
     what = 'the lambda given as input_fn' if isinstance(node, ast.Lambda) else 'input_fn %s' % checks.describe_fn(node)
-    collector.required(module, node, '3', '%s takes no `params` -> add a `params` argument and batch with '
+    collector.required(module, node, 3, '%s takes no `params` -> add a `params` argument and batch with '
                        'params[\'batch_size\']: TPUEstimator refuses an input_fn without it.' % what)
   walk = _InputWalk(collector, target, modes)
   tainted = set(['params']) if checks.accepts_params(target) else set()
@@ -111,13 +112,14 @@ class _InputWalk(object):
       self.flag_reads.append((module, node))
 
   def _check_call(self, module, fn, call, tainted):
+    # Checks rule 4 (static shapes), rule 15 (TPU dtypes), rule 17 (Cloud Storage).
     canonical = self.program.canonical(module, fn, call.func)
     if canonical in apis.CASTS or (isinstance(call.func, ast.Attribute) and call.func.attr == 'astype'):
       self.casts = True
     if canonical in apis.UINT8_PRODUCERS:
       self.uint8.append((module, call))
     if canonical in apis.QUEUE_BATCHING:
-      self.collector.advice(module, call, '4', '`%s` is queue-based input -> return a tf.data.Dataset batched with '
+      self.collector.advice(module, call, 4, '`%s` is queue-based input -> return a tf.data.Dataset batched with '
                             'drop_remainder=True: TPUEstimator\'s PER_HOST_V2 input and predict take only a Dataset.'
                             % canonical.replace('tensorflow.', 'tf.', 1))
     elif canonical in apis.BATCH_FUNCTIONS:
@@ -129,20 +131,21 @@ class _InputWalk(object):
       drop = pyast.argument(call, DROP_POSITION[call.func.attr], 'drop_remainder')
       self._check_batch(module, fn, call, pyast.argument(call, 0, 'batch_size'), drop, tainted)
     elif canonical in apis.IN_MEMORY_SOURCES and call.args and not _converts(call.args[0], self.program, module, fn):
-      self.collector.unknown(module, call, 'rule-dtypes', 'the dtype of the in-memory data `%s`: NumPy and pandas '
+      self.collector.unknown(module, call, 15, 'the dtype of the in-memory data `%s`: NumPy and pandas '
                              'default to float64, which the TPU infeed does not take (it takes %s) -> cast float64 '
                              'features to float32 on the host.' % (pyast.render(call.args[0]), INFEED_DTYPES))
     elif canonical in apis.DATA_SOURCES and call.args:
       path = pyast.literal(call.args[0])
       if isinstance(path, str) and _is_local_path(path):
-        self.collector.advice(module, call, 'rule-gcs', 'input reads the local path %r: TPU workers cannot read '
+        self.collector.advice(module, call, 17, 'input reads the local path %r: TPU workers cannot read '
                               'this machine\'s disk (a TPU Node) -> put the data on gs:// for a TPU run.' % path)
 
   def _check_batch(self, module, fn, call, size, drop, tainted):
+    # Checks rule 3 (params), rule 4 (static shapes).
     if size is not None and not (pyast.names_in(size) & tainted):
       severity, source = self._source(module, fn, size, 0)
       if severity:
-        self.collector.add(module, call, '3', severity, 'the batch size is %s, not params[\'batch_size\'] -> '
+        self.collector.add(module, call, 3, severity, 'the batch size is %s, not params[\'batch_size\'] -> '
                            'batch with params[\'batch_size\']: TPUEstimator sets it to the per-core batch on a TPU '
                            '(the global batch on CPU) and splits train_batch_size over the cores itself.' % source)
     if self.modes and self.modes <= set([PREDICT]):
@@ -150,17 +153,17 @@ class _InputWalk(object):
     verdict = True if drop is True else self._drops(module, fn, drop, 0)
     text = '`.%s(...)`' % (call.func.attr if isinstance(call.func, ast.Attribute) else pyast.render(call.func))
     if verdict is False and self.modes:
-      self.collector.required(module, call, '4', '%s without drop_remainder=True in input that trains or evaluates: '
+      self.collector.required(module, call, 4, '%s without drop_remainder=True in input that trains or evaluates: '
                               'the batch dimension is None and the last batch may be short; XLA compiles a TPU '
                               'program for one static shape -> drop_remainder=True (pad evaluation data to full '
                               'batches to keep every example).' % text)
     elif verdict is False:
-      self.collector.unknown(module, call, '4', 'whether %s needs drop_remainder=True: the scanned files do not pass '
+      self.collector.unknown(module, call, 4, 'whether %s needs drop_remainder=True: the scanned files do not pass '
                              'this input_fn to train/evaluate/predict. Training and evaluation on a TPU need it (one '
                              'static shape); predict alone does not (TPUEstimator pads the last batch).' % text)
     elif verdict is None:
       unseen = '' if self.modes else ' (and whether this input_fn trains or evaluates: the scanned files do not show)'
-      self.collector.unknown(module, call, '4', 'whether drop_remainder=`%s` of %s is True%s; input that trains or '
+      self.collector.unknown(module, call, 4, 'whether drop_remainder=`%s` of %s is True%s; input that trains or '
                              'evaluates on a TPU needs True (XLA compiles one static shape).'
                              % (pyast.render(drop), text, unseen))
 
@@ -226,20 +229,22 @@ class _InputWalk(object):
     return text
 
   def report_flags(self):
+    # Checks rule 3 (params).
     for module, node in self.flag_reads:
       if id(node) not in self.batch_size_flags:
-        self.collector.advice(module, node, '3', 'input_fn reads the flag `%s` -> pass the value through params or '
+        self.collector.advice(module, node, 3, 'input_fn reads the flag `%s` -> pass the value through params or '
                               'the input_fn builder, so input_fn depends only on its arguments.' % pyast.render(node))
 
   def report_dtypes(self):
     """uint8 or float64 in the input with no cast anywhere in it reaches the TPU infeed, which refuses float64
     and, in TF 1.15, uint8."""
+    # Checks rule 15 (TPU dtypes).
     if self.casts:
       return  # a cast is there; which tensor it converts cannot be told statically, so say nothing
     for sites, dtype in ((self.uint8, 'uint8'), (self.float64, 'float64')):
       if sites:
         module, node = sites[0]
-        self.collector.required(module, node, 'rule-dtypes', 'the input makes %s data and never casts it: the TPU '
+        self.collector.required(module, node, 15, 'the input makes %s data and never casts it: the TPU '
                                 'infeed takes %s -> cast on the host in input_fn (e.g. tf.cast(images, tf.float32)).'
                                 % (dtype, INFEED_DTYPES))
 

@@ -1,4 +1,4 @@
-"""Checks of a model_fn: what TPUEstimator compiles for the TPU cores (rows 3, 5, 6, 7, 8, 13 and dtypes).
+"""Checks of a model_fn: what TPUEstimator compiles for the TPU cores (rules 3, 4, 5, 6, 7, 8, 15, 18).
 
 The model_fn is read together with the project functions it calls (two levels down), but not the functions it
 only hands over (metric_fn, host_call's fn, scaffold_fn): TPUEstimator runs those on the host. Code under
@@ -24,9 +24,10 @@ UNKNOWN = 'unknown'
 
 def check_model_fn(collector, target):
   """All model_fn checks for one resolved model_fn (a program.Fn)."""
+  # Checks rule 3 (params).
   module, node = target.module, target.node
   if not checks.accepts_params(target):
-    collector.required(module, node, '3', '%s takes no `params` -> add a `params` argument: TPUEstimator refuses a '
+    collector.required(module, node, 3, '%s takes no `params` -> add a `params` argument: TPUEstimator refuses a '
                        'model_fn without it, and passes params[\'batch_size\'] (per core on a TPU) and '
                        'params[\'use_tpu\'] there.' % checks.describe_fn(node))
   walk = _DeviceWalk(collector)
@@ -61,12 +62,13 @@ class _DeviceWalk(object):
         self._check_attribute(module, fn, node)
 
   def _check_attribute(self, module, fn, node):
+    # Checks rule 3 (params), rule 15 (TPU dtypes).
     canonical = self.program.canonical(module, fn, node)
     if canonical in apis.FLOAT64_NAMES:
-      self.collector.required(module, node, 'rule-dtypes', '`%s` inside model_fn: TPUs have no float64 -> use '
+      self.collector.required(module, node, 15, '`%s` inside model_fn: TPUs have no float64 -> use '
                               'tf.float32 (or bfloat16).' % pyast.render(node))
     elif apis.is_flags(self.program.canonical(module, fn, node.value)):
-      self.collector.advice(module, node, '3', 'model_fn reads the flag `%s` -> pass the value through params or '
+      self.collector.advice(module, node, 3, 'model_fn reads the flag `%s` -> pass the value through params or '
                             'the model_fn builder, so model_fn depends only on its arguments (params[\'batch_size\'] '
                             'and params[\'use_tpu\'] are set by TPUEstimator).' % pyast.render(node))
 
@@ -80,74 +82,77 @@ class _DeviceWalk(object):
         self._check_optimizer(module, fn, call)
 
   def _check_api(self, module, call, canonical):
+    # Checks rule 4 (static shapes), rule 7 (summaries on the host), rule 15 (TPU dtypes), rule 18 (XLA ops).
     add = self.collector
     short = canonical.replace('tensorflow.', 'tf.', 1)
     if apis.is_estimator_spec(canonical) or apis.is_tpu_estimator_spec(canonical):
       self._check_spec(module, call, canonical)
     elif apis.is_summary(canonical):
-      add.required(module, call, '7', '`%s` inside model_fn: summary ops cannot run inside the TPU computation (on a '
+      add.required(module, call, 7, '`%s` inside model_fn: summary ops cannot run inside the TPU computation (on a '
                    'TPU they are silently left out) -> return the tensors in TPUEstimatorSpec(host_call=(fn, '
                    'tensors)) and write the summaries in fn, which runs on the host.' % short)
     elif canonical in apis.PYTHON_CALLBACK_OPS:
-      add.required(module, call, '13', '`%s` inside model_fn runs Python, which a TPU cannot -> compute it in '
+      add.required(module, call, 18, '`%s` inside model_fn runs Python, which a TPU cannot -> compute it in '
                    'input_fn (on the host) or with TensorFlow ops XLA compiles.' % short)
     elif canonical in apis.DYNAMIC_SHAPE_OPS or (canonical in apis.WHERE_OPS and _one_argument_where(call)):
-      add.required(module, call, '4', '`%s` inside model_fn returns a shape that depends on the data; XLA compiles '
+      add.required(module, call, 4, '`%s` inside model_fn returns a shape that depends on the data; XLA compiles '
                    'a TPU program for fixed shapes only -> keep shapes static (e.g. multiply by a 0/1 mask, or '
                    'tf.where(cond, x, y) with three arguments).' % short)
     elif apis.is_string_op(canonical):
-      add.required(module, call, '13', '`%s` inside model_fn: TPUs have no string type -> do string work (parsing, '
+      add.required(module, call, 15, '`%s` inside model_fn: TPUs have no string type -> do string work (parsing, '
                    'decoding, vocabulary lookups) in input_fn on the host and feed numbers.' % short)
 
   def _check_spec(self, module, call, canonical):
+    # Checks rule 5 (TPUEstimatorSpec), rule 8 (iterations per loop).
     add = self.collector
     train_op = pyast.keyword(call, 'train_op')
     if train_op is not None:
       self.train_ops.append((module, call, train_op))
     if apis.is_estimator_spec(canonical):
-      add.required(module, call, '5', '`%s(...)` -> tf.estimator.tpu.TPUEstimatorSpec: on a TPU, evaluation and '
+      add.required(module, call, 5, '`%s(...)` -> tf.estimator.tpu.TPUEstimatorSpec: on a TPU, evaluation and '
                    'prediction refuse an EstimatorSpec (TPUEstimator rebuilds metrics, summaries and the scaffold '
                    'outside the TPU computation, so it takes them as functions).'
                    % canonical.replace('tensorflow.', 'tf.', 1))
       if pyast.keyword(call, 'eval_metric_ops') is not None:
-        add.required(module, call, '5', 'eval_metric_ops= -> eval_metrics=(metric_fn, tensors): metric ops cannot '
+        add.required(module, call, 5, 'eval_metric_ops= -> eval_metrics=(metric_fn, tensors): metric ops cannot '
                      'run on the TPU; TPUEstimator calls metric_fn on the host with the (batch-major) tensors.')
       if pyast.keyword(call, 'training_chief_hooks') is not None:
-        add.required(module, call, '8', 'training_chief_hooks= -> training_hooks=: TPUEstimator refuses chief hooks '
+        add.required(module, call, 8, 'training_chief_hooks= -> training_hooks=: TPUEstimator refuses chief hooks '
                      'in an EstimatorSpec.')
       if pyast.keyword(call, 'scaffold') is not None:
-        add.required(module, call, '5', 'scaffold= is ignored by TPU training and evaluation -> '
+        add.required(module, call, 5, 'scaffold= is ignored by TPU training and evaluation -> '
                      'TPUEstimatorSpec(scaffold_fn=fn), fn returning the Scaffold (for example to '
                      'init_from_checkpoint).')
     for name in HOOK_ARGUMENTS:
       value = pyast.keyword(call, name)
       if value is not None and not _is_none(value):
-        add.advice(module, call, '8', '%s= run on the host only between loops of iterations_per_loop steps, and '
+        add.advice(module, call, 8, '%s= run on the host only between loops of iterations_per_loop steps, and '
                    'must not fetch tensors made in model_fn (on a TPU those are inside the TPU computation: a '
                    'LoggingTensorHook on the loss fails) -> report values through host_call or the loss TPUEstimator '
                    'logs, and keep hooks for host-side work.' % name)
 
   def _check_optimizer(self, module, fn, call):
+    # Checks rule 6 (gradient all-reduce).
     receiver = call.func.value
     kind, detail = self._optimizer_kind(module, fn, receiver, (), 0)
     text = '`%s.%s(...)`' % (pyast.render(receiver), call.func.attr)
     add = self.collector
     if kind == PLAIN:
-      add.required(module, call, '6', '%s with an optimizer no CrossShardOptimizer wraps: each TPU core would apply '
+      add.required(module, call, 6, '%s with an optimizer no CrossShardOptimizer wraps: each TPU core would apply '
                    'only its own shard\'s gradients and the cores\' weights drift apart -> optimizer = '
                    'tf.tpu.CrossShardOptimizer(optimizer) when params[\'use_tpu\'] is true (it averages the '
                    'gradients over the cores, reduction=MEAN).' % text)
     elif kind == KERAS:
-      add.required(module, call, '6', '%s with a Keras optimizer (%s): CrossShardOptimizer takes only '
+      add.required(module, call, 6, '%s with a Keras optimizer (%s): CrossShardOptimizer takes only '
                    'tf.compat.v1.train optimizers (it raises TypeError for a Keras one) -> use the '
                    'tf.compat.v1.train optimizer, wrapped in tf.tpu.CrossShardOptimizer when params[\'use_tpu\'] '
                    'is true.' % (text, detail))
     elif kind == WRAPPED_ALWAYS:
-      add.advice(module, call, '6', '%s: the optimizer is wrapped in CrossShardOptimizer unconditionally; off the TPU '
+      add.advice(module, call, 6, '%s: the optimizer is wrapped in CrossShardOptimizer unconditionally; off the TPU '
                  '(use_tpu=False, CPU tests) its cross-core sum has no kernel and training fails -> wrap only when '
                  'params[\'use_tpu\'] is true.' % text)
     elif kind == UNKNOWN:
-      add.unknown(module, call, '6', 'whether the optimizer of %s is wrapped in CrossShardOptimizer: %s. On a TPU '
+      add.unknown(module, call, 6, 'whether the optimizer of %s is wrapped in CrossShardOptimizer: %s. On a TPU '
                   'it must be (only when params[\'use_tpu\'] is true).' % (text, detail))
 
   def _optimizer_kind(self, module, fn, node, conditions, depth):
@@ -199,6 +204,7 @@ class _DeviceWalk(object):
 
   def report_unseen_optimizer(self):
     """A TRAIN spec whose train_op is built outside the scanned files: say the optimizer could not be checked."""
+    # Checks rule 6 (gradient all-reduce).
     for module, call, train_op in self.train_ops:
       if pyast.literal(train_op) is None:
         continue
@@ -210,7 +216,7 @@ class _DeviceWalk(object):
             origin = node.value
       if not isinstance(origin, ast.Call) or apis.is_tf(self.program.canonical(module, owner, origin.func)):
         continue  # no optimizer call anywhere (e.g. tf.group of assignments): nothing to wrap
-      self.collector.unknown(module, call, '6', 'whether train_op `%s` wraps its optimizer in CrossShardOptimizer: '
+      self.collector.unknown(module, call, 6, 'whether train_op `%s` wraps its optimizer in CrossShardOptimizer: '
                              'it is built by `%s`, outside the scanned files (scan them too). On a TPU the optimizer '
                              'must be wrapped, only when params[\'use_tpu\'] is true.'
                              % (pyast.render(train_op), pyast.render(origin)))

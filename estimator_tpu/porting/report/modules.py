@@ -20,9 +20,10 @@ def check_module(collector, module):
 
 
 def _contrib_advice(collector, module, node, name, how):
+  # Checks rule 19 (contrib names).
   replacement = apis.contrib_replacement(name)
   if replacement:
-    collector.advice(module, node, 'version-contrib', '%s `%s`, which TF 2 does not have -> %s.'
+    collector.advice(module, node, 19, '%s `%s`, which TF 2 does not have -> %s.'
                      % (how, name.replace('tensorflow.', 'tf.', 1), replacement))
 
 
@@ -46,6 +47,7 @@ def _check_contrib_use(collector, module, node):
 
 
 def _check_path_flag(collector, module, call):
+  # Checks rule 17 (Cloud Storage).
   canonical = module.canonical(call.func) or ''
   if not (canonical.endswith('.DEFINE_string') and ('flags' in canonical)):
     return
@@ -54,6 +56,6 @@ def _check_path_flag(collector, module, call):
   default = pyast.literal(default) if default is not None else None
   if isinstance(name, str) and isinstance(default, str) and any(w in name.lower() for w in PATH_FLAG_WORDS):
     if input_fns._is_local_path(default):
-      collector.advice(module, call, 'rule-gcs', 'the flag --%s defaults to the local path %r: TPU workers cannot '
+      collector.advice(module, call, 17, 'the flag --%s defaults to the local path %r: TPU workers cannot '
                        'read or write this machine\'s disk (a TPU Node) -> give a gs:// path for a TPU run, and check '
                        'it when the flags are parsed.' % (name, default))

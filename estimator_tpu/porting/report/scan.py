@@ -81,12 +81,13 @@ def scan(paths):
 
 def _guarded(collector, module, check, *args):
   """Runs one check; an unexpected construct that breaks it becomes a note, not a crash of the whole scan."""
+  # Checks rule 13 (readiness).
   try:
     return check(*args)
   except Exception as e:  # noqa: BLE001 -- robustness on code never seen is the point here
     where = module or (collector.program.modules[0] if collector.program.modules else None)
     if where is not None:
-      collector.unknown(where, where.tree, 'tool', 'the port report could not analyse this code (%s: %s); please '
+      collector.unknown(where, where.tree, 13, 'the port report could not analyse this code (%s: %s); please '
                         'report it with the code that caused it.' % (type(e).__name__, e))
     return None
 
