@@ -64,11 +64,12 @@ def print_results(results):
     print('%-12s %-8s after %6.1f s  log: %s' % (result.task.name, ending, result.seconds, result.log_path))
 
 
-def interrupt(unused_signum, unused_frame):
-  """SIGTERM or SIGINT: unwinds through the `with` in run(), which stops every task. Later signals are ignored,
-  so that a second Ctrl-C cannot cut that short."""
-  for signum in STOP_SIGNALS:
-    signal.signal(signum, signal.SIG_IGN)
+def interrupt(signum, frame):
+  """SIGTERM or SIGINT (a signal handler's arguments): unwinds through the `with` in run(), which stops every
+  task. Later signals are ignored, so that a second Ctrl-C cannot cut that short."""
+  del signum, frame
+  for stop_signal in STOP_SIGNALS:
+    signal.signal(stop_signal, signal.SIG_IGN)
   raise KeyboardInterrupt()
 
 

@@ -90,8 +90,8 @@ class LocalCluster(object):
     self.start()
     return self
 
-  def __exit__(self, *unused_exc_info):
-    self.stop()
+  def __exit__(self, *exc_info):
+    self.stop()  # whatever ended the `with`
 
   def log_path(self, task):
     return os.path.join(self.log_dir, '%s.log' % task.name)

@@ -1,9 +1,9 @@
 """What a run prints: every message once, and TensorFlow's own chatter only when asked for (--tf_log).
 
-Why every line used to appear twice: when TensorFlow is imported it creates its 'tensorflow' logger and, because
+Why every line would appear twice otherwise: when TensorFlow is imported it creates its 'tensorflow' logger and, because
 the root logger has no handler yet, gives it a stderr handler of its own (tf_logging.get_logger, the same code in
 TF 1.15 and 2.15). absl adds its handler to the root logger only later, in app.run. The 'tensorflow' logger also
-propagates to the root, so each TensorFlow record was written by both: `INFO:tensorflow:...` by TensorFlow's
+propagates to the root, so each TensorFlow record would be written by both: `INFO:tensorflow:...` by TensorFlow's
 handler and `I1123 ... file.py:123] ...` by absl's. `configure` removes TensorFlow's handler; absl's stays, so
 every record is written once, in absl's format, like the program's own lines.
 

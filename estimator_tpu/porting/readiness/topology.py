@@ -72,7 +72,7 @@ class _ListingSession(object):
   def __enter__(self):
     return self
 
-  def __exit__(self, *unused_exc):
+  def __exit__(self, *exc_info):
     return False
 
   def list_devices(self):
