@@ -2,7 +2,7 @@
 
   python mnist_keras.py --use_tpu=false --master=''     the default strategy, on this machine
   python mnist_keras.py --tpu_name=local                TPUStrategy on the TPU of a TPU VM
-  python mnist_keras.py --mode=check_tpu --tpu_type=v5litepod-8   would it run there? (no TPU needed)
+  python mnist_keras.py --mode=check_tpu --tpu_type=v6e-8   would it run there? (no TPU needed)
 
 The flags, data and network are mnist_tpu.py's. tf.estimator is gone from TensorFlow 2.16 on; this
 is what replaces TPUEstimator: TPUClusterResolver -> connect_to_cluster -> initialize_tpu_system ->
@@ -201,8 +201,8 @@ def check_tpu(fv):
 
 def run(fv):
   if fv.mode not in MODES:
-    raise UserError('mnist_keras.py runs --mode=all (train, evaluate, predict) or --mode=check_tpu, '
-                    'not --mode=%s.' % fv.mode,
+    raise UserError('mnist_keras.py runs --mode=all (train, evaluate, predict) or '
+                    '--mode=check_tpu, not --mode=%s.' % fv.mode,
                     'drop --mode, or use mnist_tpu.py for the other modes.')
   if fv.mode == 'check_tpu':
     return check_tpu(fv)

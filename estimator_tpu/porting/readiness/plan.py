@@ -18,12 +18,15 @@ class TpuPlan(object):
   `eval_examples` and `eval_steps` of the split evaluate() reads (None: not checked), `eval_padded` when the eval
   input pads its shard with weight-0 rows to full batches (as this project's does). `requested_checkpoint_steps`
   is the cadence the flags asked for, when the RunConfig rounded it up to the device loops (tpu/run_config.py).
+  `precision` is what the network should compute in ('float32' or 'bfloat16'; None: not known, only checked for
+  float32 variables and loss).
   """
 
   def __init__(self, estimator, shape, slice_source=None, tpu_name=None, tpu_zone=None, gcp_project=None,
                model_dir=None, data_dir=None, train_examples=None, eval_split='eval', eval_examples=None,
-               eval_steps=None, eval_padded=False, requested_checkpoint_steps=None):
+               eval_steps=None, eval_padded=False, requested_checkpoint_steps=None, precision=None):
     self.estimator = estimator
+    self.precision = precision
     self.requested_checkpoint_steps = requested_checkpoint_steps
     self.shape = shape
     self.slice_source = slice_source

@@ -123,7 +123,7 @@ def check_program(fv, route):
       route.build_estimator(fv, job), shape, slice_source=source, tpu_name=fv.tpu_name, tpu_zone=fv.tpu_zone,
       gcp_project=fv.gcp_project, model_dir=fv.model_dir, data_dir=fv.data_dir, train_examples=train_examples,
       eval_split=fv.eval_split, eval_examples=eval_examples, eval_steps=calls.eval_steps or fv.eval_steps,
-      eval_padded=True, requested_checkpoint_steps=fv.save_checkpoints_steps)
+      eval_padded=True, requested_checkpoint_steps=fv.save_checkpoints_steps, precision=fv.precision)
   checks = readiness.check_tpu_readiness(
       route.build_model_fn(fv, model_dir), requiring_data(fv, calls.input_fn(runner.TRAIN)), plan,
       eval_input_fn=calls.input_fn(runner.EVALUATE), predict_input_fn=calls.input_fn(runner.PREDICT))

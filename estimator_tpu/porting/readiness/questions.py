@@ -54,9 +54,9 @@ def tpu_runtime(shape, route):
   cores = '' if generation.device_count_verified else (
       '; %d cores: one TensorFlow device per %s chip (megacore) is assumed, not confirmed for TensorFlow (the '
       'run counts its own)' % (shape.num_cores, generation.name))
-  return results.passed('tpu_runtime', '%s: Cloud TPU offers TensorFlow 2.15+ on %s TPU VM%s %s '
+  return results.passed('tpu_runtime', '%s: Cloud TPU offers TensorFlow 2.15+ on %s TPU VMs %s '
                                        '(cloud.google.com/tpu/docs/runtimes); %s%s.'
-                        % (shape.name, generation.name, 's' if multi_host else '', runtime, uses, cores))
+                        % (shape.name, generation.name, runtime, uses, cores))
 
 
 def static_shapes(name, components, fix):
@@ -186,6 +186,7 @@ def precision(requested, variable_dtypes, compute_dtypes, output_dtype, how):
                     % '/'.join(sorted(variable_dtypes - {'float32', 'int64', 'int32'})))
   if output_dtype != 'float32':
     problems.append('logits in %s (the softmax and loss need float32)' % output_dtype)
+  # requested None (a user's model_fn, whose intent the check does not know): report what the step holds.
   if requested == 'bfloat16' and 'bfloat16' not in compute_dtypes:
     problems.append('no bfloat16 computation although --precision=bfloat16')
   if requested == 'float32' and 'bfloat16' in compute_dtypes:
@@ -198,5 +199,8 @@ def precision(requested, variable_dtypes, compute_dtypes, output_dtype, how):
     return results.passed('precision', 'the network computes in bfloat16 (%s), its variables and logits stay '
                                        'float32, so checkpoints, the optimizer and the loss are float32 as with '
                                        '--precision=float32.' % how)
+  if requested is None and 'bfloat16' in compute_dtypes:
+    return results.passed('precision', 'the step computes partly in bfloat16 (%s) and keeps its variables and its '
+                                       'output float32.' % how)
   return results.passed('precision', 'float32 throughout; --precision=bfloat16 would compute the network in '
                                      'bfloat16 (%s) with float32 variables and logits.' % how)

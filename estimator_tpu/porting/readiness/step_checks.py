@@ -191,6 +191,15 @@ def check_step_dtypes(step):
   return questions.float64_in_step(wide, 'the TPU training step')
 
 
+def check_precision(step, requested):
+  """bfloat16 where --precision asks for it, float32 variables and loss (model.mnist_cnn's bfloat16_scope)."""
+  # Checks rule 20 (bfloat16).
+  variables = set(v.dtype.base_dtype.name for v in step.graph.get_collection(tf.GraphKeys.GLOBAL_VARIABLES))
+  compute = set(t.dtype.name for op in step.ops for t in op.outputs if t.dtype.is_floating)
+  loss = step.graph.get_tensor_by_name(step.loss_name).dtype.name
+  return questions.precision(requested, variables, compute, loss, 'tf.tpu.bfloat16_scope()')
+
+
 def check_all_reduce(step, num_shards):
   """With several cores, gradients must be combined across them (CrossShardOptimizer), or each core trains alone."""
   # Checks rule 6 (gradient all-reduce).
