@@ -285,7 +285,7 @@ def check_steps(model, strategy, plan, train_rows, eval_batch, predict_input):
     graph_ops = None
   else:
     loss = history.history.get('loss', [float('nan')])[-1]
-    graph_ops = traced_ops(model.train_step, strategy, train_rows)
+    graph_ops = traced_ops(model.train_step, model.distribute_strategy, train_rows)
     wide = [(op.type, op.name) for op in graph_ops if op.type not in ('Placeholder', '_Arg')
             and any(t.dtype == tf.float64 for t in op.outputs)]
     checks = [check_scope(model, strategy),
@@ -301,7 +301,7 @@ def check_steps(model, strategy, plan, train_rows, eval_batch, predict_input):
 
 
 def traced_ops(step, strategy, batch):
-  """The ops of `step` (model.train_step) as one replica of the strategy runs it, traced, not run."""
+  """The ops of `step` (model.train_step) as one replica of the model's strategy runs it, traced, not run."""
   spec = tf.nest.map_structure(lambda value: tf.TensorSpec(value.shape, tf.as_dtype(value.dtype)), batch)
   function = tf.function(lambda data: strategy.run(step, args=(data,)))
   return function.get_concrete_function(spec).graph.get_operations()

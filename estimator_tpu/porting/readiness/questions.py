@@ -180,11 +180,14 @@ def precision(requested, variable_dtypes, compute_dtypes, output_dtype, how):
   where bfloat16 comes from in this route (bfloat16_scope, or the mixed_bfloat16 policy).
   """
   # Checks rule 20 (bfloat16).
+  # float64 is step_dtypes' finding (rule 15); here only what bfloat16 (or float16) would do to the variables and
+  # the logits.
+  narrow = {'bfloat16', 'float16'}
   problems = []
-  if variable_dtypes - {'float32', 'int64', 'int32'}:
+  if variable_dtypes & narrow:
     problems.append('variables of %s (a checkpoint and the optimizer need float32)'
-                    % '/'.join(sorted(variable_dtypes - {'float32', 'int64', 'int32'})))
-  if output_dtype != 'float32':
+                    % '/'.join(sorted(variable_dtypes & narrow)))
+  if output_dtype in narrow:
     problems.append('logits in %s (the softmax and loss need float32)' % output_dtype)
   # requested None (a user's model_fn, whose intent the check does not know): report what the step holds.
   if requested == 'bfloat16' and 'bfloat16' not in compute_dtypes:
