@@ -101,6 +101,20 @@ def test_the_projects_model_and_input_pass(data_dir):
   assert '11 steps of 10 = 110 real + 0 padding rows' in checks['eval_coverage'].message
 
 
+def test_bfloat16_steps_compile_with_xla(data_dir):
+  plan = tpu_topology.plan(num_shards=2, train_batch_size=32, eval_batch_size=10, predict_batch_size=10,
+                           precision=model.BFLOAT16)
+  model_fn = model_fn_lib.model_fn_builder(learning_rate=1e-3, decay_steps=100, decay_rate=0.5,
+                                           precision=model.BFLOAT16)
+  checks = run_check(model_fn, tpu_input.train_input_fn_builder(data_dir), plan,
+                     eval_input_fn=tpu_input.eval_input_fn_builder(data_dir, 'test', 10, steps=11),
+                     predict_input_fn=tpu_input.predict_input_fn_builder(data_dir, 'test', -1, 10))
+  assert failures(checks) == []
+  assert 'global step 0 -> 1' in checks['xla_compile'].message
+  assert checks['eval_step'].status == checks['predict_step'].status == results.PASS
+  assert checks['precision'].message.startswith('the network computes in bfloat16 (tf.tpu.bfloat16_scope())')
+
+
 def test_the_tiny_baseline_passes():
   assert failures(run_check()) == []
 
