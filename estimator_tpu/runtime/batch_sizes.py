@@ -24,3 +24,8 @@ def resolve(fv, use_tpu):
   """Sets fv.batch_size and fv.eval_batch_size, where unset, to the defaults for a run on the TPU or not."""
   fv.batch_size = effective_batch_size(fv.batch_size, use_tpu)
   fv.eval_batch_size = effective_eval_batch_size(fv.eval_batch_size, use_tpu)
+
+
+def tpu_default_args():
+  """The defaults of a TPU run as explicit flags, for a run on this CPU that measures them (bench/default_runs.py)."""
+  return ['--batch_size=%d' % TPU_BATCH_SIZE, '--eval_batch_size=%d' % TPU_EVAL_BATCH_SIZE]
