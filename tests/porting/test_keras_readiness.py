@@ -120,7 +120,8 @@ def test_float64_input_and_float64_layers(tmp_path):
 def test_a_batch_that_does_not_split_over_the_replicas(tmp_path):
   checks = run_check(tmp_path, train=tiny_dataset(batch=18), plan=tiny_plan('v6e-8', batch=18))
   assert failures(checks) == ['batch_split']
-  assert checks['batch_split'].message.startswith('train batch 18 not divisible by num_shards=8')
+  assert checks['batch_split'].message.startswith('train batch 18 not divisible by num_replicas_in_sync=8: each '
+                                                  'of the 8 replicas')
   assert checks['batch_split'].fix == 'use multiples of 8, e.g. train batch 16.'
 
 

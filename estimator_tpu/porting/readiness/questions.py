@@ -44,13 +44,14 @@ def tpu_runtime(shape, route):
         'run the Keras route on it: `python mnist_keras.py --mode=check_tpu --tpu_type=%s ...` (the same flags), '
         'then `python mnist_keras.py --tpu_name=local ...` on the TPU VM; or rent a v2, v3 or v4 slice for '
         'TPUEstimator (tpu-vm-tf-2.15.1-se).' % shape.name)
+  version = generation.software_version(multi_host=multi_host)
   if generation.pjrt_only:
-    runtime = 'only with the PJRT runtime (%s)' % generation.software_version(multi_host=multi_host)
+    runtime = 'only with the PJRT runtime, %s' % version
+    uses = 'TPUStrategy, the TPU API of TensorFlow 2, is the route there'
   else:
-    runtime = 'with the StreamExecutor (%s) or PJRT (-pjrt) runtime' % generation.software_version(
-        multi_host=multi_host)
-  uses = ('TPUEstimator needs StreamExecutor: create the TPU VM with the -se version' if route == ESTIMATOR else
-          'TPUStrategy is the TPU API of TensorFlow 2 on either')
+    runtime = 'with the StreamExecutor runtime, %s, or PJRT (-pjrt)' % version
+    uses = ('TPUEstimator needs StreamExecutor: create the TPU VM with the -se version' if route == ESTIMATOR else
+            'TPUStrategy runs on either')
   cores = '' if generation.device_count_verified else (
       '; %d cores: one TensorFlow device per %s chip (megacore) is assumed, not confirmed for TensorFlow (the '
       'run counts its own)' % (shape.num_cores, generation.name))
@@ -89,19 +90,20 @@ def infeed_dtypes(name, components, where='input_fn'):
       ', '.join(dtype.name for dtype in TPU_DTYPES)))
 
 
-def batch_split(batches, replicas, train_per_replica, cores='cores'):
-  """Every global batch ((kind, size) pairs) splits evenly over the `replicas` TPU cores."""
+def batch_split(batches, replicas, train_per_replica, cores='cores', count='num_shards'):
+  """Every global batch ((kind, size) pairs) splits evenly over the `replicas` TPU cores (TPUEstimator's
+  num_shards; TPUStrategy's num_replicas_in_sync)."""
   # Checks rule 16 (even batches).
   uneven = [(kind, size) for kind, size in batches if size % replicas]
   if uneven:
     return results.failed(
         'batch_split',
-        '%s not divisible by num_shards=%d: each of the %d %s must get the same number of examples.'
-        % (', '.join('%s batch %d' % pair for pair in uneven), replicas, replicas, cores),
+        '%s not divisible by %s=%d: each of the %d %s must get the same number of examples.'
+        % (', '.join('%s batch %d' % pair for pair in uneven), count, replicas, replicas, cores),
         'use multiples of %d, e.g. %s.' % (replicas, ', '.join(
             '%s batch %d' % (kind, nearest_multiple(size, replicas)) for kind, size in uneven)))
-  return results.passed('batch_split', '%s split evenly over %d %s (%d train examples per core).' % (
-      ', '.join('%s %d' % pair for pair in batches), replicas, cores, train_per_replica))
+  return results.passed('batch_split', '%s split evenly over %d %s (%d train examples per %s).' % (
+      ', '.join('%s %d' % pair for pair in batches), replicas, cores, train_per_replica, cores[:-1]))
 
 
 def nearest_multiple(value, factor):
