@@ -82,7 +82,7 @@ def test_the_tiny_baseline_passes(tmp_path):
   checks = run_check(tmp_path)
   assert failures(checks) == []
   assert 'TPUStrategy would run 4 replicas' in checks['topology'].message
-  assert 'only with the PJRT runtime (tpu-vm-tf-2.15.1-pjrt)' in checks['tpu_runtime'].message
+  assert 'only with the PJRT runtime, tpu-vm-tf-2.15.1-pjrt' in checks['tpu_runtime'].message
   assert "train features['image'] [16, 784], train labels [16]" in checks['dataset_shapes'].message
   assert 'optimizer step 0 -> 1' in checks['keras_train_step'].message
   assert 'a checkpoint every 8 steps = every 2 executions of 4 steps' in checks['checkpoint_cadence'].message

@@ -12,6 +12,7 @@ import tensorflow.compat.v1 as tf
 from tensorflow.python.tpu.ops import tpu_ops
 
 from estimator_tpu.porting.readiness import results
+from estimator_tpu.tpu import run_config
 
 ESTIMATOR, KERAS = 'TPUEstimator', 'Keras'
 MAX_LISTED = 5
@@ -110,18 +111,13 @@ def nearest_multiple(value, factor):
   return max(factor, int(round(float(value) / factor)) * factor)
 
 
-def aligned_steps(every, loop):
-  """The cadence a host can keep when it sees the device only every `loop` steps: `every` rounded up."""
-  return -(-every // loop) * loop
-
-
 def loop_cadence(name, what, every, loop, loop_name, rounding):
   """`what` (checkpoints, summaries) every `every` steps when the host sees the device only between loops of `loop`
   steps: the cadence that really happens is `every` rounded up to whole loops; `rounding` says why, when it is."""
   # Checks rule 8 (iterations per loop).
   if every is None:
     return results.skipped(name, 'no %s cadence given.' % name.split('_')[0])
-  aligned = aligned_steps(every, loop)
+  aligned = run_config.aligned_checkpoint_steps(every, loop)
   cadence = '%s every %d steps = every %s of %d steps' % (what, aligned, results.plural(aligned // loop, loop_name),
                                                         loop)
   if aligned != every:
