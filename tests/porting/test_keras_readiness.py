@@ -10,6 +10,7 @@ import tensorflow.compat.v1 as tf
 
 from estimator_tpu import model
 from estimator_tpu.porting.readiness import results
+from support.programs import failed_checks as failures
 from estimator_tpu.tpu import accelerator_types
 
 IS_TF2 = int(tf.__version__.split('.')[0]) >= 2
@@ -72,10 +73,6 @@ def run_check(tmp_path, build=None, train=None, plan=None, summary_every=4):
       eval_dataset=tiny_dataset(weights=True), predict_input=np.zeros((BATCH, model.NUM_PIXELS), np.float32),
       callbacks=callbacks_every(summary_every, str(tmp_path)), probe_timeout_secs=2.0)
   return {check.name: check for check in checks}
-
-
-def failures(checks):
-  return sorted(name for name, check in checks.items() if check.status == results.FAIL)
 
 
 def test_the_tiny_baseline_passes(tmp_path):

@@ -13,6 +13,7 @@ from estimator_tpu.porting import readiness
 from estimator_tpu.porting.readiness import config_checks
 from estimator_tpu.porting.readiness import input_checks
 from estimator_tpu.porting.readiness import results
+from support.programs import failed_checks as failures
 from estimator_tpu.runtime.errors import UserError
 from estimator_tpu.tpu import deployment
 from estimator_tpu.tpu import input_fn as tpu_input
@@ -67,10 +68,6 @@ def run_check(model_fn=None, input_fn=None, plan=None, **input_fns):
   checks = readiness.check_tpu_readiness(model_fn or tiny_model_fn_builder(), input_fn or array_input_fn_builder(),
                                          plan or tiny_plan(), probe_timeout_secs=2.0, **input_fns)
   return {check.name: check for check in checks}
-
-
-def failures(checks):
-  return sorted(name for name, check in checks.items() if check.status == results.FAIL)
 
 
 def test_the_projects_model_and_input_pass(data_dir):

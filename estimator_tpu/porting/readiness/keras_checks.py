@@ -29,13 +29,13 @@ import tensorflow as tf
 from estimator_tpu.keras import checkpoints as keras_checkpoints
 from estimator_tpu.porting.readiness import config_checks
 from estimator_tpu.porting.readiness import input_checks
+from estimator_tpu.porting.readiness import plan as plan_lib
 from estimator_tpu.porting.readiness import questions
 from estimator_tpu.porting.readiness import results
 from estimator_tpu.porting.readiness import xla
 from estimator_tpu.runtime import preflight
 from estimator_tpu.runtime.errors import UserError
 from estimator_tpu.runtime.errors import essence
-from estimator_tpu.tpu import cluster as tpu_cluster
 
 KERAS_STEP = "one replica's %s step"
 BUILD_FIX = ('build and compile the model in build_model(strategy) under strategy.scope(), from Keras layers, with '
@@ -48,34 +48,20 @@ DYNAMIC_PADDER = (' With a dynamic dimension TPUStrategy pads every step to a bo
                   'a short last training batch also weighs its few examples as much as a full batch.')
 
 
-class KerasPlan(object):
-  """The Keras + TPUStrategy run being checked: the slice (`shape`, an accelerator_types.SliceShape, and where it
-  comes from), the global batch sizes, `steps_per_execution` (TPUEstimator's iterations_per_loop), the
-  checkpoint cadence the flags asked for, --precision, where the TPU is and what the run reads and writes, and the
-  evaluation split (`eval_examples`, `eval_steps`, `eval_padded` as for the TPUEstimator check's TpuPlan)."""
+class KerasPlan(plan_lib.PlannedRun):
+  """The Keras + TPUStrategy run being checked: the global batch sizes, `steps_per_execution` (TPUEstimator's
+  iterations_per_loop), the checkpoint cadence the flags asked for and the TPU's `master` (grpc://HOST:PORT, if
+  named so); the slice, the TPU, the paths, the evaluation split and `precision` are PlannedRun's."""
 
-  def __init__(self, shape, batch_size, steps_per_execution=1, slice_source=None, eval_batch_size=None,
-               predict_batch_size=None, save_checkpoints_steps=None, precision='float32', tpu_name=None,
-               tpu_zone=None, gcp_project=None, master=None, model_dir=None, data_dir=None, eval_split='eval',
-               eval_examples=None, eval_steps=None, eval_padded=False):
-    self.shape = shape
-    self.slice_source = slice_source
+  def __init__(self, shape, batch_size, steps_per_execution=1, eval_batch_size=None, predict_batch_size=None,
+               save_checkpoints_steps=None, master=None, precision='float32', **planned):
+    super(KerasPlan, self).__init__(shape, precision=precision, **planned)
     self.batch_size = batch_size
     self.eval_batch_size = eval_batch_size
     self.predict_batch_size = predict_batch_size or eval_batch_size
     self.steps_per_execution = steps_per_execution
     self.save_checkpoints_steps = save_checkpoints_steps
-    self.precision = precision
-    self.tpu_name = tpu_name
-    self.tpu_zone = tpu_zone
-    self.gcp_project = gcp_project
     self.master = master or None
-    self.model_dir = model_dir
-    self.data_dir = data_dir
-    self.eval_split = eval_split
-    self.eval_examples = eval_examples
-    self.eval_steps = eval_steps
-    self.eval_padded = eval_padded
 
   @property
   def num_shards(self):
@@ -85,14 +71,6 @@ class KerasPlan(object):
   @property
   def per_replica_batch_size(self):
     return max(1, self.batch_size // self.num_shards)
-
-  @property
-  def names_cloud_tpu(self):
-    return bool(self.tpu_name or self.master)
-
-  @property
-  def on_tpu_vm(self):
-    return tpu_cluster.is_local_tpu(self.tpu_name)
 
 
 def check_keras_readiness(build_model, train_dataset, plan, eval_dataset=None, predict_input=None, callbacks=None,
