@@ -55,7 +55,7 @@ def _check_path_flag(collector, module, call):
   name = pyast.literal(name) if name is not None else None
   default = pyast.literal(default) if default is not None else None
   if isinstance(name, str) and isinstance(default, str) and any(w in name.lower() for w in PATH_FLAG_WORDS):
-    if input_fns._is_local_path(default):
+    if input_fns.is_local_path(default):
       collector.advice(module, call, 17, 'the flag --%s defaults to the local path %r: TPU workers cannot '
                        'read or write this machine\'s disk (a TPU Node) -> give a gs:// path for a TPU run, and check '
                        'it when the flags are parsed.' % (name, default))
