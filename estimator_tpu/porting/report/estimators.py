@@ -273,11 +273,36 @@ class _CallSite(object):
     elif isinstance(self.call.func, ast.Attribute) and self.call.func.attr in METHODS and \
         self.index.drives(self.module, self.fn, self.call):
       self._estimator_method()
+    elif self._is_estimator_super_init():
+      self._super_init()
     elif not name or not apis.is_tf(name):
       base = self._project_run_config()
       if base:
         self._run_config(base, subclass=pyast.render(self.call.func))
     self._model_dir()
+
+  def _is_estimator_super_init(self):
+    """super().__init__(model_fn=...) in a class that builds on an Estimator or a TPUEstimator."""
+    func = self.call.func
+    if not (isinstance(func, ast.Attribute) and func.attr == '__init__' and isinstance(func.value, ast.Call)
+            and isinstance(func.value.func, ast.Name) and func.value.func.id == 'super' and self.fn is not None):
+      return False
+    owner = self.module.parents.get(id(self.fn))
+    return isinstance(owner, ast.ClassDef) and sites_lib.estimator_base(self.program, self.module, owner) is not None
+
+  def _super_init(self):
+    """The model_fn an Estimator subclass hands its base: what its instances do is not followed, so every mode."""
+    # Checks rule 5 (TPUEstimatorSpec).
+    model_fn = pyast.argument(self.call, 0, 'model_fn')
+    if model_fn is None:
+      return
+    for target in self.program.resolve_callables(self.module, self.fn, model_fn):
+      if isinstance(target, program_lib.Fn):
+        self.entries.add_model_fn(target, sites_lib.modes_lib.ALL, [], True)
+      else:
+        self.collector.unknown(self.module, self.call, 5, 'the model_fn `%s`: %s, so its rules (3, 5, 6, 7, 18) '
+                               'were not checked -> scan the file that defines it too.'
+                               % (pyast.render(model_fn), target.reason))
 
   def _project_run_config(self):
     """The TensorFlow RunConfig a scanned class derives from, when this call makes one."""
@@ -378,7 +403,7 @@ class _CallSite(object):
 
   def _train_and_evaluate(self):
     # Checks rule 14 (pod slices).
-    if self.program.mentions('TF_CONFIG'):
+    if self.program.mentions('TF_CONFIG') or self.program.mentions('ClusterSpec'):
       self.collector.advice(self.module, self.call, 14, 'tf.estimator.train_and_evaluate with a TF_CONFIG cluster '
                             '(chief, workers, ps) has no TPU counterpart: one TPUEstimator program drives a whole TPU '
                             'slice (--num_shards cores) -> on a TPU, run one process: train_and_evaluate without '
@@ -454,6 +479,7 @@ class _CallSite(object):
                               'and keep only host-side hooks.' % (text, mode, hook.detail, hook.where.module.path,
                                                                    hook.where.node.lineno))
     elif unknown:
+      # Hooks the report cannot see are left alone, unless model_fn names tensors for them to fetch.
       named = self._named_tensors(found)
       if named:
         module, call, name = named
@@ -462,10 +488,6 @@ class _CallSite(object):
                                 'computation, where nothing can fetch it -> log it through host_call and keep only '
                                 'host-side hooks.' % (text, mode, unknown[0].detail, name, module.path,
                                                       call.lineno))
-      else:
-        self.collector.unknown(self.module, self.call, 8, 'whether the hooks `%s` for %s fetch tensors model_fn '
-                               'makes: %s. On a TPU they cannot (the tensors are inside the TPU computation) -> keep '
-                               'only host-side hooks.' % (text, mode, unknown[0].detail))
 
   def _named_tensors(self, found):
     uses = list(self.entries.model_fns.values())

@@ -209,8 +209,6 @@ class _DeviceWalk(object):
                      'host_call (or the loss TPUEstimator logs), and keep hooks for host-side work.' % (
                          name, pyast.render(value), fetching[0].detail, fetching[0].where.module.path,
                          fetching[0].where.node.lineno))
-      elif listed and all(h.kind == hooks.HOST for h in listed):
-        continue
       else:
         add.advice(module, call, 8, '%s= run on the host only between loops of iterations_per_loop steps, and '
                    'must not fetch tensors made in model_fn (on a TPU those are inside the TPU computation: a '

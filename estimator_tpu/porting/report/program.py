@@ -184,10 +184,14 @@ class Program(object):
     self._module_of = None
 
   def mentions(self, text):
-    """Whether a scanned file holds the string literal `text` (os.environ['TF_CONFIG'] ...)."""
+    """Whether a scanned file names `text`: in a string (os.environ['TF_CONFIG'], a docstring), an attribute or a
+    name (tf.train.ClusterSpec)."""
     for module in self.modules:
       for node in ast.walk(module.tree):
-        if pyast.literal(node) == text:
+        value = pyast.literal(node)
+        if isinstance(value, str) and text in value:
+          return True
+        if (isinstance(node, ast.Attribute) and node.attr == text) or (isinstance(node, ast.Name) and node.id == text):
           return True
     return False
 
