@@ -606,6 +606,19 @@ class Program(object):
       kind, bound, owner_module, owner = self.lookup(module, fn, node.id)
       if kind == 'value':
         return self.class_of(owner_module, owner, bound, depth + 1)
+      if kind == 'other':  # `train, evaluation = [Input(training) for training in (True, False)]`
+        for value, path in self.assignments(owner_module, owner, node.id):
+          while path and isinstance(value, (ast.Tuple, ast.List, ast.ListComp)):
+            index, path = path[0], path[1:]
+            if isinstance(value, ast.ListComp):
+              value = value.elt
+            elif isinstance(index, int) and index < len(value.elts):
+              value = value.elts[index]
+            else:
+              break
+          found = self.class_of(owner_module, owner, value, depth + 1) if not path else None
+          if found:
+            return found
     return None
 
   def bound_method(self, module, fn, node, depth=0):
