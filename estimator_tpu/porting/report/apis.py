@@ -306,4 +306,4 @@ MNIST_READERS = frozenset(['tensorflow.examples.tutorials.mnist.input_data.read_
 # Local filesystem calls: on a TPU Node, data_dir and model_dir are gs:// paths, which these cannot open.
 LOCAL_FS_CALLS = frozenset(['os.path.exists', 'os.path.isdir', 'os.path.isfile', 'os.makedirs', 'os.mkdir',
                             'os.listdir', 'os.remove', 'os.walk', 'glob.glob', 'shutil.rmtree', 'shutil.copy',
-                            'shutil.copyfile', 'shutil.move', 'open', 'io.open', 'numpy.load', 'pathlib.Path'])
+                            'shutil.copyfile', 'shutil.move', 'open', 'io.open', 'pathlib.Path'])

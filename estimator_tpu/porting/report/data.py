@@ -67,8 +67,16 @@ def _source(program, origin, depth):
     return []
   canonical = program.canonical(module, fn, node.func) or ''
   name = node.func.attr if isinstance(node.func, ast.Attribute) else getattr(node.func, 'id', '')
-  if name == 'astype' or pyast.keyword(node, 'dtype') is not None and canonical not in apis.PANDAS_READERS:
-    return []  # converted
+  cast_to = node.args[0] if name == 'astype' and node.args else (
+      pyast.keyword(node, 'dtype') if canonical not in apis.PANDAS_READERS else None)
+  if cast_to is not None:  # a cast: to uint8 or float64 is where that dtype comes from, to anything else settles it
+    target = program.canonical(module, fn, cast_to) if isinstance(cast_to, (ast.Name, ast.Attribute)) else \
+        pyast.literal(cast_to)
+    if target in apis.UINT8_NAMES or target == 'uint8':
+      return [(UINT8, origin, 'made uint8 here')]
+    if target in apis.HOST_FLOAT64_NAMES or target in ('float64', 'float'):
+      return [(FLOAT64, origin, 'made float64 here')]
+    return []
   if canonical in apis.PANDAS_READERS:
     return _pandas_source(program, origin)
   if canonical in apis.NUMPY_FLOAT_READERS:

@@ -248,7 +248,8 @@ class _InputWalk(object):
     problems = data.dtype_problems(self.program, module, fn, call.args[0])
     for kind, origin, detail in problems:
       if kind == data.STRINGS:
-        self.strings.append((module, call, detail))
+        self.strings.append((module, call, 'string columns (%s, %s:%d)' % (detail, origin.module.path,
+                                                                           origin.node.lineno)))
       elif self.modes is None or self.modes:
         self.collector.required(module, call, 15, data.message(kind, pyast.render(call.args[0]), origin, detail,
                                                                INFEED_DTYPES))
@@ -265,12 +266,12 @@ class _InputWalk(object):
       defaults = pyast.argument(call, 1, 'record_defaults')
       columns = data.string_defaults(self.program, module, fn, defaults) if defaults is not None else 0
       if columns:
-        self.strings.append((module, call, '%d string column%s (record_defaults \'\')' % (
+        self.strings.append((module, call, '%d string column%s (tf.decode_csv\'s record_defaults \'\')' % (
             columns, '' if columns == 1 else 's')))
     elif canonical in apis.GENERATOR_SOURCES:
       types = pyast.argument(call, 1, 'output_types')
       if types is not None and data.holds_string_dtype(self.program, module, fn, types):
-        self.strings.append((module, call, 'elements of tf.string (output_types)'))
+        self.strings.append((module, call, 'tf.string elements (from_generator\'s output_types)'))
 
   def _check_batch(self, module, fn, call, size, drop, tainted):
     # Checks rule 3 (params), rule 4 (static shapes).

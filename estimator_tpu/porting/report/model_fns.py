@@ -65,6 +65,7 @@ class _DeviceWalk(object):
     self.own_batch_size = [where for where, _ in self.params.entries.get('batch_size', [])]
     self.visited = set()
     self.saw_optimizer = False
+    self.saw_device = False
     self.train_ops = []  # (module, fn, train_op expression) of every spec, for report_unseen_optimizer
 
   def visit(self, module, fn, depth, start_modes):
@@ -82,6 +83,8 @@ class _DeviceWalk(object):
             self.visit(callee.module, callee.node, depth + 1, node_modes)
       elif isinstance(node, ast.Attribute) and isinstance(node.ctx, ast.Load):
         self._check_attribute(module, fn, node)
+      elif isinstance(node, ast.With) and not self.saw_device:
+        self._check_device(module, fn, node)
       if self.own_batch_size and params_lib.reads_key(node, 'batch_size'):
         self._own_batch_size(module, node)
 
@@ -100,6 +103,20 @@ class _DeviceWalk(object):
       self.collector.advice(module, node, 3, 'model_fn reads the flag `%s` -> pass the value through params or '
                             'the model_fn builder, so model_fn depends only on its arguments (params[\'batch_size\'] '
                             'and params[\'use_tpu\'] are set by TPUEstimator).' % pyast.render(node))
+
+  def _check_device(self, module, fn, node):
+    """`with tf.device(...)` in model_fn: per-device towers, placed by hand."""
+    # Checks rule 6 (gradient all-reduce).
+    for item in node.items:
+      context = item.context_expr
+      if isinstance(context, ast.Call) and self.program.canonical(module, fn, context.func) == 'tensorflow.device':
+        self.saw_device = True
+        self.collector.advice(module, node, 6, '`with tf.device(%s)` inside model_fn places ops by hand (per-device '
+                              'towers, a parameter device): TPUEstimator places model_fn on the TPU cores and '
+                              'replicates it over them itself -> build one tower without tf.device, and let '
+                              'tf.tpu.CrossShardOptimizer combine the gradients instead of averaging them by hand.'
+                              % pyast.render(context.args[0] if context.args else None))
+        return
 
   def _own_batch_size(self, module, node):
     """params['batch_size'] read in model_fn when the program put its own batch size there: on a TPU that key is

@@ -195,6 +195,13 @@ class Program(object):
           return True
     return False
 
+  def enclosing_function(self, module, node):
+    """The def or lambda a node is written in, None at module level."""
+    parent = module.parents.get(id(node))
+    while parent is not None and not isinstance(parent, pyast.FUNCTION_NODES):
+      parent = module.parents.get(id(parent))
+    return parent
+
   def module_of(self, node):
     """The scanned module a def, lambda or class is written in."""
     if self._module_of is None:
