@@ -198,7 +198,7 @@ def parse_args(argv):
   parser.add_argument('names', nargs='*', metavar='NAME', help='only these programs (default: all)')
   parser.add_argument('--checkouts', required=True, help='folder with DIR/<owner>/<name> clones')
   parser.add_argument('--tool', default=REPO_ROOT, help='repository whose port report runs (default: this one)')
-  parser.add_argument('--python', default=sys.executable, help='Python that runs the report')
+  parser.add_argument('--python', default=sys.executable, help='Python that runs the report (default: this one)')
   parser.add_argument('--details', action='store_true', help='list false, missed and unjudged findings')
   parser.add_argument('--markdown', action='store_true', help='print the table as markdown')
   parser.add_argument('--save', help='write every program\'s scores and report to this JSON file')
@@ -211,7 +211,7 @@ def main(argv=None):
   for program in load_programs(args.names):
     folder = repository_folder(os.path.abspath(args.checkouts), program['repository'])
     commit = checked_commit(folder, program['commit'])
-    report, completed, seconds = run_report(program, folder, os.path.abspath(args.tool), args.python)
+    report, completed, seconds = run_report(program, folder, os.path.abspath(args.tool), os.path.abspath(args.python))
     row = score_program(program, report, completed, seconds)
     row['repository'], row['commit'], row['commit_check'] = program['repository'], program['commit'], commit
     rows.append(row)

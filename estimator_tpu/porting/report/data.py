@@ -55,6 +55,9 @@ def _sources(program, module, fn, node, depth):
 
 def _source(program, origin, depth):
   module, fn, node = origin
+  if isinstance(node, (ast.Tuple, ast.List, ast.Set)) and node.elts and \
+      all(isinstance(pyast.literal(e), (str, bytes)) for e in node.elts):
+    return [(STRINGS, origin, 'Python strings')]
   if isinstance(node, (ast.Tuple, ast.List, ast.Set)):
     return [s for element in node.elts for s in _sources(program, module, fn, element, depth + 1)]
   if isinstance(node, ast.Dict):
