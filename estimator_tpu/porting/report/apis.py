@@ -108,8 +108,13 @@ _STRING_OPS = frozenset([
 ])
 
 
+# Initializers of the lookup tables: the table they feed is the string op to report, once.
+_TABLE_INITIALIZERS = ('KeyValueTensorInitializer', 'TextFileInitializer', 'TextFileIndex')
+
+
 def is_string_op(name):
-  return is_tf(name) and (name in _STRING_OPS or name.startswith(_STRING_PREFIXES))
+  return is_tf(name) and (name in _STRING_OPS or name.startswith(_STRING_PREFIXES)) and \
+      last(name) not in _TABLE_INITIALIZERS
 
 
 FLOAT64_NAMES = frozenset(['tensorflow.float64', 'tensorflow.double'])

@@ -171,15 +171,26 @@ def _type_kind(program, module, fn, value):
   return None
 
 
-def plain_numbers(program, module, fn, node):
-  """True when in-memory data is Python numbers written in the code (TensorFlow makes float32/int32 of them)."""
+def settled(program, module, fn, node, depth=0):
+  """True when every piece of in-memory data has a dtype the code chose: a cast (astype, dtype=), a TensorFlow op,
+  or Python numbers."""
+  if depth > 6:
+    return False
   for origin in values.origins(program, module, fn, node):
     current = origin.node
-    if isinstance(current, (ast.List, ast.Tuple, ast.Dict)):
+    if isinstance(current, (ast.Tuple, ast.List, ast.Dict)):
       children = current.values if isinstance(current, ast.Dict) else current.elts
-      if not all(plain_numbers(program, origin.module, origin.fn, child) for child in children):
+      if not all(settled(program, origin.module, origin.fn, child, depth + 1) for child in children):
         return False
-    elif not isinstance(pyast.literal(current), (int, float)) or isinstance(pyast.literal(current), bool):
+    elif isinstance(current, ast.Call):
+      canonical = program.canonical(origin.module, origin.fn, current.func) or ''
+      name = current.func.attr if isinstance(current.func, ast.Attribute) else getattr(current.func, 'id', '')
+      if name == 'dict' and current.args:
+        if not settled(program, origin.module, origin.fn, current.args[0], depth + 1):
+          return False
+      elif not (name == 'astype' or pyast.keyword(current, 'dtype') is not None or apis.is_tf(canonical)):
+        return False
+    elif not isinstance(pyast.literal(current), (int, float)):
       return False
   return True
 

@@ -191,10 +191,11 @@ class _SiteCheck(object):
     kind = params_lib.not_a_mapping(params)
     if kind:
       where = params.what or values.Value(self.site.module, self.site.fn, self.site.call)
-      add.required(where.module, where.node, 3, 'params is %s `%s`, not a dict: TPUEstimator tests `key in params` '
+      add.required(where.module, where.node, 3, 'params is %s (`%s`), not a dict: TPUEstimator tests `key in params` '
                    'and adds params[\'batch_size\'], params[\'use_tpu\'] and params[\'context\'] to it, which fails '
                    'on this -> pass a dict (vars(args), or the values model_fn reads).' % (
-                       'an' if kind[0] in 'aeiou' else 'a', pyast.render(where.node) if kind != 'FLAGS' else 'FLAGS'))
+                       kind if kind == params_lib.FLAGS else ('an ' if kind[0] in 'aeiou' else 'a ') + kind,
+                       pyast.render(where.node)))
 
   def _premade_columns(self):
     # Checks rule 15 (TPU dtypes).

@@ -11,6 +11,7 @@ from estimator_tpu.porting.report import apis
 from estimator_tpu.porting.report import checks
 from estimator_tpu.porting.report import data
 from estimator_tpu.porting.report import findings
+from estimator_tpu.porting.report import params as params_lib
 from estimator_tpu.porting.report import program as program_lib
 from estimator_tpu.porting.report import pyast
 from estimator_tpu.porting.report import values
@@ -41,7 +42,7 @@ def check_input_fn(collector, target, modes):
                        'params[\'batch_size\']: TPUEstimator refuses an input_fn without it.' % what)
   walk = _InputWalk(collector, target, modes)
   # params is TPUEstimator's once the signature is fixed, even where a partial binds it today.
-  tainted = set(['params']) if 'params' in pyast.param_names(node) else set()
+  tainted = {'params': PARAMS} if 'params' in pyast.param_names(node) else {}
   walk.visit(module, node, 0, tainted)
   walk.report_dtypes()
   walk.report_strings()
@@ -175,14 +176,17 @@ class _InputWalk(object):
     return False
 
   def _tainted(self, fn, tainted):
-    """Names whose value comes from params (params itself, and what is computed from it)."""
-    tainted = set(tainted)
+    """{name: PARAMS or BATCH}: the names holding TPUEstimator's params, and those holding its
+    params['batch_size'] (or a value computed from it)."""
+    tainted = dict(tainted)
     assignments = [n for n, _ in pyast.walk_local(fn) if isinstance(n, ast.Assign)]
     for _ in range(3):
       for node in assignments:
-        if pyast.names_in(node.value) & tainted:
+        kind = PARAMS if _holds_params(node.value, tainted) else BATCH if _holds_batch(node.value, tainted) else None
+        if kind:
           for target in node.targets:
-            tainted.update(pyast.assigned_names(target))
+            for name in pyast.assigned_names(target):
+              tainted[name] = kind
     return tainted
 
   def _follow(self, module, fn, call, depth, tainted):
@@ -191,8 +195,12 @@ class _InputWalk(object):
       for callee in self.program.called_defs(module, fn, call):
         self._bind(callee.node, call, module, fn)
         skip = program_lib._implicit_arguments(callee.node, call)
-        callee_tainted = set(name for name, value in program_lib.bind_arguments(call, callee.node, skip).items()
-                             if pyast.names_in(value) & tainted)
+        callee_tainted = {}
+        for name, value in program_lib.bind_arguments(call, callee.node, skip).items():
+          if _holds_params(value, tainted):
+            callee_tainted[name] = PARAMS
+          elif _holds_batch(value, tainted):
+            callee_tainted[name] = BATCH
         self.visit(callee.module, callee.node, depth + 1, callee_tainted)
     if isinstance(call.func, ast.Attribute) and call.func.attr in DATASET_FUNCTION_METHODS:
       for argument in list(call.args) + [kw.value for kw in call.keywords]:
@@ -200,7 +208,7 @@ class _InputWalk(object):
           for target in self.program.resolve_callables(module, fn, argument):
             if isinstance(target, program_lib.Fn):
               # A lambda or nested def sees the names of the function it is written in.
-              inner = tainted if target.module is module else set()
+              inner = tainted if target.module is module else {}
               self.visit(target.module, target.node, depth + 1, inner)
 
   def _check_attribute(self, module, fn, node):
@@ -254,7 +262,7 @@ class _InputWalk(object):
         self.collector.required(module, call, 15, data.message(kind, pyast.render(call.args[0]), origin, detail,
                                                                INFEED_DTYPES))
     if not problems and not _converts(call.args[0], self.program, module, fn) and \
-        not data.plain_numbers(self.program, module, fn, call.args[0]):
+        not data.settled(self.program, module, fn, call.args[0]):
       self.collector.unknown(module, call, 15, 'the dtype of the in-memory data `%s`: NumPy and pandas '
                              'default to float64, which the TPU infeed does not take (it takes %s) -> cast float64 '
                              'features to float32 on the host.' % (pyast.render(call.args[0]), INFEED_DTYPES))
@@ -275,7 +283,7 @@ class _InputWalk(object):
 
   def _check_batch(self, module, fn, call, size, drop, tainted):
     # Checks rule 3 (params), rule 4 (static shapes).
-    if size is not None and not (pyast.names_in(size) & tainted):
+    if size is not None and not _holds_batch(size, tainted):
       severity, source = self._source(module, fn, size, 0)
       if severity:
         self.collector.add(module, call, 3, severity, 'the batch size is %s, not params[\'batch_size\'] -> '
@@ -415,6 +423,25 @@ class _InputWalk(object):
         self.collector.required(module, node, 15, 'the input makes %s data and never casts it: the TPU '
                                 'infeed takes %s -> cast on the host in input_fn (e.g. tf.cast(images, tf.float32)).'
                                 % (dtype, INFEED_DTYPES))
+
+
+PARAMS, BATCH = 'params', 'batch size'
+
+
+def _holds_params(node, tainted):
+  return isinstance(node, ast.Name) and tainted.get(node.id) == PARAMS
+
+
+def _holds_batch(node, tainted):
+  """Whether an expression reads TPUEstimator's batch size: params['batch_size'] (params.get('batch_size'),
+  HParams' params.batch_size) or a name computed from it; params['train_batch_size'] is the program's own."""
+  params_names = [name for name, kind in tainted.items() if kind == PARAMS]
+  for child in ast.walk(node):
+    if isinstance(child, ast.Name) and tainted.get(child.id) == BATCH:
+      return True
+    if params_lib.reads_key(child, 'batch_size', params_names):
+      return True
+  return False
 
 
 def _converts(node, program, module, fn, depth=0):

@@ -151,33 +151,15 @@ class Index(object):
       if isinstance(origin.node, ast.Call) and id(origin.node) in self.sites:
         found.append(self.sites[id(origin.node)])
       elif isinstance(origin.node, ast.Attribute) and depth < 3:
-        for value_module, value_fn, value in self._attribute_values(origin):
-          found += self.sites_of(value_module, value_fn, value, depth + 1)
+        for method, value in values.self_assignments(origin.module, origin.fn, origin.node.attr) \
+            if isinstance(origin.node.value, ast.Name) and origin.node.value.id == 'self' else []:
+          found += self.sites_of(origin.module, method, value, depth + 1)
     unique = []
     for site in found:
       if site not in unique:
         unique.append(site)
     self._sites_cache[key] = unique
     return unique
-
-  def _attribute_values(self, origin):
-    """(module, method, value) of every `self.name = value` in the class of a method that reads `self.name`."""
-    module, fn, node = origin
-    if not (isinstance(node.value, ast.Name) and node.value.id == 'self' and fn is not None):
-      return []
-    owner = module.parents.get(id(fn))
-    if not isinstance(owner, ast.ClassDef):
-      return []
-    found = []
-    for method in owner.body:
-      if isinstance(method, (ast.FunctionDef, ast.AsyncFunctionDef)):
-        for child, _ in pyast.walk_local(method):
-          if isinstance(child, ast.Assign):
-            for target in child.targets:
-              if isinstance(target, ast.Attribute) and target.attr == node.attr and \
-                  isinstance(target.value, ast.Name) and target.value.id == 'self':
-                found.append((module, method, child.value))
-    return found
 
   def _settle(self, site):
     """The modes an estimator runs, and which of them on a TPU once ported."""

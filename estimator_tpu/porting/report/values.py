@@ -31,6 +31,12 @@ def origins(program, module, fn, node, path=(), depth=0):
   if isinstance(node, ast.IfExp):
     return (origins(program, module, fn, node.body, path, depth + 1) +
             origins(program, module, fn, node.orelse, path, depth + 1))
+  if isinstance(node, ast.Attribute) and isinstance(node.value, ast.Name) and node.value.id == 'self':
+    found = []
+    for method, value in self_assignments(module, fn, node.attr):
+      found += origins(program, module, method, value, path, depth + 1)
+    if found:
+      return found
   if isinstance(node, ast.Call) and not isinstance(node.func, ast.Lambda):
     canonical = program.canonical(module, fn, node.func) or ''
     if not canonical.startswith(('tensorflow', 'numpy', 'pandas')):
@@ -98,6 +104,23 @@ def module_level(module):
   """Every node Python runs at module level (not inside defs or classes)."""
   return [n for s in program_lib.module_statements(module.tree) if not isinstance(s, pyast.SCOPE_NODES)
           for n in ast.walk(s)]
+
+
+def self_assignments(module, fn, attribute):
+  """(method, value) of every `self.attribute = value` in the class whose method `fn` is."""
+  owner = module.parents.get(id(fn)) if fn is not None else None
+  if not isinstance(owner, ast.ClassDef):
+    return []
+  found = []
+  for method in owner.body:
+    if isinstance(method, (ast.FunctionDef, ast.AsyncFunctionDef)):
+      for child, _ in pyast.walk_local(method):
+        if isinstance(child, ast.Assign):
+          for target in child.targets:
+            if isinstance(target, ast.Attribute) and target.attr == attribute and \
+                isinstance(target.value, ast.Name) and target.value.id == 'self':
+              found.append((method, child.value))
+  return found
 
 
 def mutations(program, module, fn, name):
