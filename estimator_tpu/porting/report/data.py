@@ -60,6 +60,9 @@ def _source(program, origin, depth):
     return [(STRINGS, origin, 'Python strings')]
   if isinstance(node, (ast.Tuple, ast.List, ast.Set)):
     return [s for element in node.elts for s in _sources(program, module, fn, element, depth + 1)]
+  if isinstance(node, ast.BinOp):  # [lines] * 4, labels % 10, a + b: the arrays' dtypes
+    return (_sources(program, module, fn, node.left, depth + 1) +
+            _sources(program, module, fn, node.right, depth + 1))
   if isinstance(node, ast.Dict):
     return [s for value in node.values for s in _sources(program, module, fn, value, depth + 1)]
   if isinstance(node, ast.Subscript):

@@ -124,6 +124,8 @@ class _InputWalk(object):
     self.float64 = []
     self.casts = False
     self.strings = []  # (module, node, what) where the input makes string tensors
+    self.raw_strings = []  # in-memory text, a problem only when nothing parses it (decode_csv, parse_example ...)
+    self.parses = False
     self.converts_strings = False  # a lookup, hash or parse turns strings into numbers somewhere in the input
     self.batch_size_flags = set()  # id() of FLAGS reads already reported as a batch size
     self.flag_reads = []  # (module, FLAGS.x node), reported after the walk unless they are a batch size
@@ -228,6 +230,8 @@ class _InputWalk(object):
     called = canonical or (call.func.attr if isinstance(call.func, ast.Attribute) else '')
     if any(word in called for word in apis.STRING_CONVERSIONS):
       self.converts_strings = True
+    if any(word in called for word in ('decode_', 'parse_', 'string_split', 'strings.split')):
+      self.parses = True
     self._check_strings(module, fn, call, canonical)
     if canonical in apis.UINT8_PRODUCERS:
       self.uint8.append((module, call))
@@ -255,7 +259,10 @@ class _InputWalk(object):
     # Checks rule 15 (TPU dtypes).
     problems = data.dtype_problems(self.program, module, fn, call.args[0])
     for kind, origin, detail in problems:
-      if kind == data.STRINGS:
+      if kind == data.STRINGS and detail == 'Python strings':
+        self.raw_strings.append((module, call, 'strings (Python strings at %s:%d)' % (origin.module.path,
+                                                                                   origin.node.lineno)))
+      elif kind == data.STRINGS:
         self.strings.append((module, call, 'string columns (%s, %s:%d)' % (detail, origin.module.path,
                                                                            origin.node.lineno)))
       elif self.modes is None or self.modes:
@@ -399,9 +406,10 @@ class _InputWalk(object):
   def report_strings(self):
     """Strings the input hands the model: the TPU infeed takes none."""
     # Checks rule 15 (TPU dtypes).
-    if not self.strings or (self.modes is not None and not self.modes):
+    strings = self.strings + ([] if self.parses else self.raw_strings)
+    if not strings or (self.modes is not None and not self.modes):
       return
-    module, node, what = self.strings[0]
+    module, node, what = strings[0]
     message = ('the input makes %s and hands them to the model as they are: the TPU infeed takes no strings (it '
                'takes %s), and a TPU has no string type -> turn them into integer ids here, in input_fn on the host '
                '(a vocabulary lookup or a hash), and feed the ids.' % (what, INFEED_DTYPES))
