@@ -140,6 +140,8 @@ class _InputWalk(object):
     self.visited.add(id(fn))
     if not isinstance(fn, ast.Lambda):
       self.visited_defs.append(fn)
+    if 'params' in pyast.param_names(fn) and 'params' not in tainted:
+      tainted = dict(tainted, params=PARAMS)  # TPUEstimator's, once the input_fn above it passes its own
     tainted = self._tainted(fn, tainted)
     for node, conditions in pyast.walk_local(fn):
       if self._dead(module, fn, conditions):
