@@ -55,7 +55,10 @@ class Report(object):
 
 
 def format_text(report):
-  """One line per finding, `path:line: [severity] rule N (name): message`, then one summary line."""
+  """One line per finding, `path:line: [severity] rule N (name): message`, then one summary line; nothing when no
+  file could be read (the error lines say why)."""
+  if not report.files and report.bad_inputs:
+    return ''
   lines = []
   for finding in report.findings:
     lines.append('%s:%d: [%s] %s: %s' % (finding.path, finding.line, finding.severity, rules.cite(finding.rule),
