@@ -453,7 +453,7 @@ class _CallSite(object):
       elif not any(state == SET for state, _ in counts):
         unknown = [why for state, why in counts if state == RUN_TIME]
         self.collector.unknown(self.module, self.call, 9, 'whether `%s.train(...)` gets max_steps or steps: %s. '
-                               'On a TPU it needs one (TPUEstimator refuses to train without a bound).'
+                               '-> make sure one is set: on a TPU, TPUEstimator refuses to train without a bound.'
                                % (text, unknown[0]))
     elif mode == EVAL and steps[0] == NONE:
       self.collector.required(self.module, self.call, 9, '`%s.evaluate(...)` without steps%s reads until the input '

@@ -311,12 +311,13 @@ class _InputWalk(object):
                               'batches to keep every example).' % text)
     elif verdict is False:
       self.collector.unknown(module, call, 4, 'whether %s needs drop_remainder=True: the scanned files do not pass '
-                             'this input_fn to train/evaluate/predict. Training and evaluation on a TPU need it (one '
-                             'static shape); predict alone does not (TPUEstimator pads the last batch).' % text)
+                             'this input_fn to train/evaluate/predict -> drop_remainder=True if it trains or evaluates '
+                             'on a TPU (one static shape); predict alone does not need it (TPUEstimator pads the last '
+                             'batch).' % text)
     elif verdict is None:
       unseen = '' if self.modes else ' (and whether this input_fn trains or evaluates: the scanned files do not show)'
-      self.collector.unknown(module, call, 4, 'whether drop_remainder=`%s` of %s is True%s; input that trains or '
-                             'evaluates on a TPU needs True (XLA compiles one static shape).'
+      self.collector.unknown(module, call, 4, 'whether drop_remainder=`%s` of %s is True%s -> make it True where '
+                             'the input trains or evaluates on a TPU (XLA compiles one static shape).'
                              % (pyast.render(drop), text, unseen))
 
   def _padded_shapes(self, module, fn, call):

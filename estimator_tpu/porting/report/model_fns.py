@@ -256,8 +256,9 @@ class _DeviceWalk(object):
                  '(use_tpu=False, CPU tests) its cross-core sum has no kernel and training fails -> wrap only when '
                  'params[\'use_tpu\'] is true.' % text)
     elif kind == UNKNOWN:
-      add.unknown(module, call, 6, 'whether the optimizer of %s is wrapped in CrossShardOptimizer: %s. On a TPU '
-                  'it must be (only when params[\'use_tpu\'] is true).' % (text, detail))
+      add.unknown(module, call, 6, 'whether the optimizer of %s is wrapped in CrossShardOptimizer: %s -> on a '
+                  'TPU it must be: tf.tpu.CrossShardOptimizer(optimizer) when params[\'use_tpu\'] is true.'
+                  % (text, detail))
 
   def _check_train_op_maker(self, module, fn, call, canonical, conditions):
     """tf.contrib.layers.optimize_loss and slim's create_train_op make the optimizer step themselves."""
@@ -377,7 +378,7 @@ class _DeviceWalk(object):
       if not isinstance(origin, ast.Call) or apis.is_tf(self.program.canonical(module, owner, origin.func)):
         continue  # no optimizer call anywhere (e.g. tf.group of assignments): nothing to wrap
       self.collector.unknown(module, call, 6, 'whether train_op `%s` wraps its optimizer in CrossShardOptimizer: '
-                             'it is built by `%s`, outside the scanned files (scan them too). On a TPU the optimizer '
+                             'it is built by `%s`, outside the scanned files -> scan them too: on a TPU the optimizer '
                              'must be wrapped, only when params[\'use_tpu\'] is true.'
                              % (pyast.render(train_op), pyast.render(origin)))
 

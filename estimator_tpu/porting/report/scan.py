@@ -93,7 +93,7 @@ def _guarded(collector, module, check, *args):
   except Exception as e:  # noqa: BLE001 -- robustness on code never seen is the point here
     where = module or (collector.program.modules[0] if collector.program.modules else None)
     if where is not None:
-      collector.unknown(where, where.tree, 13, 'the port report could not analyse this code (%s: %s); please '
+      collector.unknown(where, where.tree, 13, 'the port report could not analyse this code (%s: %s) -> please '
                         'report it with the code that caused it.' % (type(e).__name__, e))
     return None
 
