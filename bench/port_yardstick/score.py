@@ -3,7 +3,7 @@
   python -m bench.port_yardstick.score --checkouts DIR [--tool ROOT] [--details] [--markdown] [NAME ...]
 
 DIR holds one folder per repository, DIR/<owner>/<name>, checked out at the commit programs.json names
-(bench/port_yardstick/clone.sh makes them; it is the only step that needs the network). For every program this runs
+(`python -m bench.port_yardstick.clone DIR` makes them; it is the only step that needs the network). For every program this runs
 `python -m estimator_tpu.port PATHS --format=json` from the program's folder, with the port report of ROOT (default:
 this repository; give a checkout of an older commit to measure it), and compares its `required` findings with
 judgments/<program>.json:
@@ -29,23 +29,24 @@ HERE = os.path.dirname(os.path.abspath(__file__))
 REPO_ROOT = os.path.dirname(os.path.dirname(HERE))
 PROGRAMS = os.path.join(HERE, 'programs.json')
 JUDGMENTS = os.path.join(HERE, 'judgments')
+SETS = ('development', 'held-out')  # judged while the report was improved / judged before it first ran on them
 # Rows of the report before the rule registry (commit 180b60a and earlier) -> rule numbers.
 LEGACY_ROWS = {'rule-dtypes': 15, 'rule-gcs': 17, 'version-contrib': 19, 'tool': 13}
 
 Key = collections.namedtuple('Key', ['path', 'line', 'rule'])
 
 
-def load_programs(names=()):
-  with open(PROGRAMS) as f:
+def load_programs(path, names=()):
+  with open(path) as f:
     programs = json.load(f)
   unknown = set(names) - set(p['name'] for p in programs)
   if unknown:
-    raise SystemExit('error: no such program: %s. Fix: use names from %s.' % (', '.join(sorted(unknown)), PROGRAMS))
+    raise SystemExit('error: no such program: %s. Fix: use names from %s.' % (', '.join(sorted(unknown)), path))
   return [p for p in programs if not names or p['name'] in names]
 
 
-def load_judgments(name):
-  with open(os.path.join(JUDGMENTS, name + '.json')) as f:
+def load_judgments(folder, name):
+  with open(os.path.join(folder, name + '.json')) as f:
     doc = json.load(f)
   required = collections.OrderedDict()
   for entry in doc['required']:
@@ -107,10 +108,11 @@ def run_report(program, folder, tool_root, python):
   return report, completed, seconds
 
 
-def score_program(program, report, completed, seconds):
-  required, not_required = load_judgments(program['name'])
+def score_program(program, report, completed, seconds, judgments=JUDGMENTS):
+  required, not_required = load_judgments(judgments, program['name'])
   row = collections.OrderedDict([('name', program['name']), ('control', program['control']),
-                                 ('exit', completed.returncode), ('seconds', round(seconds, 2))])
+                                 ('set', program.get('set', SETS[0])), ('exit', completed.returncode),
+                                 ('seconds', round(seconds, 2))])
   crashed = report is None or completed.returncode not in (0, 1) or 'Traceback' in completed.stderr
   findings = report['findings'] if report else []
   crashed = crashed or any('could not analyse' in f['message'] for f in findings)
@@ -149,9 +151,10 @@ def ratio(a, b):
 def totals(rows):
   true, false, missed = (sum(r[k] for r in rows) for k in ('true', 'false', 'missed'))
   unported = [r for r in rows if not r['control']]
-  return collections.OrderedDict([
+  summary = collections.OrderedDict([
       ('programs', len(rows)), ('unported', len(unported)), ('controls', len(rows) - len(unported)),
       ('repositories', len(set(r['repository'] for r in rows))),
+      ('unported_repositories', len(set(r['repository'] for r in unported))),
       ('required_reported', sum(r['required_reported'] for r in rows)), ('true', true), ('false', false),
       ('missed', missed), ('unjudged', sum(r['unjudged'] for r in rows)),
       ('precision', ratio(true, true + false)), ('recall', ratio(true, true + missed)),
@@ -160,14 +163,21 @@ def totals(rows):
       ('crashes', sum(1 for r in rows if r['crashed'])),
       ('slowest_seconds', max(r['seconds'] for r in rows) if rows else 0),
   ])
+  for name in SETS:
+    chosen = [r for r in rows if r['set'] == name]
+    if chosen and len(chosen) < len(rows):
+      t, f, m = (sum(r[k] for r in chosen) for k in ('true', 'false', 'missed'))
+      summary[name] = collections.OrderedDict([('programs', len(chosen)), ('true', t), ('false', f), ('missed', m),
+                                               ('precision', ratio(t, t + f)), ('recall', ratio(t, t + m))])
+  return summary
 
 
 def print_table(rows, summary, markdown, out):
-  header = ('program', 'required reported', 'true', 'false', 'missed', 'exit', 'seconds')
+  header = ('program', 'set', 'required reported', 'true', 'false', 'missed', 'exit', 'seconds')
   if markdown:
     out.write('| %s |\n|%s\n' % (' | '.join(header), '---|' * len(header)))
   for r in rows:
-    cells = ('%s%s' % (r['name'], ' (control)' if r['control'] else ''), r['required_reported'], r['true'],
+    cells = ('%s%s' % (r['name'], ' (control)' if r['control'] else ''), r['set'], r['required_reported'], r['true'],
              r['false'], r['missed'], r['exit'], '%.2f' % r['seconds'])
     if markdown:
       out.write('| %s |\n' % ' | '.join(str(c) for c in cells))
@@ -176,8 +186,8 @@ def print_table(rows, summary, markdown, out):
           cells[0], r['required_reported'], r['true'], r['false'], r['missed'], r['exit'], r['seconds'],
           '  UNJUDGED %d' % r['unjudged'] if r['unjudged'] else '', '  CRASHED' if r['crashed'] else ''))
   if markdown:
-    out.write('| **total** | %d | %d | %d | %d | | |\n' % (summary['required_reported'], summary['true'],
-                                                           summary['false'], summary['missed']))
+    out.write('| **total** | | %d | %d | %d | %d | | |\n' % (summary['required_reported'], summary['true'],
+                                                              summary['false'], summary['missed']))
   out.write('\n%s\n' % json.dumps(summary))
 
 
@@ -197,6 +207,9 @@ def parse_args(argv):
   parser = argparse.ArgumentParser(prog='python -m bench.port_yardstick.score', description=__doc__.split('\n')[0])
   parser.add_argument('names', nargs='*', metavar='NAME', help='only these programs (default: all)')
   parser.add_argument('--checkouts', required=True, help='folder with DIR/<owner>/<name> clones')
+  parser.add_argument('--programs', default=PROGRAMS, help='the program list (default: this folder\'s)')
+  parser.add_argument('--judgments', default=JUDGMENTS, help='folder of <program>.json judgments (default: '
+                      'this folder\'s)')
   parser.add_argument('--tool', default=REPO_ROOT, help='repository whose port report runs (default: this one)')
   parser.add_argument('--python', default=sys.executable, help='Python that runs the report (default: this one)')
   parser.add_argument('--details', action='store_true', help='list false, missed and unjudged findings')
@@ -208,11 +221,11 @@ def parse_args(argv):
 def main(argv=None):
   args = parse_args(sys.argv[1:] if argv is None else argv)
   rows, reports = [], {}
-  for program in load_programs(args.names):
+  for program in load_programs(args.programs, args.names):
     folder = repository_folder(os.path.abspath(args.checkouts), program['repository'])
     commit = checked_commit(folder, program['commit'])
     report, completed, seconds = run_report(program, folder, os.path.abspath(args.tool), os.path.abspath(args.python))
-    row = score_program(program, report, completed, seconds)
+    row = score_program(program, report, completed, seconds, args.judgments)
     row['repository'], row['commit'], row['commit_check'] = program['repository'], program['commit'], commit
     rows.append(row)
     reports[program['name']] = {'report': report, 'stderr': completed.stderr}
