@@ -15,6 +15,7 @@ from support.programs import run_main
 from estimator_tpu.porting.report import scan_paths
 from estimator_tpu.porting.report.cli import main as port_main
 
+
 def findings_of(paths, root):
   report = scan_paths(paths)
   return report, sorted((os.path.relpath(f.path, root), f.line, f.rule, f.severity) for f in report.findings)
