@@ -25,10 +25,6 @@ def is_plain_estimator(name):
   return name.startswith(_ESTIMATOR_PACKAGES) and last(name).endswith(_PREMADE_SUFFIXES)
 
 
-def is_any_estimator(name):
-  return is_tpu_estimator(name) or is_plain_estimator(name)
-
-
 def is_keras_to_estimator(name):
   return is_tf(name) and last(name) == 'model_to_estimator'
 

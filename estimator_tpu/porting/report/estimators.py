@@ -71,13 +71,8 @@ def check_call_sites(collector):
     check.register()
   for check in checks:
     check.check()
-  for module in program.modules:
-    scopes = [module.tree] + [n for n in ast.walk(module.tree) if isinstance(n, pyast.FUNCTION_NODES)]
-    for scope in scopes:
-      fn = None if scope is module.tree else scope
-      for node, _ in pyast.walk_local(scope):
-        if isinstance(node, ast.Call):
-          _CallSite(collector, entries, module, fn, node).check()
+  for module, fn, call in program.calls():
+    _CallSite(collector, entries, module, fn, call).check()
   return entries
 
 

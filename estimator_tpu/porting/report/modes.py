@@ -110,10 +110,6 @@ def walk(fn, modes, mode_names=MODE_NAMES):
     yield item
 
 
-def _terminates(statements):
-  return bool(statements) and isinstance(statements[-1], (ast.Return, ast.Raise))
-
-
 def _walk_block(statements, conditions, modes, flags):
   for statement in statements:
     if isinstance(statement, ast.If):

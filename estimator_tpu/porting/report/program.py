@@ -178,6 +178,7 @@ class Program(object):
     for module in self.modules:
       self.by_name.setdefault(module.name, module)
     self._locals_cache = {}
+    self._calls = None
     self._calls_by_name = None
     self._arguments_by_name = None
     self._flag_definitions = None
@@ -554,22 +555,28 @@ class Program(object):
     self.calls_named(name)  # builds both indexes
     return self._arguments_by_name.get(name, [])
 
+  def calls(self):
+    """(module, calling function or None, call) for every call of the scanned code, each scope's in order."""
+    if self._calls is None:
+      self._calls = []
+      for module in self.modules:
+        scopes = [module.tree] + [n for n in ast.walk(module.tree) if isinstance(n, pyast.FUNCTION_NODES)]
+        for scope in scopes:
+          caller = None if scope is module.tree else scope
+          self._calls += [(module, caller, node) for node, _ in pyast.walk_local(scope) if isinstance(node, ast.Call)]
+    return self._calls
+
   def calls_named(self, name):
     """(module, calling function or None, call) for every call of `name(...)` or `x.name(...)`."""
     if self._calls_by_name is None:
       self._calls_by_name = collections.defaultdict(list)
       self._arguments_by_name = collections.defaultdict(list)
-      for module in self.modules:
-        scopes = [module.tree] + [n for n in ast.walk(module.tree) if isinstance(n, pyast.FUNCTION_NODES)]
-        for scope in scopes:
-          for node, _ in pyast.walk_local(scope):
-            if isinstance(node, ast.Call):
-              callee = node.func.id if isinstance(node.func, ast.Name) else getattr(node.func, 'attr', None)
-              caller = None if scope is module.tree else scope
-              self._calls_by_name[callee].append((module, caller, node))
-              for argument in list(node.args) + [kw.value for kw in node.keywords]:
-                if isinstance(argument, ast.Name):
-                  self._arguments_by_name[argument.id].append((module, caller, node, argument))
+      for module, caller, node in self.calls():
+        callee = node.func.id if isinstance(node.func, ast.Name) else getattr(node.func, 'attr', None)
+        self._calls_by_name[callee].append((module, caller, node))
+        for argument in list(node.args) + [kw.value for kw in node.keywords]:
+          if isinstance(argument, ast.Name):
+            self._arguments_by_name[argument.id].append((module, caller, node, argument))
     return self._calls_by_name.get(name, [])
 
   def _own_method(self, module, fn, node):

@@ -82,13 +82,8 @@ class Index(object):
     self.sites = collections.OrderedDict()  # id(call) -> Site
     self.drivers = []
     self._sites_cache = {}
-    for module in program.modules:
-      scopes = [module.tree] + [n for n in ast.walk(module.tree) if isinstance(n, pyast.FUNCTION_NODES)]
-      for scope in scopes:
-        fn = None if scope is module.tree else scope
-        for node, _ in pyast.walk_local(scope):
-          if isinstance(node, ast.Call):
-            self._collect(module, fn, node)
+    for module, fn, call in program.calls():
+      self._collect(module, fn, call)
     self.floating = set()  # modes of drivers whose estimator static analysis cannot find
     for driver in self.drivers:
       found = self.sites_of(driver.module, driver.fn, driver.receiver)
@@ -107,7 +102,9 @@ class Index(object):
       found = program.class_of(module, fn, call)
       base = estimator_base(program, found[0], found[1]) if found else None
       if base:
-        kind, canonical = ('tpu' if base == 'tpu' else 'subclass'), '%s.%s' % (found[0].name, found[1].name)
+        # A subclass's own constructor: its model_fn is what it hands its base (estimators.py, super().__init__).
+        kind = 'tpu_subclass' if base == 'tpu' else 'subclass'
+        canonical = '%s.%s' % (found[0].name, found[1].name)
     if kind:
       self.sites[id(call)] = Site(module, fn, call, canonical, kind)
       if kind == 'factory':
@@ -172,7 +169,7 @@ class Index(object):
     else:
       site.modes, site.known = EVERYTHING, False
     runs = site.modes & modes_lib.ALL
-    if site.kind == 'tpu':
+    if site.kind in ('tpu', 'tpu_subclass'):
       site.ported = True
       use_tpu = pyast.keyword(site.call, 'use_tpu')
       if use_tpu is not None and pyast.literal(use_tpu) is False:
@@ -185,9 +182,6 @@ class Index(object):
       return
     site.ported = bool(runs & {TRAIN, EVAL}) or not site.known
     site.tpu_modes = frozenset(runs) if site.ported else frozenset()
-
-  def sites_for(self, driver_module, driver_fn, receiver):
-    return self.sites_of(driver_module, driver_fn, receiver)
 
 
 def _returned(site):

@@ -15,11 +15,10 @@ def model_fn(features, labels, mode, params):
   loss = tf.losses.sparse_softmax_cross_entropy(labels, logits)
   if mode == tf.estimator.ModeKeys.EVAL:
     return tf.estimator.tpu.TPUEstimatorSpec(mode, loss=loss, eval_metrics=(metric_fn, [labels, logits]))
-  optimizer = tf.train.GradientDescentOptimizer(0.1)
-  if params['use_tpu']:
-    optimizer = tf.tpu.CrossShardOptimizer(optimizer)
-  train_op = optimizer.minimize(loss, tf.train.get_global_step())
-  return tf.estimator.tpu.TPUEstimatorSpec(mode, loss=loss, train_op=train_op)
+  optimizer = tf.train.AdamOptimizer(0.01)
+  optimizer = tf.tpu.CrossShardOptimizer(optimizer) if params['use_tpu'] else optimizer
+  return tf.estimator.tpu.TPUEstimatorSpec(
+      mode, loss=loss, train_op=optimizer.minimize(loss, tf.train.get_global_step()))
 
 
 def main(use_tpu=False):
