@@ -2,14 +2,18 @@
 
   python mnist_keras.py --use_tpu=false --master=''     the default strategy, on this machine
   python mnist_keras.py --tpu_name=local                TPUStrategy on the TPU of a TPU VM
+  python mnist_keras.py --mode=check_tpu --tpu_type=v6e-8   would it run there? (no TPU needed)
 
 The flags, data and network are mnist_tpu.py's. tf.estimator is gone from TensorFlow 2.16 on; this
 is what replaces TPUEstimator: TPUClusterResolver -> connect_to_cluster -> initialize_tpu_system ->
 TPUStrategy, a model built and compiled inside strategy.scope(), and steps_per_execution for
-iterations_per_loop. Off TPU the default strategy runs the very same code. TensorFlow 2.x only; on
-TF 1.x it stops with a message.
+iterations_per_loop. Off TPU the default strategy runs the very same code. It is the route for the
+TPU generations whose TensorFlow runtime is PJRT only (v5e, v5p, v6e; docs/RUNNING.md). --mode is
+`all` (train, evaluate, predict) or `check_tpu` (estimator_tpu/porting/readiness/keras_program.py).
+TensorFlow 2.x only; on TF 1.x it stops with a message.
 """
 import os
+import sys
 
 import numpy as np
 import tensorflow as tf
@@ -38,6 +42,7 @@ from flags import training
 
 FLAGS = flags.FLAGS
 RESULTS_FILE = 'mnist_keras_results.json'
+MODES = ('all', 'check_tpu')
 
 
 def require_tf2(version):
@@ -113,12 +118,13 @@ def make_eval_dataset(data_dir, split, batch_size):
 
 
 def build_model(strategy, learning_rate, decay_steps, decay_rate, steps_per_execution,
-                schedule=model_lib.EXPONENTIAL):
+                schedule=model_lib.EXPONENTIAL, precision=model_lib.FLOAT32):
   """Creates and compiles the model inside strategy.scope()."""
   # TPU rule 11 (strategy scope): inside it the strategy creates every variable, the model's and
   # the optimiser's: one copy on each TPU core, kept in sync. Built outside, they live on the host.
   with strategy.scope():
-    model = keras_model.build_keras_cnn()
+    # TPU rule 20 (bfloat16): --precision=bfloat16 uses the mixed_bfloat16 policy (keras/model.py).
+    model = keras_model.build_keras_cnn(precision)
     keras_model.compile_model(model, learning_rate, decay_steps, decay_rate, steps_per_execution,
                               schedule)
   return model
@@ -139,22 +145,33 @@ def train(model, manager, dataset, train_steps, save_checkpoints_steps, summary_
   if done >= train_steps:
     logging.info('Already trained %d steps; nothing to do.', done)
     return
-  callbacks = [keras_checkpoints.SaveCheckpoints(manager, save_checkpoints_steps),
-               # TPU rule 7 (summaries on the host): Keras writes them on the host, from the
-               # values each execution returns ('batch_loss', 'batch_accuracy').
-               tf.keras.callbacks.TensorBoard(log_dir=manager.directory, update_freq=summary_every)]
+  callbacks = training_callbacks(manager, save_checkpoints_steps, summary_every)
   # verbose=0: the progress lines come from progress.KerasTrainingProgress, in the format of the
   # other routes.
   model.fit(dataset, epochs=1, steps_per_epoch=train_steps - done,
             callbacks=callbacks + list(extra_callbacks), verbose=0)
 
 
+def training_callbacks(manager, save_checkpoints_steps, summary_every):
+  """The checkpoints and TensorBoard summaries of a training run (what --mode=check_tpu checks)."""
+  # TPU rule 7 (summaries on the host): Keras writes them on the host, from the values each
+  # execution returns ('batch_loss', 'batch_accuracy').
+  return [keras_checkpoints.SaveCheckpoints(manager, save_checkpoints_steps),
+          tf.keras.callbacks.TensorBoard(log_dir=manager.directory, update_freq=summary_every)]
+
+
+def predict_images(test_path, count):
+  """The first `count` test images as model.predict takes them: float32 [count, 784]."""
+  images, _ = records.read_split(test_path)
+  return images[:count].reshape(-1, model_lib.NUM_PIXELS).astype(np.float32)
+
+
 def log_predictions(model, test_path, count, batch_size):
   """Predicts the first `count` test images and logs them next to their labels."""
   if count == 0:
     return []
-  images, labels = records.read_split(test_path)
-  images = images[:count].reshape(-1, 784).astype(np.float32)
+  _, labels = records.read_split(test_path)
+  images = predict_images(test_path, count)
   # A short last batch is fine even on a TPU: TPUStrategy pads it (its dynamic padder, on by
   # default), as TPUEstimator.predict did itself.
   probabilities = tf.nn.softmax(model.predict(images, batch_size=batch_size, verbose=0)).numpy()
@@ -162,10 +179,37 @@ def log_predictions(model, test_path, count, batch_size):
   return results.prediction_rows(outputs, labels)
 
 
+def check_tpu(fv):
+  """--mode=check_tpu: the readiness check of this program's own model, datasets and callbacks."""
+  from estimator_tpu.porting.readiness import keras_program  # pylint: disable=g-import-not-at-top
+
+  def build(strategy):
+    return build_model(strategy, steps_per_execution=fv.iterations, precision=fv.precision,
+                       **training.learning_rate_args(fv))
+
+  def callbacks(model):
+    model_dir = fv.model_dir or keras_program.SCRATCH_MODEL_DIR
+    manager = keras_checkpoints.build_checkpoint_manager(model, model_dir)
+    return training_callbacks(manager, fv.save_checkpoints_steps, fv.iterations)
+
+  route = keras_program.KerasRoute(
+      build, lambda batch_size: make_dataset(fv.data_dir, batch_size),
+      lambda split, batch_size: make_eval_dataset(fv.data_dir, split, batch_size),
+      lambda count: predict_images(records.split_path(fv.data_dir, 'test'), count), callbacks)
+  return keras_program.check_program(fv, route)
+
+
 def run(fv):
+  if fv.mode not in MODES:
+    raise UserError('mnist_keras.py runs --mode=all (train, evaluate, predict) or '
+                    '--mode=check_tpu, not --mode=%s.' % fv.mode,
+                    'drop --mode, or use mnist_tpu.py for the other modes.')
+  if fv.mode == 'check_tpu':
+    return check_tpu(fv)
   storage.check_flag_paths(fv)  # every gs:// path answers, within seconds, before TF touches one
-  batch_size = batch_sizes.effective_batch_size(fv.batch_size, fv.use_tpu)
-  eval_batch_size = batch_sizes.effective_eval_batch_size(fv.eval_batch_size, fv.use_tpu)
+  # The defaults for where the run is (estimator_tpu/runtime/batch_sizes.py): TPU or this machine.
+  batch_sizes.resolve(fv, fv.use_tpu)
+  batch_size, eval_batch_size = fv.batch_size, fv.eval_batch_size
   model_dir = fv.model_dir or checkpoints.default_model_dir('mnist_keras')
   logging.info('Data directory: %s', fv.data_dir)
   logging.info('Model directory: %s', model_dir)
@@ -183,7 +227,7 @@ def run(fv):
   # (seeds.graph_seed).
   tf.keras.utils.set_random_seed(seeds.graph_seed(seed, keras_checkpoints.latest_step(model_dir)))
   # TPU rule 8 (iterations per loop): steps_per_execution is iterations_per_loop's counterpart.
-  model = build_model(strategy, steps_per_execution=fv.iterations,
+  model = build_model(strategy, steps_per_execution=fv.iterations, precision=fv.precision,
                       **training.learning_rate_args(fv))
   manager = keras_checkpoints.build_checkpoint_manager(model, model_dir)
   logging.info('Training %d steps, batch %d, on %d replica(s) of %s.', fv.train_steps, batch_size,
@@ -214,7 +258,9 @@ def main(argv):
   if len(argv) > 1:
     raise app.UsageError('unexpected arguments: %s' % ' '.join(argv[1:]))
   logs.configure(FLAGS.tf_log)
-  exit_on_user_error(run, FLAGS)
+  status = exit_on_user_error(run, FLAGS)
+  if FLAGS.mode == 'check_tpu':
+    sys.exit(status)
 
 
 if __name__ == '__main__':

@@ -33,8 +33,9 @@ def build_model_fn(fv, summary_dir=None):
   # TPU rule 7 (summaries on the host): model_fn's host_call writes them into summary_dir, flushed
   # once per device loop on a TPU (each flush uploads the events file again to gs://).
   flush_steps = fv.iterations if fv.use_tpu else LOCAL_SUMMARY_FLUSH_STEPS
+  # TPU rule 20 (bfloat16): --precision=bfloat16 computes the network in bfloat16.
   return model_fn_lib.model_fn_builder(**training.learning_rate_args(fv), summary_dir=summary_dir,
-                                       summary_flush_steps=flush_steps)
+                                       summary_flush_steps=flush_steps, precision=fv.precision)
 
 
 def build_estimator(fv, job):

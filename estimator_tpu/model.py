@@ -23,6 +23,8 @@ DROPOUT_RATE = 0.4
 PIXEL_SCALE = 1.0 / 255.0
 
 AUTOTUNE = tf.data.experimental.AUTOTUNE
+FLOAT32, BFLOAT16 = 'float32', 'bfloat16'  # what the network computes in (--precision)
+PRECISIONS = (FLOAT32, BFLOAT16)
 COSINE, EXPONENTIAL = 'cosine', 'exponential'  # learning-rate schedules (learning_rate_schedule)
 IMAGE_KEY = 'image'
 # Per-example weight feature: 1.0 for real examples, 0.0 for padding rows added to fill the last static batch.
@@ -70,13 +72,28 @@ def parse_dataset(dataset, batch_size, path, weighted=False):
   return dataset.map(parse, num_parallel_calls=AUTOTUNE).prefetch(AUTOTUNE)
 
 
-def mnist_cnn(images, training):
-  """Returns logits [batch, 10] for `images` float32 [batch, 784] or [batch, 28, 28(, 1)] with values 0..255.
+def mnist_cnn(images, training, precision=FLOAT32):
+  """Returns float32 logits [batch, 10] for `images` float32 [batch, 784] or [batch, 28, 28(, 1)], values 0..255.
 
   Conv 5x5x32 -> max-pool 2x2 -> conv 5x5x64 -> max-pool 2x2 -> dense 1024 -> dropout 0.4 -> dense 10.
   `training` switches dropout on. All shapes stay static when the batch dimension is static, which TPUs require.
+  `precision` BFLOAT16 computes the network in bfloat16 under tf.tpu.bfloat16_scope(): its variables are created
+  as float32 and read as bfloat16, so checkpoints and the optimizer stay float32, and the logits are cast back to
+  float32 for the softmax and the loss.
   """
-  net = tf.reshape(tf.cast(images, tf.float32) * PIXEL_SCALE, [-1, IMAGE_SIZE, IMAGE_SIZE, 1])
+  if precision == BFLOAT16:
+    # TPU rule 20 (bfloat16): the scope's custom getter makes every variable the layers ask for as bfloat16 a
+    # float32 variable read through a cast (tensorflow/python/tpu/bfloat16.py); the layers take their dtype from
+    # their input, so the pixels are cast first.
+    with tf.tpu.bfloat16_scope():
+      logits = _cnn(images, training, tf.bfloat16)
+    return tf.cast(logits, tf.float32)
+  return _cnn(images, training, tf.float32)
+
+
+def _cnn(images, training, dtype):
+  net = tf.cast(tf.cast(images, tf.float32) * PIXEL_SCALE, dtype)
+  net = tf.reshape(net, [-1, IMAGE_SIZE, IMAGE_SIZE, 1])
   for filters in CONV_FILTERS:
     net = tf.layers.conv2d(net, filters, CONV_KERNEL, padding='same', activation=tf.nn.relu)
     net = tf.layers.max_pooling2d(net, pool_size=2, strides=2)

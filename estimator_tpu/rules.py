@@ -28,6 +28,7 @@ RULES = (
     Rule(17, 'Cloud Storage', "Data and model_dir where the TPU's workers can read them"),
     Rule(18, 'XLA ops', 'Only what XLA compiles runs on the TPU'),
     Rule(19, 'contrib names', 'tf.contrib names moved'),
+    Rule(20, 'bfloat16', 'Computing in bfloat16'),
 )
 BY_NUMBER = collections.OrderedDict((rule.number, rule) for rule in RULES)
 

@@ -4,6 +4,7 @@ from absl import flags
 from flags import data
 from flags import logs
 from flags import modes
+from flags import precision
 from flags import seed
 from flags import tpu_cluster
 from flags import tpu_loop
@@ -14,6 +15,7 @@ from flags import validators
 def define_flags(fv=flags.FLAGS):
   tpu_cluster.define_tpu_cluster_flags(fv)
   tpu_loop.define_tpu_loop_flags(fv)
+  precision.define_precision_flag(fv)
   training.define_training_flags(fv)
   data.define_data_flags(fv)
   modes.define_mode_flags(fv)

@@ -12,9 +12,10 @@ EVAL_SPLITS = ('test', 'validation')
 
 
 CHECK_TPU_HELP = (' check_tpu: check on this CPU that the run these flags describe would work on a Cloud TPU of '
-                  '--tpu_type (or --num_shards cores): the plan per host as TensorFlow\'s own TPUEstimator makes it, '
-                  'input shapes and dtypes, XLA compilation of the training, evaluation and prediction steps, batch '
-                  'split, checkpoint cadence, eval coverage, gs:// paths, TPU reachability; one line per check, '
+                  '--tpu_type (or --num_shards cores): the runtime that generation offers, the plan per host as '
+                  'TensorFlow\'s own TPUEstimator makes it (mnist_keras.py: the model under a strategy), input '
+                  'shapes and dtypes, XLA compilation of the training, evaluation and prediction steps, bfloat16, '
+                  'batch split, checkpoint cadence, eval coverage, gs:// paths, TPU reachability; one line per check, '
                   'non-zero exit if any fails; uses the TPU defaults whatever --use_tpu says and needs no TPU.')
 
 

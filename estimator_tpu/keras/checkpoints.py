@@ -39,6 +39,14 @@ class SaveCheckpoints(tf.keras.callbacks.Callback):
     self._every_steps = every_steps
     self._last_saved = None
 
+  @property
+  def manager(self):
+    return self._manager
+
+  @property
+  def every_steps(self):
+    return self._every_steps
+
   def _save_if(self, due):
     step = int(self.model.optimizer.iterations.numpy())
     if due(step - self._last_saved):

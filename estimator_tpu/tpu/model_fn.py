@@ -14,15 +14,19 @@ MODE = tf.estimator.ModeKeys
 
 
 # TPU rule 7 (summaries on the host): host_call writes them into summary_dir (the model_dir).
+# TPU rule 20 (bfloat16): `precision` model.BFLOAT16 computes the network in bfloat16.
 def model_fn_builder(learning_rate, decay_steps, decay_rate, schedule=model.EXPONENTIAL,
-                     summary_dir=None, summary_flush_steps=host_call_lib.DEFAULT_FLUSH_STEPS):
+                     summary_dir=None, summary_flush_steps=host_call_lib.DEFAULT_FLUSH_STEPS,
+                     precision=model.FLOAT32):
   """Returns model_fn with these optimisation settings (model.learning_rate_schedule); it reads no
   flags."""
 
   # TPU rule 3 (params): TPUEstimator passes params['use_tpu'], true only when the graph really runs
   # on TPU cores, and params['batch_size'], the per-core batch on a TPU.
   def model_fn(features, labels, mode, params):
-    logits = model.mnist_cnn(features[model.IMAGE_KEY], training=(mode == MODE.TRAIN))
+    # TPU rule 20 (bfloat16): float32 variables and logits, the network in `precision`.
+    logits = model.mnist_cnn(features[model.IMAGE_KEY], training=(mode == MODE.TRAIN),
+                             precision=precision)
     if mode == MODE.PREDICT:
       # TPU rule 5 (TPUEstimatorSpec): TPUEstimator rebuilds parts of the spec on the host.
       return tf.estimator.tpu.TPUEstimatorSpec(mode, predictions=model.predictions(logits))

@@ -193,3 +193,23 @@ def test_default_runs_tabulates_seeded_runs_of_the_seed_command(tmp_path, shared
   markdown = (output_dir / (name + '.md')).read_text()
   assert sum(line.startswith('|') for line in markdown.splitlines()) == 2 + 2  # header, separator, a row per run
   assert 'runs at or above 99.4%%: %d of 2.' % sum(run['accuracy'] >= 0.994 for run in result['runs']) in markdown
+
+
+@pytest.mark.parametrize('program', ['mnist_tpu', 'mnist_keras'])
+def test_default_runs_with_the_tpu_defaults_on_this_cpu(tmp_path, shared_data_dir, program):
+  if program == 'mnist_keras' and tf.__version__.startswith('1.'):
+    pytest.skip('mnist_keras.py is the TF 2.x route; TF %s' % tf.__version__)
+  output_dir = tmp_path / 'out'
+  completed = run_bench(['--data_dir=%s' % shared_data_dir, '--runs=1', '--program=%s' % program, '--defaults=tpu',
+                         '--label=bfloat16', '--output_dir=%s' % output_dir,
+                         '--extra_args=--train_steps=2,--iterations=1,--precision=bfloat16'],
+                        script='bench.default_runs')
+  assert completed.returncode == 0, completed.stderr[-3000:]
+  name = '%s-tpu-defaults-bfloat16-tf-%s' % (program, tf.__version__)
+  with open(str(output_dir / (name + '.json'))) as f:
+    result = json.load(f)
+  assert [(run['global_step'], run['examples']) for run in result['runs']] == [(2, 110)]
+  # The defaults of a TPU run, given explicitly to a run on this CPU, before the extra flags.
+  assert ' --batch_size=1024 --eval_batch_size=1024 ' in result['run_command']
+  assert result['run_command'].startswith('python %s.py --use_tpu=false' % program)
+  assert result['run_command'].endswith('--precision=bfloat16')

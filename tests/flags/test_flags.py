@@ -22,6 +22,23 @@ def test_tpu_by_name_gets_the_tpu_batch():
   assert batch_sizes.effective_batch_size(fv.batch_size, fv.use_tpu) == training.TPU_BATCH_SIZE
 
 
+def test_the_learning_rate_default_depends_on_where_the_run_is():
+  local, tpu = parse(LOCAL), parse(['--tpu_name=t'] + TPU_PATHS)
+  assert local.learning_rate is None and tpu.learning_rate is None
+  assert training.learning_rate_args(local)['learning_rate'] == batch_sizes.LOCAL_LEARNING_RATE
+  assert training.learning_rate_args(tpu)['learning_rate'] == batch_sizes.TPU_LEARNING_RATE
+  batch_sizes.resolve(tpu, use_tpu=True)
+  assert (tpu.batch_size, tpu.eval_batch_size, tpu.learning_rate) == (
+      batch_sizes.TPU_BATCH_SIZE, batch_sizes.TPU_EVAL_BATCH_SIZE, batch_sizes.TPU_LEARNING_RATE)
+  given = parse(['--tpu_name=t', '--learning_rate=0.01', '--batch_size=256'] + TPU_PATHS)
+  batch_sizes.resolve(given, use_tpu=True)
+  assert (given.learning_rate, given.batch_size) == (0.01, 256)
+  # What bench/default_runs.py --defaults=tpu gives a run on this CPU: the same values, as flags.
+  measured = parse(LOCAL + batch_sizes.tpu_default_args())
+  batch_sizes.resolve(measured, use_tpu=False)
+  assert (measured.batch_size, measured.learning_rate) == (tpu.batch_size, tpu.learning_rate)
+
+
 def test_master_address_is_accepted():
   assert parse(['--master=grpc://10.0.0.2:8470'] + TPU_PATHS).master == 'grpc://10.0.0.2:8470'
 
@@ -38,7 +55,8 @@ def test_master_address_is_accepted():
     (['--tpu_name=t', '--num_shards=3'] + TPU_PATHS, 'divisible by the core count'),
     (['--tpu_name=t', '--eval_batch_size=1000', '--tpu_type=v3-32'] + TPU_PATHS, 'divisible by the core count'),
     (['--tpu_name=t', '--tpu_type=v4-8', '--num_shards=8'] + TPU_PATHS, 'v4-8: --num_shards=4'),
-    (['--tpu_name=t', '--tpu_type=v5e-8'] + TPU_PATHS, '--tpu_type must name a v2, v3 or v4 slice'),
+    (['--tpu_name=t', '--tpu_type=v5e-8'] + TPU_PATHS, '--tpu_type must name a Cloud TPU slice'),
+    (['--tpu_name=t', '--tpu_type=v6e-8', '--num_shards=4'] + TPU_PATHS, 'one per chip'),
     (['--tpu_name=t', '--model_dir=/tmp/m', '--data_dir=gs://b/d'], 'gs:// paths'),
     (['--tpu_name=t', '--model_dir=gs://b/m'], 'gs:// paths'),
     (['--use_tpu=false', '--mode=evaluate'], 'use a trained model'),

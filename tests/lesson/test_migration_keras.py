@@ -116,6 +116,17 @@ def test_keras_model_scales_pixels_like_mnist_cnn():
 
 
 @requires_tf2
+def test_keras_bfloat16_policy_with_a_float32_output_layer():
+  keras = mnist_keras.keras_model.build_keras_cnn(model.BFLOAT16)
+  hidden = [layer for layer in keras.layers if isinstance(layer, (tf2.keras.layers.Conv2D, tf2.keras.layers.Dense))]
+  assert [layer.compute_dtype for layer in hidden] == ['bfloat16'] * 3 + ['float32']
+  assert {variable.dtype for variable in keras.variables} == {tf2.float32}
+  assert keras(np.zeros((2, 784), np.float32)).dtype == tf2.float32  # logits, hence the loss, in float32
+  reference = mnist_keras.keras_model.build_keras_cnn()
+  assert [v.shape for v in keras.variables] == [v.shape for v in reference.variables]
+
+
+@requires_tf2
 def test_mnist_cnn_cannot_be_wrapped_in_a_keras_lambda():
   """Why keras_model.py rebuilds the network: Keras refuses the untracked variables mnist_cnn would create."""
   images = tf2.keras.Input(shape=(784,))

@@ -22,7 +22,7 @@ def check_tpu(args):
 def test_the_projects_run_is_ready_without_naming_a_tpu(data_dir):
   result = check_tpu(FITTING + ['--data_dir=%s' % data_dir])
   assert result.returncode == 0, result.stdout + result.stderr[-2000:]
-  assert result.stdout.splitlines()[-1] == 'TPU readiness: 19 passed, 0 failed, 2 skipped.'
+  assert result.stdout.splitlines()[-1] == 'TPU readiness: 20 passed, 0 failed, 2 skipped.'
   found = check_statuses(result.stdout)
   assert found['xla_compile'] == 'PASS' and found['tpu_reachable'] == 'SKIP'
   assert 'eval_coverage (rule 9): test: 110 examples, 1 input_fn call: 11 steps of 10 = 110 real + 0 padding' in result.stdout

@@ -13,6 +13,7 @@ from estimator_tpu.porting import readiness
 from estimator_tpu.porting.readiness import config_checks
 from estimator_tpu.porting.readiness import input_checks
 from estimator_tpu.porting.readiness import results
+from support.programs import failed_checks as failures
 from estimator_tpu.runtime.errors import UserError
 from estimator_tpu.tpu import deployment
 from estimator_tpu.tpu import input_fn as tpu_input
@@ -69,10 +70,6 @@ def run_check(model_fn=None, input_fn=None, plan=None, **input_fns):
   return {check.name: check for check in checks}
 
 
-def failures(checks):
-  return sorted(name for name, check in checks.items() if check.status == results.FAIL)
-
-
 def test_the_projects_model_and_input_pass(data_dir):
   plan = tpu_topology.plan(num_shards=2, train_batch_size=32, eval_batch_size=10, predict_batch_size=10,
                            iterations_per_loop=10, save_checkpoints_steps=100, eval_examples=110, eval_steps=11,
@@ -99,6 +96,20 @@ def test_the_projects_model_and_input_pass(data_dir):
   assert 'labels [5], logits [5, 10], weights [5]' in checks['eval_step'].message
   assert 'class_ids [5], probabilities [5, 10]' in checks['predict_step'].message
   assert '11 steps of 10 = 110 real + 0 padding rows' in checks['eval_coverage'].message
+
+
+def test_bfloat16_steps_compile_with_xla(data_dir):
+  plan = tpu_topology.plan(num_shards=2, train_batch_size=32, eval_batch_size=10, predict_batch_size=10,
+                           precision=model.BFLOAT16)
+  model_fn = model_fn_lib.model_fn_builder(learning_rate=1e-3, decay_steps=100, decay_rate=0.5,
+                                           precision=model.BFLOAT16)
+  checks = run_check(model_fn, tpu_input.train_input_fn_builder(data_dir), plan,
+                     eval_input_fn=tpu_input.eval_input_fn_builder(data_dir, 'test', 10, steps=11),
+                     predict_input_fn=tpu_input.predict_input_fn_builder(data_dir, 'test', -1, 10))
+  assert failures(checks) == []
+  assert 'global step 0 -> 1' in checks['xla_compile'].message
+  assert checks['eval_step'].status == checks['predict_step'].status == results.PASS
+  assert checks['precision'].message.startswith('the network computes in bfloat16 (tf.tpu.bfloat16_scope())')
 
 
 def test_the_tiny_baseline_passes():

@@ -56,11 +56,11 @@ def test_the_projects_tpu_model_is_ready(data_dir):
   assert check_lines(out) == [
       ('PASS', 'signatures'), ('PASS', 'topology'), ('PASS', 'train_input'), ('PASS', 'input_shapes'),
       ('PASS', 'input_batch'), ('PASS', 'input_dtypes'), ('PASS', 'xla_compile'), ('PASS', 'step_shapes'),
-      ('PASS', 'step_dtypes'), ('PASS', 'step_summaries'), ('PASS', 'gradient_all_reduce'), ('PASS', 'global_step'),
-      ('PASS', 'host_call'), ('SKIP', 'evaluate'), ('SKIP', 'eval_coverage'), ('SKIP', 'eval_step'),
+      ('PASS', 'step_dtypes'), ('PASS', 'precision'), ('PASS', 'step_summaries'), ('PASS', 'gradient_all_reduce'),
+      ('PASS', 'global_step'), ('PASS', 'host_call'), ('SKIP', 'evaluate'), ('SKIP', 'eval_coverage'), ('SKIP', 'eval_step'),
       ('SKIP', 'predict'), ('SKIP', 'predict_step'), ('PASS', 'batch_split'), ('SKIP', 'checkpoint_cadence'),
       ('SKIP', 'cloud_storage'), ('SKIP', 'tpu_reachable')]
-  assert out.splitlines()[-1] == 'TPU readiness: 14 passed, 0 failed, 8 skipped.'
+  assert out.splitlines()[-1] == 'TPU readiness: 15 passed, 0 failed, 8 skipped.'
   assert "PASS input_shapes (rule 4): static: features['image'] [16, 784], labels [16]." in out
 
 
@@ -79,8 +79,43 @@ def test_the_estimator_model_fn_fails_on_its_signature_and_its_estimator_spec(da
       'metric ops, summaries and hooks cannot run inside the TPU computation. Fix: return '
       'tf.estimator.tpu.TPUEstimatorSpec(mode, loss=..., train_op=...) in every mode, with eval_metrics=(metric_fn, '
       'tensors) instead of eval_metric_ops= and summaries through host_call.']
-  assert [check for status, check in check_lines(out) if status == 'SKIP'][:6] == list(readiness.STEP_CHECKS)
-  assert out.splitlines()[-1] == 'TPU readiness: 6 passed, 2 failed, 15 skipped.'
+  skipped = [check for status, check in check_lines(out) if status == 'SKIP']
+  assert skipped[:len(readiness.STEP_CHECKS)] == list(readiness.STEP_CHECKS)
+  assert out.splitlines()[-1] == 'TPU readiness: 6 passed, 2 failed, 16 skipped.'
+
+
+def test_evaluation_and_prediction_of_the_projects_model_are_checked_too(data_dir):
+  """With --eval_input_fn and --predict_input_fn the evaluation and prediction steps are compiled, not skipped."""
+  eval_input_fn = ('estimator_tpu.tpu.input_fn:eval_input_fn_builder(data_dir=%r, split="test", batch_size=10, '
+                   'steps=11)' % data_dir)
+  predict_input_fn = ('estimator_tpu.tpu.input_fn:predict_input_fn_builder(data_dir=%r, split="test", '
+                      'num_examples=-1, batch_size=10)' % data_dir)
+  status, out, err = run_cli(['--model_fn=' + PROJECT_MODEL_FN, '--input_fn=' + project_input_fn(data_dir),
+                              '--eval_input_fn=' + eval_input_fn, '--predict_input_fn=' + predict_input_fn,
+                              '--eval_batch_size=10', '--eval_steps=11', '--eval_examples=110', '--eval_padded']
+                             + SMALL_PLAN)
+  assert status == 0 and err == '', out + err
+  found = dict((check, state) for state, check in check_lines(out))
+  assert found['evaluate'] == found['eval_step'] == found['eval_coverage'] == 'PASS'
+  assert found['predict'] == found['predict_step'] == 'PASS'
+  assert 'the tensors that leave the TPU are batch-major: labels [5], logits [5, 10], weights [5]' in out
+  assert 'class_ids [5], probabilities [5, 10]' in out
+
+
+def test_an_eval_input_fn_needs_an_eval_batch_size(data_dir):
+  status, out, err = run_cli(['--model_fn=' + PROJECT_MODEL_FN, '--input_fn=' + project_input_fn(data_dir),
+                              '--eval_input_fn=' + project_input_fn(data_dir)] + SMALL_PLAN)
+  assert (status, out) == (2, '')
+  assert err == ('error: --eval_input_fn is given without --eval_batch_size. Fix: pass the global evaluation batch, '
+                 'e.g. --eval_batch_size=1024.\n')
+
+
+@pytest.mark.parametrize('flag', ['--help', '--helpfull', '--helpshort'])
+def test_help_prints_the_flags_without_asking_for_model_fn(flag):
+  status, out, err = run_cli([flag])
+  assert (status, err) == (0, '')
+  assert out.startswith('TPU readiness of your own TPUEstimator code')
+  assert '--eval_input_fn' in out and '--predict_input_fn' in out and '--num_shards' in out
 
 
 def test_the_estimator_input_fn_fails_on_params_and_static_shapes(data_dir):
@@ -133,7 +168,7 @@ def test_a_user_model_from_files_with_json_params_and_a_builder_method(tmp_path)
     status, out, err = run_cli(['--model_fn=' + model_fn, '--input_fn=%s:input_fn' % inputs,
                                 '--params={"classes": 10}', '--num_shards=2', '--batch_size=16'])
     assert status == 0, out + err
-    assert out.splitlines()[-1] == 'TPU readiness: 14 passed, 0 failed, 8 skipped.'
+    assert out.splitlines()[-1] == 'TPU readiness: 15 passed, 0 failed, 8 skipped.'
 
 
 def run_module(args, env_path=()):

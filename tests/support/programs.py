@@ -99,6 +99,11 @@ def check_lines(output):
           if line.split() and line.split()[0] in CHECK_STATUSES]
 
 
+def failed_checks(checks):
+  """The names of the failed checks among {name: readiness CheckResult}, sorted."""
+  return sorted(name for name, check in checks.items() if check.status == 'FAIL')
+
+
 def check_statuses(output):
   """{check name: status} of a readiness check's output."""
   return {name: status for status, name in check_lines(output)}

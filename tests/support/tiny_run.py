@@ -8,6 +8,7 @@ import mnist
 import mnist_tpu
 from estimator_tpu import runner
 from flags import mnist as mnist_flags
+from flags import training
 from support.programs import parse
 from support.programs import parse_flags
 
@@ -26,8 +27,8 @@ def run(args):
 
 def default_learning_rates(fv, steps):
   """The default schedule written out: from --learning_rate down to 0 at --train_steps along half a cosine."""
-  return [fv.learning_rate * 0.5 * (1 + math.cos(math.pi * min(step, fv.train_steps) / fv.train_steps))
-          for step in steps]
+  rate = training.learning_rate_args(fv)['learning_rate']
+  return [rate * 0.5 * (1 + math.cos(math.pi * min(step, fv.train_steps) / fv.train_steps)) for step in steps]
 
 
 def run_mnist(args):

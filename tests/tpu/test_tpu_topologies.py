@@ -254,14 +254,38 @@ def test_mnist_tpu_configures_the_route_it_logs(tmp_path, args, sliced, eval_on_
   assert run_config.is_sliced(predictor.config.tpu_config) == fv.use_tpu
 
 
-@pytest.mark.parametrize('tpu_type, hosts, cores_per_host', [
-    ('v2-8', 1, 8), ('v3-8', 1, 8), ('v3-32', 4, 8), ('v3-128', 16, 8), ('v4-8', 1, 4), ('v4-32', 4, 4)])
-def test_accelerator_types_as_tensorflow_sees_them(tpu_type, hosts, cores_per_host):
+# (type, TPU VMs = TensorFlow's hosts, TPU devices per host, PJRT only) from the Cloud TPU docs of each generation
+# (estimator_tpu/tpu/accelerator_types.py cites them).
+GENERATIONS = [
+    ('v2-8', 1, 8, False), ('v2-32', 4, 8, False), ('v3-8', 1, 8, False), ('v3-32', 4, 8, False),
+    ('v3-128', 16, 8, False), ('v4-8', 1, 4, False), ('v4-16', 2, 4, False), ('v4-32', 4, 4, False),
+    ('v4-128', 16, 4, False), ('v5litepod-1', 1, 1, True), ('v5litepod-4', 1, 4, True),
+    ('v5litepod-8', 1, 8, True), ('v5litepod-16', 4, 4, True), ('v5litepod-256', 64, 4, True),
+    ('v5p-8', 1, 4, True), ('v5p-16', 2, 4, True), ('v5p-128', 16, 4, True),
+    ('v6e-1', 1, 1, True), ('v6e-8', 1, 8, True), ('v6e-16', 4, 4, True), ('v6e-256', 64, 4, True)]
+
+
+@pytest.mark.parametrize('tpu_type, hosts, cores_per_host, pjrt_only', GENERATIONS)
+def test_accelerator_types_as_tensorflow_sees_them(tpu_type, hosts, cores_per_host, pjrt_only):
   shape = accelerator_types.parse_tpu_type(tpu_type)
-  assert (shape.num_hosts, shape.cores_per_host) == (hosts, cores_per_host)
+  assert (shape.num_hosts, shape.cores_per_host, shape.pjrt_only) == (hosts, cores_per_host, pjrt_only)
+  # TensorFlow's own metadata parser counts the devices such a slice would list the same way.
+  metadata = topology.simulated_metadata(shape, topology.SIMULATED_NODE_MASTER)
+  assert (metadata.num_hosts, metadata.num_of_cores_per_host) == (hosts, cores_per_host)
 
 
-@pytest.mark.parametrize('tpu_type', ['v5e-8', 'v3-12', 'v4-7', 'tpu', ''])
-def test_unknown_accelerator_types(tpu_type):
-  with pytest.raises(UserError):
+@pytest.mark.parametrize('tpu_type, fix', [
+    ('v5e-8', 'v5litepod-8'), ('v3-12', 'v3-32'), ('v4-7', 'v4-8'), ('v6e-2', 'v6e-1'), ('v5p-12', 'v5p-8'),
+    ('v7-8', 'v2-8'), ('tpu', 'v2-8'), ('', 'v2-8')])
+def test_unknown_accelerator_types(tpu_type, fix):
+  with pytest.raises(UserError) as raised:
     accelerator_types.parse_tpu_type(tpu_type)
+  assert fix in raised.value.fix
+
+
+@pytest.mark.parametrize('tpu_type, version', [
+    ('v3-8', 'tpu-vm-tf-2.15.1-se'), ('v4-32', 'tpu-vm-tf-2.15.1-pod-se'), ('v5litepod-8', 'tpu-vm-tf-2.15.1-pjrt'),
+    ('v6e-16', 'tpu-vm-tf-2.15.1-pod-pjrt')])
+def test_the_software_version_to_create_each_slice_with(tpu_type, version):
+  shape = accelerator_types.parse_tpu_type(tpu_type)
+  assert shape.generation.software_version(multi_host=shape.num_hosts > 1) == version

@@ -32,7 +32,8 @@ from estimator_tpu.porting.readiness.results import CheckResult, print_results
 from estimator_tpu.runtime import preflight
 
 __all__ = ['CheckResult', 'TpuPlan', 'check_tpu_readiness', 'print_results']
-STEP_CHECKS = ('xla_compile', 'step_shapes', 'step_dtypes', 'step_summaries', 'gradient_all_reduce', 'global_step')
+STEP_CHECKS = ('xla_compile', 'step_shapes', 'step_dtypes', 'precision', 'step_summaries', 'gradient_all_reduce',
+               'global_step')
 EVAL = tf.estimator.ModeKeys.EVAL
 PREDICT = tf.estimator.ModeKeys.PREDICT
 
@@ -93,6 +94,7 @@ def check_step(model_fn, params, plan, batch):
     return [failure] + [results.skipped(name, 'the step did not build.') for name in STEP_CHECKS[1:]]
   compiled = step_checks.check_xla_compile(step, plan.per_shard_batch_size)
   return compiled[:1] + [step_checks.check_step_shapes(step), step_checks.check_step_dtypes(step),
+                         step_checks.check_precision(step, plan.precision),
                          step_checks.check_step_summaries(summary_ops),
                          step_checks.check_all_reduce(step, plan.num_shards)] + compiled[1:]
 

@@ -1,7 +1,8 @@
 """TPU readiness of your own TPUEstimator code, from the command line:
 
   python -m estimator_tpu.readiness --model_fn=MODULE:NAME --input_fn=MODULE:NAME [--params=JSON]
-      [--num_shards=8 --batch_size=1024 --eval_batch_size=N --iterations=50 --save_checkpoints_steps=N
+      [--eval_input_fn=MODULE:NAME --predict_input_fn=MODULE:NAME --eval_batch_size=N
+       --num_shards=8 --batch_size=1024 --iterations=50 --save_checkpoints_steps=N
        --model_dir=gs://... --data_dir=gs://... --tpu_name=NAME | --master=grpc://HOST:8470 ...]
 
 The same check as `mnist_tpu.py --mode=check_tpu`, on the functions you name (estimator_tpu/readiness/
@@ -29,6 +30,9 @@ from estimator_tpu.tpu import run_config
 
 PROGRAM = 'python -m estimator_tpu.readiness'
 EXIT_BAD_INPUT = 2
+FUNCTION_FLAGS = ('model_fn', 'input_fn', 'eval_input_fn', 'predict_input_fn')
+EVAL, PREDICT = tf.estimator.ModeKeys.EVAL, tf.estimator.ModeKeys.PREDICT
+HELP_FLAGS = ('-h', '--help', '-help', '--helpshort', '-helpshort', '--helpfull', '-helpfull', '--helpxml')
 # mnist_tpu.py's defaults on a TPU: --num_shards (a v2-8/v3-8), --iterations, and --batch_size with --use_tpu.
 DEFAULT_NUM_SHARDS = 8
 DEFAULT_ITERATIONS = 50
@@ -41,6 +45,11 @@ def define_flags(fv):
   flags.DEFINE_string('model_fn', None, 'Your model_fn: %s (a builder called with literal arguments).'
                       % user_code.SPEC_FORM, flag_values=fv)
   flags.DEFINE_string('input_fn', None, 'Your training input_fn: %s.' % user_code.SPEC_FORM, flag_values=fv)
+  flags.DEFINE_string('eval_input_fn', None, 'Your evaluation input_fn (%s): the evaluation step is compiled and '
+                      'its input checked too; needs --eval_batch_size.' % user_code.SPEC_FORM, flag_values=fv)
+  flags.DEFINE_string('predict_input_fn', None, 'Your prediction input_fn (%s): the prediction step is compiled '
+                      'and its input checked too; needs --predict_batch_size or --eval_batch_size.'
+                      % user_code.SPEC_FORM, flag_values=fv)
   flags.DEFINE_string('params', None, 'Extra params for model_fn and input_fn, as a JSON object (TPUEstimator\'s '
                       'params=); batch_size and use_tpu are set as on a TPU.', flag_values=fv)
   flags.mark_flags_as_required(['model_fn', 'input_fn'], flag_values=fv)
@@ -157,22 +166,39 @@ def run(argv, stdout):
   # Checks rule 14 (pod slices).
   fv, rest = parse_own_flags(argv)
   params = parse_params(fv.params)
-  specs = [(flag, user_code.parse_spec(flag, fv[flag].value)) for flag in ('model_fn', 'input_fn')]
+  require_batch_sizes(fv)
+  names = [flag for flag in FUNCTION_FLAGS if fv[flag].value is not None]
+  specs = [(flag, user_code.parse_spec(flag, fv[flag].value)) for flag in names]
   known = set(flags.FLAGS)
   modules = [user_code.import_module(flag, spec.module) for flag, spec in specs]
   # After the imports, which define the modules' flags; before builders, which may read them.
   parse_user_flags(rest, set(flags.FLAGS) - known)
-  model_fn, input_fn = [user_code.load_function(flag, spec, module) for (flag, spec), module in zip(specs, modules)]
-  signatures = user_code.check_signatures(model_fn, input_fn)
+  functions = dict((flag, user_code.load_function(flag, spec, module)) for (flag, spec), module in zip(specs, modules))
+  signatures = user_code.check_signatures(functions['model_fn'], functions['input_fn'])
   config = tpu_run_config(fv)
-  called_model_fn, called_input_fn = user_code.as_tpu_estimator_calls(model_fn, input_fn, lambda: config)
+  called_model_fn, called_input_fn = user_code.as_tpu_estimator_calls(functions['model_fn'], functions['input_fn'],
+                                                                      lambda: config)
+  inference = dict((flag, user_code.as_tpu_input_fn(functions[flag], mode, lambda: config))
+                   for flag, mode in (('eval_input_fn', EVAL), ('predict_input_fn', PREDICT)) if flag in functions)
   try:
     shape = accelerator_types.shape_from_cores(fv.num_shards)
   except UserError as e:  # a check line, as in --mode=check_tpu
     return readiness.print_results([signatures, results.failed('topology', e.problem, e.fix)], stdout)
   plan = build_plan(fv, params, called_model_fn, config, shape)
-  checks = readiness.check_tpu_readiness(called_model_fn, called_input_fn, plan)
+  checks = readiness.check_tpu_readiness(called_model_fn, called_input_fn, plan,
+                                         eval_input_fn=inference.get('eval_input_fn'),
+                                         predict_input_fn=inference.get('predict_input_fn'))
   return readiness.print_results([signatures] + checks, stdout)
+
+
+def require_batch_sizes(fv):
+  """TPUEstimator evaluates and predicts only with a batch size for it."""
+  if fv.eval_input_fn and not fv.eval_batch_size:
+    raise UserError('--eval_input_fn is given without --eval_batch_size.',
+                    'pass the global evaluation batch, e.g. --eval_batch_size=1024.')
+  if fv.predict_input_fn and not (fv.predict_batch_size or fv.eval_batch_size):
+    raise UserError('--predict_input_fn is given without --predict_batch_size or --eval_batch_size.',
+                    'pass the global prediction batch, e.g. --predict_batch_size=1024.')
 
 
 def usage(fv):
@@ -182,7 +208,7 @@ def usage(fv):
 def main(argv=None, stdout=None, stderr=None):
   argv = sys.argv[1:] if argv is None else argv
   stdout, stderr = stdout or sys.stdout, stderr or sys.stderr
-  if any(arg in ('-h', '--help', '-help', '--helpshort') for arg in argv):
+  if any(arg in HELP_FLAGS for arg in argv):
     fv = flags.FlagValues()
     define_flags(fv)
     stdout.write(usage(fv))

@@ -1,4 +1,5 @@
 """Configuration checks: batch split, checkpoint cadence, eval coverage, Cloud Storage paths, TPU preflight."""
+from estimator_tpu.porting.readiness import questions
 from estimator_tpu.porting.readiness import results
 from estimator_tpu.runtime.errors import UserError
 from estimator_tpu.tpu import cluster as tpu_cluster
@@ -12,37 +13,18 @@ def check_batch_split(plan):
   # Checks rule 16 (even batches).
   batches = [(kind, size) for kind, size in (('train', plan.train_batch_size), ('eval', plan.eval_batch_size),
                                              ('predict', plan.predict_batch_size)) if size is not None]
-  uneven = [(kind, size) for kind, size in batches if size % plan.num_shards]
-  if uneven:
-    return results.failed(
-        'batch_split',
-        '%s not divisible by num_shards=%d: each of the %d cores must get the same number of examples.'
-        % (', '.join('%s batch %d' % pair for pair in uneven), plan.num_shards, plan.num_shards),
-        'use multiples of %d, e.g. %s.' % (plan.num_shards, ', '.join(
-            '%s batch %d' % (kind, nearest_multiple(size, plan.num_shards)) for kind, size in uneven)))
-  return results.passed('batch_split', '%s split evenly over %d cores (%d train examples per core).' % (
-      ', '.join('%s %d' % pair for pair in batches), plan.num_shards, plan.per_shard_batch_size))
-
-
-def nearest_multiple(value, factor):
-  return max(factor, int(round(float(value) / factor)) * factor)
+  return questions.batch_split(batches, plan.num_shards, plan.per_shard_batch_size)
 
 
 def check_checkpoint_cadence(plan):
   """Checkpoints can only be written between device loops; build_run_config rounds the cadence up to them."""
   # Checks rule 8 (iterations per loop).
-  aligned, loop = plan.save_checkpoints_steps, plan.iterations_per_loop
-  if aligned is None:
-    return results.skipped('checkpoint_cadence', 'no save_checkpoints_steps given.')
-  save = plan.requested_checkpoint_steps or aligned
-  cadence = 'a checkpoint every %d steps = every %s of %d steps' % (
-      aligned, results.plural(aligned // loop, 'device loop'), loop)
-  if aligned != save:
-    return results.passed('checkpoint_cadence', 'save_checkpoints_steps=%d is not a multiple of '
-                                                'iterations_per_loop=%d; TPUEstimator saves only between device '
-                                                'loops, so tpu/run_config.py rounds it up, as the run will: %s.'
-                          % (save, loop, cadence))
-  return results.passed('checkpoint_cadence', cadence + '.')
+  loop = plan.iterations_per_loop
+  save = plan.requested_checkpoint_steps or plan.save_checkpoints_steps
+  return questions.loop_cadence(
+      'checkpoint_cadence', 'a checkpoint', save, loop, 'device loop',
+      'save_checkpoints_steps=%s is not a multiple of iterations_per_loop=%d; TPUEstimator saves only between '
+      'device loops, so tpu/run_config.py rounds it up, as the run will' % (save, loop))
 
 
 def check_eval_coverage(plan, invocations=1):

@@ -1,22 +1,13 @@
 """What input_fn(params) yields at the per-core batch size: a Dataset of static shapes and TPU dtypes."""
 import tensorflow.compat.v1 as tf
-# What TPU infeed takes is TensorFlow's own list, checked when the infeed is built (infeed_dequeue_tuple); there
-# is no public API for it.
-from tensorflow.python.tpu.ops import tpu_ops
 
+from estimator_tpu.porting.readiness import questions
 from estimator_tpu.porting.readiness import results
 from estimator_tpu.runtime.errors import UserError
 
-# TF 1.15: bool, int32, int64, bfloat16, float32, complex64, uint32; TF 2.15 adds uint8 and int8.
-INFEED_DTYPES = tpu_ops._SUPPORTED_INFEED_DTYPES  # pylint: disable=protected-access
-TPU_DTYPES = tuple(sorted(INFEED_DTYPES, key=lambda dtype: dtype.name))
-DTYPE_FIXES = {
-    tf.float64: 'cast float64 to float32 in input_fn (the TPU has no float64)',
-    tf.uint8: 'cast uint8 to float32 (pixels) or int32 in input_fn (TF 1.15\'s TPU infeed has no uint8; TF 2.15\'s '
-              'has, so the cast also keeps the input portable)',
-    tf.string: 'decode strings into numbers in input_fn (tf.io.parse_example, tf.io.decode_raw, a vocabulary '
-               'lookup); the TPU has no string type',
-}
+TPU_DTYPES = questions.TPU_DTYPES
+STATIC_FIX = ("batch with dataset.batch(params['batch_size'], drop_remainder=True) and give every other dimension a "
+              'fixed size (tf.reshape or set_shape in the map function).')
 
 
 def check_input(input_fn, params):
@@ -50,8 +41,8 @@ def input_fn_error(message):
 
 def named_components(shapes, types):
   """[(name, shape, dtype)] with readable names: features['image'], labels, ..."""
-  if isinstance(shapes, tuple) and len(shapes) == 2:
-    parts = [('features', shapes[0], types[0]), ('labels', shapes[1], types[1])]
+  if isinstance(shapes, tuple) and len(shapes) in (2, 3):
+    parts = list(zip(('features', 'labels', 'sample_weights'), shapes, types))
   else:
     parts = [('features', shapes, types)]
   named = []
@@ -72,15 +63,7 @@ def _flatten_named(prefix, shapes, types):
 
 def check_static_shapes(components):
   # Checks rule 4 (static shapes).
-  dynamic = [(name, shape) for name, shape, _ in components if not shape.is_fully_defined()]
-  if dynamic:
-    return results.failed(
-        'input_shapes', '%s: TPU infeed needs fully static shapes.' % ', '.join(
-            '%s has shape %s' % (name, results.format_shape(shape)) for name, shape in dynamic),
-        "batch with dataset.batch(params['batch_size'], drop_remainder=True) and give every other dimension a "
-        'fixed size (tf.reshape or set_shape in the map function).')
-  return results.passed('input_shapes', 'static: %s.' % ', '.join(
-      '%s %s' % (name, results.format_shape(shape)) for name, shape, _ in components))
+  return questions.static_shapes('input_shapes', components, STATIC_FIX)
 
 
 def check_batch_dimension(components, batch_size):
@@ -98,20 +81,7 @@ def check_batch_dimension(components, batch_size):
 
 def check_dtypes(components):
   # Checks rule 15 (TPU dtypes).
-  bad = [(name, dtype) for name, _, dtype in components if dtype not in TPU_DTYPES]
-  if bad:
-    fixes = []
-    for _, dtype in bad:
-      fix = DTYPE_FIXES.get(dtype, 'cast %s to float32 or int32 in input_fn' % dtype.name)
-      if fix not in fixes:
-        fixes.append(fix)
-    return results.failed(
-        'input_dtypes', '%s: the TPU takes %s.' % (', '.join('%s is %s' % (name, dtype.name) for name, dtype in bad),
-                                                   '/'.join(d.name for d in TPU_DTYPES)),
-        '; '.join(fixes) + '.')
-  return results.passed('input_dtypes', '%s: all in the TPU infeed\'s dtypes of TensorFlow %s (%s).' % (
-      ', '.join('%s %s' % (name, dtype.name) for name, _, dtype in components), tf.__version__,
-      ', '.join(dtype.name for dtype in TPU_DTYPES)))
+  return questions.infeed_dtypes('input_dtypes', components)
 
 
 def first_batch(input_fn, params):

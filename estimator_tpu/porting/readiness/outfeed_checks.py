@@ -13,6 +13,7 @@ import tensorflow.compat.v1 as tf
 # The shard context TPUEstimator sets around model_fn (see step_checks.py).
 from tensorflow.python.tpu import tpu_function
 
+from estimator_tpu.porting.readiness import questions
 from estimator_tpu.porting.readiness import results
 from estimator_tpu.porting.readiness import step_checks
 from estimator_tpu.porting.readiness import xla
@@ -88,12 +89,7 @@ def check_forward_step(name, model_fn, params, num_shards, batch, spec, mode):
     xla.compile_and_run(graph.as_graph_def(), init, feed, outputs, [])
   except tf.errors.OpError as e:
     rejected += [pair for pair in xla.rejected_ops_in_error(e.message) if pair not in rejected]
-    if rejected:
-      return results.failed(name, 'XLA cannot compile %s of the TPU %s step: %s.' % (
-          results.plural(len(rejected), 'op'), what, step_checks.list_ops(rejected)),
-                            step_checks.fix_for_rejected([t for t, _ in rejected]))
-    return results.failed(name, 'XLA failed on the TPU %s step: %s' % (what, xla.first_error_line(e.message)),
-                          'make the step compile with XLA: shapes must be known when it is compiled.')
+    return questions.xla_failure(name, 'the TPU %s step' % what, rejected, xla.first_error_line(e.message))
   return results.passed(name, 'the TPU %s step (%d ops, %d examples per core) compiled with XLA on the CPU and ran '
                               'once; the tensors that leave the TPU are batch-major: %s.'
                         % (what, len(ops), per_core, describe(tensors)))

@@ -6,25 +6,18 @@ from estimator_tpu.tpu import cluster as tpu_cluster
 from estimator_tpu.tpu import run_config
 
 
-class TpuPlan(object):
-  """A TPUEstimator run on a Cloud TPU, as the program would start it.
+class PlannedRun(object):
+  """What every readiness plan names besides the program: the slice (`shape`, an accelerator_types.SliceShape, and
+  `slice_source`, where it comes from), the TPU (`tpu_name`, resolved with TPUClusterResolver, 'local' on a TPU VM;
+  or a grpc:// `master`; with neither the checks that need a TPU are skipped), the paths the run names
+  (`model_dir`, `data_dir`: on a TPU Node they must be on gs://), the split evaluate() reads (`eval_examples` and
+  `eval_steps`, None: not checked; `eval_padded` when the input pads it with weight-0 rows to full batches, as this
+  project's does) and `precision` ('float32' or 'bfloat16'; None: not known, only float32 variables and loss are
+  checked). Subclasses say where the master and the core count come from."""
 
-  `estimator` is the program's own TPUEstimator (use_tpu=True): the batch sizes (global, all cores together),
-  eval_on_tpu, params, and its RunConfig (TPUConfig, checkpoint cadence, master) come from it. The rest is what
-  the run names or reads: the slice (`shape`, an accelerator_types.SliceShape, and `slice_source`, where it comes
-  from), the TPU (`tpu_name`, resolved with TPUClusterResolver, 'local' on a TPU VM; or the estimator's master,
-  grpc://HOST:PORT; with neither the checks that need a TPU are skipped), the paths the run names (`model_dir`,
-  `data_dir`: on a TPU Node they must be on gs://) and the data: `train_examples` (for the per-host shards),
-  `eval_examples` and `eval_steps` of the split evaluate() reads (None: not checked), `eval_padded` when the eval
-  input pads its shard with weight-0 rows to full batches (as this project's does). `requested_checkpoint_steps`
-  is the cadence the flags asked for, when the RunConfig rounded it up to the device loops (tpu/run_config.py).
-  """
-
-  def __init__(self, estimator, shape, slice_source=None, tpu_name=None, tpu_zone=None, gcp_project=None,
-               model_dir=None, data_dir=None, train_examples=None, eval_split='eval', eval_examples=None,
-               eval_steps=None, eval_padded=False, requested_checkpoint_steps=None):
-    self.estimator = estimator
-    self.requested_checkpoint_steps = requested_checkpoint_steps
+  def __init__(self, shape, slice_source=None, tpu_name=None, tpu_zone=None, gcp_project=None, model_dir=None,
+               data_dir=None, eval_split='eval', eval_examples=None, eval_steps=None, eval_padded=False,
+               precision=None):
     self.shape = shape
     self.slice_source = slice_source
     self.tpu_name = tpu_name
@@ -32,11 +25,36 @@ class TpuPlan(object):
     self.gcp_project = gcp_project
     self.model_dir = model_dir
     self.data_dir = data_dir
-    self.train_examples = train_examples
     self.eval_split = eval_split
     self.eval_examples = eval_examples
     self.eval_steps = eval_steps
     self.eval_padded = eval_padded
+    self.precision = precision
+
+  @property
+  def names_cloud_tpu(self):
+    return bool(self.tpu_name or self.master)
+
+  @property
+  def on_tpu_vm(self):
+    return tpu_cluster.is_local_tpu(self.tpu_name)
+
+
+class TpuPlan(PlannedRun):
+  """A TPUEstimator run on a Cloud TPU, as the program would start it.
+
+  `estimator` is the program's own TPUEstimator (use_tpu=True): the batch sizes (global, all cores together),
+  eval_on_tpu, params, and its RunConfig (TPUConfig, checkpoint cadence, master: grpc://HOST:PORT) come from it.
+  `train_examples` is the size of the training split (for the per-host shards); `requested_checkpoint_steps` the
+  cadence the flags asked for, when the RunConfig rounded it up to the device loops (tpu/run_config.py). The rest
+  is PlannedRun's.
+  """
+
+  def __init__(self, estimator, shape, train_examples=None, requested_checkpoint_steps=None, **planned):
+    super(TpuPlan, self).__init__(shape, **planned)
+    self.estimator = estimator
+    self.train_examples = train_examples
+    self.requested_checkpoint_steps = requested_checkpoint_steps
 
   @property
   def _context(self):
@@ -91,14 +109,6 @@ class TpuPlan(object):
   def per_shard_batch_size(self):
     """What params['batch_size'] is on each core (PER_HOST_V1/V2 input): the global batch over the cores."""
     return self.train_batch_size // self.num_shards
-
-  @property
-  def names_cloud_tpu(self):
-    return bool(self.tpu_name or self.master)
-
-  @property
-  def on_tpu_vm(self):
-    return tpu_cluster.is_local_tpu(self.tpu_name)
 
   def simulated_master(self):
     """The master TPUEstimator would use: '' on a TPU VM, the given grpc:// address, or a stand-in TPU Node."""

@@ -10,6 +10,7 @@ import tensorflow.compat.v1 as tf
 from estimator_tpu import runner
 from estimator_tpu.data import records
 from estimator_tpu.porting import readiness
+from estimator_tpu.porting.readiness import questions
 from estimator_tpu.porting.readiness import results
 from estimator_tpu.porting.readiness import topology
 from estimator_tpu.runtime import batch_sizes
@@ -50,7 +51,7 @@ def planned_slice(fv):
     return accelerator_types.parse_tpu_type(fv.tpu_type), '--tpu_type=%s' % fv.tpu_type
   if fv.num_shards:
     return (accelerator_types.shape_from_cores(fv.num_shards),
-            '--num_shards=%d, 8 cores per host as on v2/v3 slices; --tpu_type names a v4 slice' % fv.num_shards)
+            '--num_shards=%d, 8 cores per host as on v2/v3 slices; --tpu_type names any other' % fv.num_shards)
   return (accelerator_types.shape_from_cores(accelerator_types.DEFAULT_CORES_PER_HOST),
           'no --num_shards or --tpu_type: a v2-8/v3-8 assumed; the run itself uses every core it finds')
 
@@ -109,6 +110,9 @@ def check_program(fv, route):
     shape, source = planned_slice(fv)
   except UserError as e:
     return readiness.print_results([results.failed('topology', e.problem, e.fix)])
+  runtime = [questions.tpu_runtime(shape, questions.ESTIMATOR)] if shape.generation else []
+  if not all(check.passed for check in runtime):
+    return readiness.print_results(storage_checks + runtime)  # TPUEstimator does not run there: nothing to plan
   # The estimator of the run, with a scratch model_dir when none is given: it is never written.
   model_dir = fv.model_dir or topology.SCRATCH_MODEL_DIR
   job = runner.Job(model_dir, None, None, None, runner.TRAIN)
@@ -119,8 +123,8 @@ def check_program(fv, route):
       route.build_estimator(fv, job), shape, slice_source=source, tpu_name=fv.tpu_name, tpu_zone=fv.tpu_zone,
       gcp_project=fv.gcp_project, model_dir=fv.model_dir, data_dir=fv.data_dir, train_examples=train_examples,
       eval_split=fv.eval_split, eval_examples=eval_examples, eval_steps=calls.eval_steps or fv.eval_steps,
-      eval_padded=True, requested_checkpoint_steps=fv.save_checkpoints_steps)
+      eval_padded=True, requested_checkpoint_steps=fv.save_checkpoints_steps, precision=fv.precision)
   checks = readiness.check_tpu_readiness(
       route.build_model_fn(fv, model_dir), requiring_data(fv, calls.input_fn(runner.TRAIN)), plan,
       eval_input_fn=calls.input_fn(runner.EVALUATE), predict_input_fn=calls.input_fn(runner.PREDICT))
-  return readiness.print_results(storage_checks + checks)
+  return readiness.print_results(storage_checks + runtime + checks)

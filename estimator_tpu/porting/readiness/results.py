@@ -18,8 +18,13 @@ CHECK_RULES = {
     'input_dtypes': 15, 'step_dtypes': 15,
     'batch_split': 16,
     'cloud_storage': 17, 'storage_access': 17,
-    'tpu_reachable': 2,
+    'tpu_reachable': 2, 'tpu_runtime': 2,
     'xla_compile': 18,
+    'precision': 20,
+    # The Keras route's own checks (mnist_keras.py --mode=check_tpu, readiness/keras_checks.py).
+    'dataset_batch': 3, 'dataset_shapes': 4, 'dataset_dtypes': 15, 'summary_cadence': 8,
+    'keras_layers': 10, 'strategy_scope': 11, 'keras_checkpoint': 12,
+    'keras_train_step': 18, 'keras_eval_step': 18, 'keras_predict_step': 18,
 }
 
 

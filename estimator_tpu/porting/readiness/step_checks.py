@@ -13,13 +13,13 @@ import tensorflow.compat.v1 as tf
 # it to average gradients over the cores (and warns when it is missing). There is no public API for it.
 from tensorflow.python.tpu import tpu_function
 
+from estimator_tpu.porting.readiness import questions
 from estimator_tpu.porting.readiness import results
 from estimator_tpu.porting.readiness import xla
 
 # Ops whose value XLA knows while compiling (from static shapes), so an unknown static shape on them, or on
 # arithmetic over them (e.g. BroadcastGradientArgs in gradients), is no dynamic shape at run time.
 COMPILE_TIME_OPS = frozenset(['Const', 'Shape', 'ShapeN', 'Size', 'Rank'])
-PY_FUNC_OPS = frozenset(['PyFunc', 'PyFuncStateless', 'EagerPyFunc'])
 MAX_LISTED = 5
 
 
@@ -136,33 +136,15 @@ def check_xla_compile(step, per_shard_batch):
 
 def compile_failure(rejected, error_line):
   # Checks rule 18 (XLA ops).
-  if rejected:
-    return results.failed(
-        'xla_compile', 'XLA cannot compile %s of the TPU training step: %s.'
-        % (results.plural(len(rejected), 'op'), list_ops(rejected)), fix_for_rejected([t for t, _ in rejected]))
-  return results.failed('xla_compile', 'XLA failed on the TPU training step: %s' % error_line,
-                        'make the step compile with XLA: shapes and shape arguments (reshape targets, slice sizes, '
-                        '...) must be known when the step is compiled, not computed from data.')
+  return questions.xla_failure('xla_compile', 'the TPU training step', rejected, error_line)
 
 
 def list_ops(pairs):
-  shown = ', '.join("%s '%s'" % pair for pair in pairs[:MAX_LISTED])
-  return shown + (' and %d more' % (len(pairs) - MAX_LISTED) if len(pairs) > MAX_LISTED else '')
+  return questions.list_ops(pairs)
 
 
 def fix_for_rejected(op_types):
-  fixes = []
-  if any(t in PY_FUNC_OPS for t in op_types):
-    fixes.append('tf.py_func/tf.numpy_function/tf.py_function call back into Python on the host and cannot run '
-                 'on a TPU core: do that work in input_fn (it runs on the host CPU) or write it with TensorFlow ops')
-  if any('Summary' in t for t in op_types):
-    fixes.append('summaries cannot be written from inside the TPU computation: pass the tensors to '
-                 'TPUEstimatorSpec(host_call=...)')
-  others = sorted(set(t for t in op_types if t not in PY_FUNC_OPS and 'Summary' not in t))
-  if others:
-    fixes.append('replace %s with ops XLA compiles (see the Cloud TPU list of available TensorFlow ops), or move '
-                 'that work into input_fn, which runs on the host' % '/'.join(others))
-  return '; '.join(fixes) + '.'
+  return questions.fix_for_rejected(op_types)
 
 
 def check_step_shapes(step):
@@ -204,13 +186,18 @@ def check_step_dtypes(step):
   # Checks rule 15 (TPU dtypes).
   in_step = set(op.name for op in step.ops)
   inputs = set(op.name for op in step.ops if op.type == 'Identity' and op.inputs[0].op.name not in in_step)
-  wide = [op for op in step.ops if op.name not in inputs and any(t.dtype == tf.float64 for t in op.outputs)]
-  if wide:
-    return results.failed(
-        'step_dtypes', '%s of the TPU training step compute in float64, which the TPU does not have: %s.'
-        % (results.plural(len(wide), 'op'), list_ops([(op.type, op.name) for op in wide])),
-        'keep the model in float32 (or bfloat16): cast float64 inputs in input_fn and create float32 variables.')
-  return results.passed('step_dtypes', 'no float64 in the TPU training step.')
+  wide = [(op.type, op.name) for op in step.ops
+          if op.name not in inputs and any(t.dtype == tf.float64 for t in op.outputs)]
+  return questions.float64_in_step(wide, 'the TPU training step')
+
+
+def check_precision(step, requested):
+  """bfloat16 where --precision asks for it, float32 variables and loss (model.mnist_cnn's bfloat16_scope)."""
+  # Checks rule 20 (bfloat16).
+  variables = set(v.dtype.base_dtype.name for v in step.graph.get_collection(tf.GraphKeys.GLOBAL_VARIABLES))
+  compute = set(t.dtype.name for op in step.ops for t in op.outputs if t.dtype.is_floating)
+  loss = step.graph.get_tensor_by_name(step.loss_name).dtype.name
+  return questions.precision(requested, variables, compute, loss, 'tf.tpu.bfloat16_scope()')
 
 
 def check_all_reduce(step, num_shards):

@@ -213,7 +213,6 @@ def as_tpu_estimator_calls(model_fn, input_fn, make_run_config):
   only the arguments it names, by name, as TPUEstimator does; `config` is make_run_config(), built only if asked
   for."""
   model_names = argument_names(model_fn)
-  input_names = argument_names(input_fn)
 
   def called_model_fn(features, labels, mode, params):
     if model_names is None:
@@ -221,12 +220,19 @@ def as_tpu_estimator_calls(model_fn, input_fn, make_run_config):
     offered = dict(features=features, labels=labels, mode=mode, params=params)
     return model_fn(**_named(model_names, offered, make_run_config))
 
+  return called_model_fn, as_tpu_input_fn(input_fn, tf.estimator.ModeKeys.TRAIN, make_run_config)
+
+
+def as_tpu_input_fn(input_fn, mode, make_run_config):
+  """input_fn(params) calling the user's input_fn as TPUEstimator does in `mode` (TRAIN, EVAL, PREDICT)."""
+  input_names = argument_names(input_fn)
+
   def called_input_fn(params):
     if input_names is None:
       return input_fn(params)
-    return input_fn(**_named(input_names, dict(params=params, mode=tf.estimator.ModeKeys.TRAIN), make_run_config))
+    return input_fn(**_named(input_names, dict(params=params, mode=mode), make_run_config))
 
-  return called_model_fn, called_input_fn
+  return called_input_fn
 
 
 def _named(names, offered, make_run_config):
