@@ -1,0 +1,351 @@
+"""Edits to one file's concrete syntax tree, applied in one pass: node replacements, statements inserted before
+or after a statement, statements removed, and comment lines put above a statement. Everything not edited is
+printed back byte for byte.
+"""
+import collections
+import textwrap
+
+import libcst as cst
+from libcst import metadata
+
+from estimator_tpu import rules
+
+MAX_COLUMNS = 100  # the width of the lines the rewrite writes (never re-wraps the user's own)
+
+
+class Edits(object):
+
+  def __init__(self, source):
+    self.source = source
+    self.replacements = collections.defaultdict(list)  # node -> [fn(updated node) -> new node]
+    self.before = collections.defaultdict(list)  # statement -> [statements]
+    self.after = collections.defaultdict(list)
+    self.removed = {}  # statement -> whether its comments stay (for the next statement)
+    self.comments = collections.defaultdict(list)  # statement -> [comment text lines, '# ...']
+    self.header = []  # statements put after the module's imports (helpers, settings), in order
+
+  def replace(self, node, fn):
+    self.replacements[node].append(fn)
+
+  def insert_before(self, statement, statements):
+    self.before[statement].extend(statements)
+
+  def insert_after(self, statement, statements):
+    self.after[statement].extend(statements)
+
+  def remove(self, statement, keep_comments=True):
+    """Removes a statement; its comment lines go to the next one unless the statement moved (with them)."""
+    self.removed[statement] = keep_comments
+
+  def comment(self, statement, text):
+    """Puts `text` (one comment, wrapped to the width) above `statement`: one comment per rule and statement."""
+    lines = comment_lines(text, self.source.indent_of(statement))
+    rule = text.split(')', 1)[0] if text.startswith('TPU rule') else text
+    if not any(existing[0][2:].startswith(rule) for existing in self.comments[statement]):
+      self.comments[statement].append(lines)
+
+  def add_header(self, statements):
+    self.header.extend(statements)
+
+  def empty(self):
+    return not (self.replacements or self.before or self.after or self.removed or self.comments or self.header)
+
+  def apply(self):
+    """The edited module's source text."""
+    module = self.source.module.visit(_Apply(self))
+    if self.header:
+      module = _with_header(self.source.module, module, self.header)
+    return module.code
+
+
+def comment_lines(text, indent):
+  """'# text' wrapped to MAX_COLUMNS at `indent`; continuation lines are comments too."""
+  width = max(40, MAX_COLUMNS - indent - 2)
+  return ['# ' + line for line in textwrap.wrap(text, width, break_long_words=False, break_on_hyphens=False)]
+
+
+def rule_comment(rule, why):
+  """'TPU rule N (name): why', the form the code cites a rule in."""
+  return '%s: %s' % (rules.tag(rule), why)
+
+
+def todo_comment(rule, what):
+  return 'TODO(tpu port, rule %d): %s' % (rule, what)
+
+
+def _empty_lines(lines):
+  return [cst.EmptyLine(indent=True, comment=cst.Comment(line)) for line in lines]
+
+
+class _Apply(cst.CSTTransformer):
+
+  def __init__(self, edits):
+    super(_Apply, self).__init__()
+    self.edits = edits
+    self.unit = len(edits.source.module.default_indent)
+    self.original_lines = set(edits.source.text.splitlines())
+
+  def _fit(self, statement, indent):
+    return fit_tree(statement, indent, self.unit, self.original_lines, self.edits.source.module.default_indent)
+
+  def on_leave(self, original_node, updated_node):
+    updated = super(_Apply, self).on_leave(original_node, updated_node)
+    for fn in self.edits.replacements.get(original_node, ()):
+      updated = fn(updated)
+    if isinstance(original_node, (cst.IndentedBlock, cst.Module)) and not isinstance(updated, cst.RemovalSentinel):
+      updated = updated.with_changes(body=self._statements(original_node.body, updated.body,
+                                                           isinstance(original_node, cst.IndentedBlock)))
+    return updated
+
+  def _statements(self, originals, updated, in_block):
+    edits = self.edits
+    result = []
+    carried = []  # comment lines of removed statements, kept for the next statement
+    for original, current in zip(originals, updated):
+      indent = self.edits.source.indent_of(original)
+      inserted = [self._fit(s, indent) for s in _built(edits.before.get(original, ()))]
+      if not original.deep_equals(current):
+        current = self._fit(current, indent)
+      if original in edits.removed:
+        if edits.removed[original]:
+          carried += list(getattr(original, 'leading_lines', ()))
+        result += inserted + [self._fit(s, indent) for s in _built(edits.after.get(original, ()))]
+        continue
+      comments = _empty_lines([line for lines in edits.comments.get(original, ()) for line in lines])
+      own = list(getattr(current, 'leading_lines', ()))
+      if inserted:
+        # What was inserted for a change goes above the statement, with the rule comment; the statement keeps
+        # its own comments, and the blank lines that separated it from the code above now come first.
+        blank = 0
+        while blank < len(own) and own[blank].comment is None:
+          blank += 1
+        first = inserted[0]
+        inserted[0] = first.with_changes(leading_lines=own[:blank] + carried + list(first.leading_lines))
+        current = current.with_changes(leading_lines=own[blank:] + comments)
+        result += inserted
+      else:
+        current = current.with_changes(leading_lines=carried + own + comments)
+      carried = []
+      result.append(current)
+      result += [self._fit(s, indent) for s in _built(edits.after.get(original, ()))]
+    if in_block and not result:
+      result = [cst.SimpleStatementLine([cst.Pass()])]
+    return result
+
+
+def _built(items):
+  """Statements, some of them given as functions that build them once the code around them is edited."""
+  result = []
+  for item in items:
+    result += list(item()) if callable(item) else [item]
+  return result
+
+
+def _with_header(original, module, header):
+  """Puts `header` statements after the module's docstring, __future__ and other imports."""
+  body = list(module.body)
+  position = 0
+  for index, statement in enumerate(original.body):
+    if _is_docstring(statement, index) or _is_import_line(statement):
+      position = index + 1
+    elif isinstance(statement, cst.SimpleStatementLine) or isinstance(statement, (cst.If, cst.Try)):
+      if _is_import_line(statement):
+        position = index + 1
+      else:
+        break
+    else:
+      break
+  header = list(header)
+  if position < len(body) and isinstance(body[position], (cst.FunctionDef, cst.ClassDef)):
+    follower = body[position]
+    blank = sum(1 for line in follower.leading_lines if line.comment is None)
+    body[position] = follower.with_changes(leading_lines=[cst.EmptyLine()] * (2 - blank) +
+                                           list(follower.leading_lines))
+  return module.with_changes(body=body[:position] + header + body[position:])
+
+
+def _is_docstring(statement, index):
+  return index == 0 and isinstance(statement, cst.SimpleStatementLine) and len(statement.body) == 1 and \
+      isinstance(statement.body[0], cst.Expr) and isinstance(statement.body[0].value, (cst.SimpleString,
+                                                                                       cst.ConcatenatedString))
+
+
+def _is_import_line(statement):
+  return isinstance(statement, cst.SimpleStatementLine) and all(
+      isinstance(s, (cst.Import, cst.ImportFrom)) for s in statement.body)
+
+
+# --- building code --------------------------------------------------------------------------------------------------
+
+def statements(code):
+  """Statements parsed from code written with 4-space indents (printed with the file's own indentation)."""
+  module = cst.parse_module(textwrap.dedent(code).strip('\n') + '\n')
+  return list(module.body)
+
+
+def expression(code):
+  return cst.parse_expression(code)
+
+
+def add_keywords(call, keywords, column=None):
+  """`call` with keyword arguments added at its end: [(name, expression node)]. `fit` lays them out."""
+  args = list(call.args)
+  for name, value in keywords:
+    new = cst.Arg(value=value, keyword=cst.Name(name), equal=cst.AssignEqual(
+        whitespace_before=cst.SimpleWhitespace(''), whitespace_after=cst.SimpleWhitespace('')))
+    if args:
+      previous = args[-1]
+      if previous.comma is not cst.MaybeSentinel.DEFAULT:  # a trailing comma: the new argument keeps it
+        new = new.with_changes(comma=previous.comma)
+      args[-1] = previous.with_changes(comma=cst.Comma(whitespace_after=cst.SimpleWhitespace(' ')))
+    args.append(new)
+  return call.with_changes(args=args)
+
+
+def fit_tree(statement, indent, unit, original_lines, default_indent):
+  """`statement` with the calls on lines the rewrite made longer than MAX_COLUMNS laid out again (see fit),
+  inside compound statements too. Lines the user wrote are left as they are."""
+  if isinstance(statement, cst.SimpleStatementLine):
+    return _fit_simple(statement, indent, original_lines, default_indent)
+  body = getattr(statement, 'body', None)
+  if isinstance(body, cst.IndentedBlock):
+    inner = [fit_tree(s, indent + unit, unit, original_lines, default_indent) for s in body.body]
+    statement = statement.with_changes(body=body.with_changes(body=inner))
+  orelse = getattr(statement, 'orelse', None)
+  if orelse is not None and isinstance(getattr(orelse, 'body', None), cst.IndentedBlock):
+    statement = statement.with_changes(orelse=fit_tree(orelse, indent, unit, original_lines, default_indent))
+  return statement
+
+
+def _fit_simple(statement, indent, original_lines, default_indent):
+  for _ in range(6):
+    code = cst.Module(body=[statement], default_indent=default_indent).code
+    lines = code.splitlines()
+    long_lines = [number for number, line in enumerate(lines, 1)
+                  if indent + len(line) > MAX_COLUMNS and (' ' * indent + line) not in original_lines
+                  and not line.lstrip().startswith('#')]
+    if not long_lines:
+      return statement
+    wrapper = metadata.MetadataWrapper(cst.Module(body=[statement], default_indent=default_indent))
+    positions = wrapper.resolve(metadata.PositionProvider)
+    line = long_lines[0]
+    calls = [n for n, p in positions.items() if isinstance(n, cst.Call) and n.args and
+             p.start.line <= line <= p.end.line]
+    # The outermost call whose arguments are on the long line, that fit can still change.
+    calls.sort(key=lambda n: (positions[n].start.line, positions[n].start.column))
+    target, replacement = None, None
+    for call in calls:
+      start = positions[call].start
+      line_start = lines[start.line - 1]
+      base = len(line_start) - len(line_start.lstrip(' '))
+      new = fit(call, start.column, indent, base)
+      if not new.deep_equals(call):
+        target, replacement = call, new
+        break
+    if target is None:
+      return statement
+    statement = wrapper.module.visit(_ReplaceOne(target, replacement)).body[0]
+  return statement
+
+
+class _ReplaceOne(cst.CSTTransformer):
+
+  def __init__(self, target, replacement):
+    super(_ReplaceOne, self).__init__()
+    self.target = target
+    self.replacement = replacement
+
+  def on_leave(self, original_node, updated_node):
+    updated = super(_ReplaceOne, self).on_leave(original_node, updated_node)
+    return self.replacement if original_node is self.target else updated
+
+
+def fit(call, start, indent, base=0):
+  """`call`, its arguments put on new lines where a line would pass MAX_COLUMNS: aligned with the first argument,
+  or with the continuation lines the call already has, or all on the lines below the call (a hanging indent)
+  when they do not fit beside it. `start` is the call's column relative to its statement's indentation `indent`,
+  `base` the indentation of the line it starts on; line breaks already there are kept."""
+  width = MAX_COLUMNS - indent
+  if _fits(call, start, width) or not call.args:
+    return call
+  laid_out = _lay_out(call, start, width, base, hanging=isinstance(call.whitespace_before_args,
+                                                                   cst.ParenthesizedWhitespace))
+  if _fits(laid_out, start, width) or isinstance(call.whitespace_before_args, cst.ParenthesizedWhitespace):
+    return laid_out
+  hanging = call.with_changes(whitespace_before_args=cst.ParenthesizedWhitespace(
+      first_line=cst.TrailingWhitespace(), empty_lines=[], indent=True,
+      last_line=cst.SimpleWhitespace(' ' * (base + 4))))
+  return _lay_out(hanging, start, width, base, hanging=True)
+
+
+def _fits(call, start, width):
+  lines = code_of(call).splitlines()
+  return start + len(lines[0]) <= width and all(len(line) <= width for line in lines[1:])
+
+
+def _lay_out(call, start, width, base, hanging):
+  args = list(call.args)
+  opening = start + len(code_of(call.func)) + 1
+  align = len(call.whitespace_before_args.last_line.value) if hanging else opening
+  if not hanging:
+    for arg in args[:-1]:
+      whitespace = arg.comma.whitespace_after if isinstance(arg.comma, cst.Comma) else None
+      if isinstance(whitespace, cst.ParenthesizedWhitespace):
+        align = len(whitespace.last_line.value)
+        break
+  position = align
+  for index, arg in enumerate(args):
+    text = code_of(arg.with_changes(comma=cst.MaybeSentinel.DEFAULT))
+    first, last = text.splitlines()[0], text.splitlines()[-1]
+    if index > 0:
+      previous = args[index - 1]
+      whitespace = previous.comma.whitespace_after if isinstance(previous.comma, cst.Comma) else None
+      if isinstance(whitespace, cst.ParenthesizedWhitespace):
+        position = len(whitespace.last_line.value)
+      elif position + 1 + len(first) + 1 > width and position > align:
+        args[index - 1] = previous.with_changes(comma=cst.Comma(whitespace_after=cst.ParenthesizedWhitespace(
+            first_line=cst.TrailingWhitespace(), empty_lines=[], indent=True,
+            last_line=cst.SimpleWhitespace(' ' * align))))
+        position = align
+      else:
+        position += 1
+    position = (position + len(first)) if '\n' not in text else len(last)
+    position += 1
+  return call.with_changes(args=args)
+
+
+def set_keyword(call, name, value):
+  """`call` with keyword `name` set to `value` (replaced if it is there)."""
+  for index, arg in enumerate(call.args):
+    if arg.keyword is not None and arg.keyword.value == name:
+      args = list(call.args)
+      args[index] = arg.with_changes(value=value)
+      return call.with_changes(args=args)
+  return None
+
+
+def format_call(func, args, indent=0, start=0, base=0, hang=4):
+  """Source of a call `func(args)` for a statement at `indent`: the call starts at column `start` of a line
+  indented `base` (both relative to the statement). On one line when it fits MAX_COLUMNS, else one argument per
+  line with a hanging indent. args: [(keyword or None, value)], each value a string or a nested (func, args)."""
+  flat = '%s(%s)' % (func, ', '.join(_flat_arg(a) for a in args))
+  if indent + start + len(flat) <= MAX_COLUMNS or not args:
+    return flat
+  parts = []
+  for index, (keyword, value) in enumerate(args):
+    prefix = '%s=' % keyword if keyword else ''
+    column = base + hang
+    text = value if isinstance(value, str) else format_call(value[0], value[1], indent, column + len(prefix),
+                                                            column, hang)
+    parts.append(' ' * column + prefix + text + (',' if index < len(args) - 1 else ')'))
+  return '%s(\n%s' % (func, '\n'.join(parts))
+
+
+def _flat_arg(arg):
+  keyword, value = arg
+  text = value if isinstance(value, str) else '%s(%s)' % (value[0], ', '.join(_flat_arg(a) for a in value[1]))
+  return '%s=%s' % (keyword, text) if keyword else text
+
+
+def code_of(node):
+  return cst.Module([]).code_for_node(node)

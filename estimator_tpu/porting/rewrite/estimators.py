@@ -1,0 +1,277 @@
+"""TPU rule 1 (TPUEstimator), with rules 2 and 8: Estimator -> TPUEstimator with use_tpu and the global batch
+sizes of its input_fns; RunConfig -> tf.estimator.tpu.RunConfig with where the TPU is (rule 2) and
+TPUConfig(iterations_per_loop, num_shards) (rule 8); the settings a TPU run needs, as flags where the file
+defines absl/tf flags, else as constants at the top of the file.
+"""
+import collections
+
+import libcst as cst
+
+from estimator_tpu.porting.rewrite import analysis as analysis_lib
+from estimator_tpu.porting.rewrite import edits as edits_lib
+from estimator_tpu.porting.rewrite import source as source_lib
+
+# setting -> (flag names a program may already have, flag type, default, help, constant name)
+SETTINGS = collections.OrderedDict([
+    ('use_tpu', (('use_tpu',), 'bool', 'False', 'Run on a Cloud TPU; false: TPUEstimator on this machine\'s CPU.',
+                 'USE_TPU')),
+    ('tpu_name', (('tpu_name', 'tpu'), 'string', 'None', 'The Cloud TPU to use (TPUClusterResolver); local on a '
+                  'TPU VM.', 'TPU_NAME')),
+    ('tpu_zone', (('tpu_zone',), 'string', 'None', 'GCE zone of the Cloud TPU.', 'TPU_ZONE')),
+    ('gcp_project', (('gcp_project',), 'string', 'None', 'GCP project of the Cloud TPU.', 'GCP_PROJECT')),
+    ('iterations_per_loop', (('iterations_per_loop', 'iterations'), 'integer', '100', 'Training steps per TPU '
+                             'loop (TPUConfig.iterations_per_loop).', 'ITERATIONS_PER_LOOP')),
+    ('num_shards', (('num_shards', 'num_tpu_cores'), 'integer', 'None', 'TPU cores (TPUConfig.num_shards); '
+                    'None: those of the TPU.', 'NUM_SHARDS')),
+])
+MODE_KEYWORDS = [(analysis_lib.TRAIN, 'train_batch_size'), (analysis_lib.EVAL, 'eval_batch_size'),
+                 (analysis_lib.PREDICT, 'predict_batch_size')]
+
+
+def fix(port):
+  for site in port.analysis.estimators:
+    if not site.tpu:
+      _port_estimator(port, site)
+  for f, scope, call in port.analysis.run_configs:
+    name = f.canonical(call.func) or ''
+    if '.tpu.' not in name and '.contrib.' not in name and port.findings_at(f, f.line(call), 1):
+      _port_run_config(port, f, call)
+
+
+# --- settings ---------------------------------------------------------------------------------------------------
+
+def settings(port, f):
+  """{setting: expression code} in file f, adding the flags or constants the first time."""
+  key = 'settings'
+  cached = getattr(port, '_settings', {})
+  port._settings = cached
+  if f in cached:
+    return cached[f]
+  defines = _flag_definitions(f)
+  names = {}
+  if defines:
+    flags_object = _flags_object(f)
+    defined = set(name for name, _ in defines)
+    new = []
+    for setting, (candidates, kind, default, help_text, _) in SETTINGS.items():
+      existing = [c for c in candidates if c in defined]
+      if existing:
+        names[setting] = '%s.%s' % (flags_object, existing[0])
+      else:
+        names[setting] = '%s.%s' % (flags_object, setting)
+        new.append('%s.DEFINE_%s(%r, %s, %r)' % (_define_prefix(f, defines), kind, setting, default, help_text))
+    if new:
+      last = f.statement_of(defines[-1][1])
+      statements = [cst.parse_statement(code + '\n') for code in new]
+      lines = edits_lib.comment_lines(edits_lib.rule_comment(1, 'the flags of a TPU run: --use_tpu, and where '
+                                                             'the TPU is (rule 2) and how many steps each TPU loop '
+                                                             'runs (rule 8).'), 0)
+      statements[0] = statements[0].with_changes(leading_lines=[cst.EmptyLine(comment=cst.Comment(line))
+                                                                for line in lines])
+      port.edits[f].insert_after(last, statements)
+      port.changes.append(port_change(f, last, 1, 'flags %s' % ', '.join('--' + s for s in SETTINGS
+                                                                            if names[s].endswith('.' + s))))
+  else:
+    code = []
+    for setting, (_, _, default, help_text, constant) in SETTINGS.items():
+      existing = constant in f.top_level or constant in f.assignments
+      names[setting] = constant
+      if not existing:
+        code.append('%s = %s  # %s' % (constant, default, help_text))
+    if code:
+      port.add_helper(f, key, '\n'.join(code) + '\n', 1, 'how this program runs on a TPU: set USE_TPU and TPU_NAME '
+                      '(rule 2: where the TPU is) for a run on a Cloud TPU.')
+      port.changes.append(port_change(f, None, 1, 'settings %s' % ', '.join(n for n in names.values())))
+  port.add_helper(f, 'cluster', CLUSTER_HELPER.format(tf=port.tf_v1(f)), 2,
+                  'TPUEstimator runs on the TPU its RunConfig names; none: this machine.')
+  cached[f] = names
+  return names
+
+
+CLUSTER_HELPER = '''
+def tpu_cluster_resolver(tpu_name, zone=None, project=None):
+    # The Cloud TPU named tpu_name ('local': the TPU of this TPU VM), for RunConfig(cluster=...); None: no TPU.
+    if not tpu_name:
+        return None
+    return {tf}.distribute.cluster_resolver.TPUClusterResolver(tpu_name, zone=zone, project=project)
+'''
+
+
+def port_change(f, node, rule, what):
+  from estimator_tpu.porting.rewrite.engine import Change  # pylint: disable=g-import-not-at-top
+  return Change(f.path, f.line(node) if node is not None else 1, rule, what)
+
+
+def _flag_definitions(f):
+  """[(flag name, DEFINE call)] at the file's top level (absl.flags, tf.flags, tf.app.flags)."""
+  found = []
+  for statement in f.module.body:
+    if not isinstance(statement, cst.SimpleStatementLine):
+      continue
+    for small in statement.body:
+      call = small.value if isinstance(small, cst.Expr) else None
+      if isinstance(call, cst.Call):
+        name = f.canonical(call.func) or ''
+        if 'flags' in name and name.rsplit('.', 1)[-1].startswith('DEFINE_'):
+          flag = source_lib.argument(call, 0, 'name')
+          value = source_lib.literal(flag) if flag is not None else None
+          if isinstance(value, str):
+            found.append((value, call))
+  return found
+
+
+def _define_prefix(f, defines):
+  """How the file calls DEFINE_*: `flags` in flags.DEFINE_string."""
+  return source_lib.dotted(defines[-1][1].func).rsplit('.', 1)[0]
+
+
+def _flags_object(f):
+  for name, canonical in sorted(f.aliases.items()):
+    if canonical.endswith('flags.FLAGS') and name in f.assignments:
+      return name
+  for name, canonical in sorted(f.aliases.items()):
+    if canonical.endswith('flags.FLAGS'):
+      return name
+  for name, raw in sorted(f.raw_aliases.items()):
+    if raw.endswith('flags'):
+      return name + '.FLAGS'
+  return 'flags.FLAGS'
+
+
+# --- the estimator ----------------------------------------------------------------------------------------------
+
+def _port_estimator(port, site):
+  f, call = site.file, site.call
+  if source_lib.has_star_args(call):
+    port.todo(f, call, 1, 'build tf.estimator.tpu.TPUEstimator with use_tpu and the train/eval/predict batch '
+              'sizes (the arguments come from *args/**kwargs here)')
+    return
+  names = settings(port, f)
+  tpu_api = '%s.estimator.tpu' % port.tf_v1(f)
+  statement = f.statement_of(call)
+  keywords = []
+  missing = []
+  for mode, keyword in MODE_KEYWORDS:
+    if any(u.method_call.mode == mode for u in port.analysis.uses_of(site)):
+      expression = _batch_expression(port, site, mode)
+      if expression is None:
+        missing.append(keyword)
+      else:
+        keywords.append((keyword, expression))
+  keywords.insert(0, ('use_tpu', names['use_tpu']))
+  if source_lib.argument(call, 2, 'config') is None:
+    config = port.new_name(f, 'run_config')
+    port.edits[f].insert_before(statement, _run_config_statements(port, f, statement, config, tpu_api, names))
+    keywords.insert(0, ('config', config))
+  warm_start = source_lib.arg_node(call, 4, 'warm_start_from')
+  new_func = '%s.TPUEstimator' % tpu_api
+
+  def rebuild(updated):
+    args = list(updated.args)
+    if warm_start is not None and warm_start.keyword is None and len(args) > 4:  # TPUEstimator: keyword only
+      args[4] = args[4].with_changes(keyword=cst.Name('warm_start_from'), equal=cst.AssignEqual(
+          whitespace_before=cst.SimpleWhitespace(''), whitespace_after=cst.SimpleWhitespace('')))
+    updated = updated.with_changes(func=edits_lib.expression(new_func), args=args)
+    return edits_lib.add_keywords(updated, [(k, edits_lib.expression(v)) for k, v in keywords])
+
+  port.edits[f].replace(call, rebuild)
+  port.take(f, call, 1)
+  port.change(f, call, 1, '%s -> %s(%s)' % (source_lib.dotted(call.func), new_func,
+                                            ', '.join('%s=%s' % kv for kv in keywords)))
+  port.edits[f].comment(statement, edits_lib.rule_comment(
+      1, 'TPUEstimator runs the TPU loop and splits every batch over the cores: it takes use_tpu and the '
+      'global batch sizes, those the input_fns were given.'))
+  if missing:
+    port.todo(f, call, 1, 'pass %s: the global batch of the %s input_fn (it could not be traced here)'
+              % (' and '.join('%s=...' % m for m in missing), '/'.join(m.split('_')[0] for m in missing)))
+
+
+def _run_config_statements(port, f, statement, name, tpu_api, names):
+  """`tpu_config = TPUConfig(...)` and `name = tpu.RunConfig(cluster=..., tpu_config=tpu_config)`."""
+  indent = f.indent_of(statement)
+  tpu_config = port.new_name(f, 'tpu_config')
+  lines = [_tpu_config_code(tpu_config, tpu_api, names, indent),
+           edits_lib.format_call('%s = %s.RunConfig' % (name, tpu_api), [
+               ('cluster', _cluster_code(names)), ('tpu_config', tpu_config)], indent)]
+  result = [cst.parse_statement(line + '\n') for line in lines]
+  comment = edits_lib.comment_lines(edits_lib.rule_comment(1, RUN_CONFIG_WHY), indent)
+  result[0] = result[0].with_changes(leading_lines=[cst.EmptyLine(indent=True, comment=cst.Comment(c))
+                                                    for c in comment])
+  return result
+
+
+RUN_CONFIG_WHY = ('TPUEstimator takes a tpu RunConfig: where the TPU is (rule 2), and TPUConfig (rule 8: the '
+                  'steps of each TPU loop; num_shards: the TPU\'s cores).')
+
+
+def _cluster_code(names):
+  return 'tpu_cluster_resolver(%s, %s, %s)' % (names['tpu_name'], names['tpu_zone'], names['gcp_project'])
+
+
+def _tpu_config_code(name, tpu_api, names, indent):
+  return edits_lib.format_call('%s = %s.TPUConfig' % (name, tpu_api), [
+      ('iterations_per_loop', names['iterations_per_loop']), ('num_shards', names['num_shards'])], indent)
+
+
+def _batch_expression(port, site, mode):
+  """Code of the batch size the estimator's `mode` input_fns use, as seen from where the estimator is built."""
+  origins = port.analysis.batch_origins(site, mode)
+  if not origins or any(o is None for o in origins):
+    return None
+  codes = set()
+  for origin_file, origin_scope, expression in origins:
+    if not _visible(site.file, site.scope, origin_file, origin_scope, expression):
+      return None
+    codes.add(edits_lib.code_of(expression))
+  return codes.pop() if len(codes) == 1 else None
+
+
+def _visible(f, scope, origin_file, origin_scope, expression):
+  """Whether an expression written in (origin_file, origin_scope) means the same where the estimator is built:
+  a literal; names bound to the same thing; or parameters of the same name (the flag values handed to both)."""
+  if source_lib.literal(expression) is not source_lib.NO_VALUE:
+    return True
+  if f is not origin_file:
+    return False
+  for name in origin_file.free_names(expression):
+    here = f.lookup(scope, name)
+    there = origin_file.lookup(origin_scope, name)
+    if here[0] is None or there[0] is None:
+      return False
+    if here[0] == 'param' and there[0] == 'param':
+      continue
+    if here[1] is not there[1] and here[1] != there[1]:
+      return False
+  return True
+
+
+# --- RunConfig ------------------------------------------------------------------------------------------------
+
+def _port_run_config(port, f, call):
+  if source_lib.has_star_args(call):
+    port.todo(f, call, 1, 'build tf.estimator.tpu.RunConfig(tpu_config=tf.estimator.tpu.TPUConfig('
+              'iterations_per_loop, num_shards)) (the arguments come from *args/**kwargs here)')
+    return
+  names = settings(port, f)
+  tpu_api = '%s.estimator.tpu' % port.tf_v1(f)
+  statement = f.statement_of(call)
+  present = [a.keyword.value for a in call.args if a.keyword is not None]
+  tpu_config = port.new_name(f, 'tpu_config')
+  keywords = []
+  if 'master' not in present and 'cluster' not in present:
+    keywords.append(('cluster', _cluster_code(names)))
+  keywords.append(('tpu_config', tpu_config))
+  inserted = cst.parse_statement(_tpu_config_code(tpu_config, tpu_api, names, f.indent_of(statement)) + '\n')
+  comment = edits_lib.comment_lines(edits_lib.rule_comment(1, RUN_CONFIG_WHY), f.indent_of(statement))
+  port.edits[f].insert_before(statement, [inserted.with_changes(leading_lines=[
+      cst.EmptyLine(indent=True, comment=cst.Comment(c)) for c in comment])])
+
+  def rebuild(updated):
+    updated = updated.with_changes(func=edits_lib.expression('%s.RunConfig' % tpu_api))
+    return edits_lib.add_keywords(updated, [(k, edits_lib.expression(v)) for k, v in keywords])
+
+  port.edits[f].replace(call, rebuild)
+  for rule in (1, 2, 8):
+    port.take(f, call, rule)
+  port.change(f, call, 1, '%s -> %s.RunConfig(%s)' % (source_lib.dotted(call.func), tpu_api,
+                                                     ', '.join('%s=%s' % kv for kv in keywords)))

@@ -1,0 +1,297 @@
+"""The input side: TPU rule 3 (params: input_fn(params) batches with params['batch_size']), rule 4 (static
+shapes: drop_remainder=True where input trains) and rule 9 (steps: evaluate() on full batches, padded with rows
+of weight 0, with the number of steps).
+"""
+import libcst as cst
+
+from estimator_tpu.porting.rewrite import analysis as analysis_lib
+from estimator_tpu.porting.rewrite import edits as edits_lib
+from estimator_tpu.porting.rewrite import source as source_lib
+from estimator_tpu.porting.rewrite import templates
+
+PARAMS_BATCH = "params['batch_size']"
+# Dataset methods after which a batch keeps its static shape: anything else (a map, a project function) may not.
+SHAPE_KEEPING = ('prefetch', 'repeat', 'cache', 'take', 'skip', 'with_options', 'batch', 'padded_batch')
+
+
+def plan_exact_evaluation(port):
+  """Marks the evaluate() calls whose original reads a short last batch (its batch keeps the remainder): the port
+  evaluates them through tpu_exact_eval_input, and their estimators' model_fns weight the loss and metrics."""
+  port.padded_evaluations = []
+  for use in port.analysis.input_uses:
+    call = use.method_call
+    if call.mode != analysis_lib.EVAL or use.proper is None or not use.batches:
+      continue
+    if all(batch.drops for batch in use.batches):
+      continue  # the original evaluates full batches only: the port evaluates the same ones
+    port.padded_evaluations.append(use)
+    if call.estimator is not None:
+      port.exact_eval.add(call.estimator)
+
+
+def fix(port):
+  given_params = set()
+  for use in port.analysis.input_uses:
+    if use.proper is not None:
+      _give_params(port, use.proper, given_params)
+  for site in port.analysis.batch_sites.values():
+    _fix_batch(port, site, given_params)
+  for use in port.padded_evaluations:
+    _pad_evaluation(port, use)
+  for use in port.analysis.input_uses:
+    if use.method_call.mode == analysis_lib.TRAIN and use.proper is not None:
+      _pin_static_batch(port, use)
+
+
+def _give_params(port, target, done):
+  """input_fn() -> input_fn(params): TPUEstimator passes the batch size there."""
+  f, fn = target.file, target.node
+  if id(fn) in done:
+    return
+  done.add(id(fn))
+  names = [p.name.value for p in source_lib.all_params(fn.params)]
+  if 'params' in names:
+    return
+  if isinstance(fn, cst.Lambda):
+    def add(updated):
+      params = updated.params.with_changes(params=list(updated.params.params) + [cst.Param(cst.Name('params'))])
+      return updated.with_changes(params=params, whitespace_after_lambda=cst.SimpleWhitespace(' '))
+    port.edits[f].replace(fn, add)
+  else:
+    port.edits[f].replace(fn, lambda updated: _append_param(updated, 'params'))
+    port.edits[f].comment(fn, edits_lib.rule_comment(3, 'TPUEstimator passes the batch size to input_fn in '
+                                                     "params['batch_size']: per core on a TPU, global on the CPU."))
+  port.take(f, fn, 3)
+  port.change(f, fn, 3, 'input_fn %s takes params' % ('lambda' if isinstance(fn, cst.Lambda) else fn.name.value))
+
+
+def _append_param(fn, name, default=None):
+  params = list(fn.params.params)
+  new = cst.Param(cst.Name(name), default=default, equal=cst.AssignEqual(
+      whitespace_before=cst.SimpleWhitespace(''), whitespace_after=cst.SimpleWhitespace('')) if default else
+                  cst.MaybeSentinel.DEFAULT)
+  if params and params[-1].comma is not cst.MaybeSentinel.DEFAULT:
+    new = new.with_changes(comma=params[-1].comma)
+  if params:
+    params[-1] = params[-1].with_changes(comma=cst.Comma(whitespace_after=cst.SimpleWhitespace(' ')))
+  params.append(new)
+  return fn.with_changes(params=fn.params.with_changes(params=params))
+
+
+def _fix_batch(port, site, given_params):
+  f = site.file
+  edits = port.edits[f]
+  done = port.header_keys[f]
+  first = ('batch', id(site.call)) not in done  # a batch call shared by several input_fns is changed once
+  done.add(('batch', id(site.call)))
+  what = []
+  params_comment = edits_lib.rule_comment(3, "TPUEstimator gives input_fn the batch size in params['batch_size'] "
+                                          '(per core on a TPU, global on the CPU).')
+  if site.how in ('replace', 'thread') and first:
+    if site.how == 'thread' and not _thread_params(port, site):
+      site.how = None
+    else:
+      edits.replace(site.size, lambda updated: edits_lib.expression(PARAMS_BATCH))
+      what.append("batch size %s -> params['batch_size']" % edits_lib.code_of(site.size))
+      edits.comment(f.statement_of(site.call), params_comment)
+  elif site.how == 'argument':
+    caller_file, caller, call, callee = site.chain[0]
+    parameter = site.size.value if isinstance(site.size, cst.Name) else None
+    argument = source_lib.bind_arguments(call, callee).get(parameter)
+    if argument is None:
+      site.how = None
+    else:
+      port.edits[caller_file].replace(argument, lambda updated: edits_lib.expression(PARAMS_BATCH))
+      port.change(caller_file, argument, 3, "%s gets params['batch_size'] (was %s)" % (
+          callee.name.value, edits_lib.code_of(argument)))
+      port.edits[caller_file].comment(caller_file.statement_of(call), params_comment)
+  if site.how is None:
+    port.todo(f, site.call, 3, "batch with params['batch_size'] (where this batch size comes from could not be "
+              'traced)')
+  else:
+    port.take(f, site.call, 3)
+  needs_drop = analysis_lib.TRAIN in site.modes and not site.drops
+  if needs_drop and first:
+    _set_drop_remainder(port, site)
+    what.append('drop_remainder=True')
+    edits.comment(f.statement_of(site.call), edits_lib.rule_comment(
+        4, 'drop_remainder=True makes every batch full: one static shape for XLA.'))
+  if what:
+    port.change(f, site.call, 4 if what == ['drop_remainder=True'] else 3, '; '.join(what))
+  if analysis_lib.TRAIN not in site.modes or site.drops or needs_drop:
+    port.take(f, site.call, 4)
+
+
+def _set_drop_remainder(port, site):
+  f, call = site.file, site.call
+  position = 1
+  positional = [a for a in call.args if a.keyword is None]
+  replace_positional = len(positional) > position
+
+  def rebuild(updated):
+    if replace_positional:
+      args = list(updated.args)
+      index = [i for i, a in enumerate(args) if a.keyword is None][position]
+      args[index] = args[index].with_changes(value=cst.Name('True'))
+      return updated.with_changes(args=args)
+    changed = edits_lib.set_keyword(updated, 'drop_remainder', cst.Name('True'))
+    if changed is not None:
+      return changed
+    return edits_lib.add_keywords(updated, [('drop_remainder', cst.Name('True'))], f.column(call))
+
+  port.edits[f].replace(call, rebuild)
+
+
+def _thread_params(port, site):
+  """A helper that reads its batch size from a global gets a params argument from the input_fn that calls it."""
+  if len(site.chain) != 1:
+    return False
+  caller_file, caller, call, callee = site.chain[0]
+  sites = port.program.call_sites(site.file, callee)
+  propers = set(id(u.proper.node) for u in port.analysis.input_uses if u.proper is not None)
+  if not sites or any(id(scope) not in propers for _, scope, _ in sites):
+    return False
+  if 'params' in source_lib.positional_names(callee):
+    return True
+  port.edits[site.file].replace(callee, lambda updated: _append_param(updated, 'params'))
+  for call_file, _, site_call in sites:
+    column = call_file.column(site_call)
+    port.edits[call_file].replace(site_call, lambda updated, column=column: edits_lib.add_keywords(
+        updated, [('params', cst.Name('params'))], column))
+  return True
+
+
+# --- exact evaluation ---------------------------------------------------------------------------------------------
+
+def _pad_evaluation(port, use):
+  call = use.method_call
+  f, node = call.file, call.call
+  site = call.estimator
+  from estimator_tpu.porting.rewrite import estimators  # pylint: disable=g-import-not-at-top
+  batch = estimators._batch_expression(port, site, analysis_lib.EVAL) if site is not None else None
+  if batch is None or not _visible_at(port, use, call):
+    port.todo(f, node, 9, 'evaluate on full batches: wrap the input_fn in tpu_exact_eval_input and pass steps='
+              "tpu_eval_steps(input_fn, EVAL_BATCH_SIZE) (the eval batch size could not be traced here)")
+    return
+  port.add_helper(f, 'exact_eval', templates.EXACT_EVAL_HELPERS.format(tf=port.tf_v1(f)), 9,
+                  'evaluate() on a TPU runs `steps` full batches; these pad the input so that every example '
+                  'counts once (python -m estimator_tpu.port --write).')
+  statement = f.statement_of(node)
+  input_arg = source_lib.arg_node(node, 0, 'input_fn')
+  if isinstance(input_arg.value, cst.Name):
+    name = input_arg.value.value
+    holder = None
+  else:
+    name = port.new_name(f, 'exact_eval_input_fn')
+    holder = {}
+  steps_arg = source_lib.arg_node(node, 1, 'steps')
+  steps_value = steps_arg.value if steps_arg is not None else None
+  literal = source_lib.literal(steps_value) if steps_value is not None else None
+  count = 'tpu_eval_steps(%s, %s)' % (name, batch)
+  if steps_value is None or literal is None:
+    steps_code = count
+  elif literal is source_lib.NO_VALUE:
+    steps_code = '%s or %s' % (edits_lib.code_of(steps_value), count)
+  else:
+    steps_code = None  # a number of steps the program chose: kept
+  edits = port.edits[f]
+
+  if holder is not None:
+    def capture(updated):
+      holder['value'] = updated.value
+      return updated.with_changes(value=cst.Name(name))
+    edits.replace(input_arg, capture)
+  if steps_code is not None:
+    column = f.column(node)
+
+    def set_steps(updated):
+      changed = edits_lib.set_keyword(updated, 'steps', edits_lib.expression(steps_code))
+      if changed is None and steps_arg is not None:  # positional
+        args = list(updated.args)
+        index = [i for i, a in enumerate(args) if a.keyword is None][1]
+        args[index] = args[index].with_changes(value=edits_lib.expression(steps_code))
+        return updated.with_changes(args=args)
+      return changed or edits_lib.add_keywords(updated, [('steps', edits_lib.expression(steps_code))], column)
+    edits.replace(node, set_steps)
+
+  def wrap():
+    value = holder['value'] if holder is not None else cst.Name(name)
+    wrapped = cst.Call(func=cst.Name('tpu_exact_eval_input'), args=[cst.Arg(value)])
+    line = cst.SimpleStatementLine([cst.Assign([cst.AssignTarget(cst.Name(name))], wrapped)])
+    text = edits_lib.rule_comment(9, 'a TPU evaluates full batches only: the input is padded with copies of '
+                                  'weight 0, which count in no metric, and steps counts the batches.')
+    return [line.with_changes(leading_lines=[cst.EmptyLine(indent=True, comment=cst.Comment(c))
+                                             for c in edits_lib.comment_lines(text, f.indent_of(statement))])]
+  edits.insert_before(statement, [wrap])
+  port.take(f, node, 9)
+  port.change(f, node, 9, 'evaluate(): input padded to full batches of %s, steps=%s' % (batch, steps_code or
+                                                                                      edits_lib.code_of(steps_value)))
+  for batch_site in use.batches:
+    port.take(batch_site.file, batch_site.call, 4)
+
+
+def _visible_at(port, use, call):
+  """The eval batch size's expression can be written at the evaluate() call."""
+  from estimator_tpu.porting.rewrite import estimators  # pylint: disable=g-import-not-at-top
+  for batch in use.batches:
+    if batch.origin is None:
+      return False
+    origin_file, origin_scope, expression = batch.origin
+    if not estimators._visible(call.file, call.scope, origin_file, origin_scope, expression):
+      return False
+  return True
+
+
+# --- static shapes after the batch ------------------------------------------------------------------------------
+
+def _pin_static_batch(port, use):
+  """A training input_fn whose batches go through more than shape-keeping Dataset methods after the batch returns
+  tpu_static_batch(...): its batches are full, and the shapes say so."""
+  proper = use.proper
+  if isinstance(proper.node, cst.Lambda) or not use.batches:
+    return
+  f, fn = proper.file, proper.node
+  if any(batch.fn is not fn for batch in use.batches):
+    return
+  key = ('pinned', id(fn))
+  if key in port.header_keys[f]:
+    return
+  for node in source_lib.walk_local(fn.body):
+    if isinstance(node, cst.Return) and node.value is not None and not _keeps_shape(f, fn, node.value, use):
+      port.header_keys[f].add(key)
+      port.add_helper(f, 'static_batch', templates.STATIC_BATCH_HELPER.format(tf=port.tf_v1(f)), 4,
+                      'XLA compiles a TPU program for one static shape.')
+      port.edits[f].replace(node, lambda updated: updated.with_changes(value=cst.Call(
+          func=cst.Name('tpu_static_batch'), args=[cst.Arg(updated.value, comma=cst.Comma(
+              whitespace_after=cst.SimpleWhitespace(' '))), cst.Arg(edits_lib.expression(PARAMS_BATCH))])))
+      port.edits[f].comment(f.statement_of(node), edits_lib.rule_comment(
+          4, 'every batch is full (drop_remainder=True); tpu_static_batch says so in the shapes, which the steps '
+          'after the batch do not keep.'))
+      port.change(f, node, 4, 'return tpu_static_batch(..., params[\'batch_size\'])')
+
+
+def _keeps_shape(f, fn, value, use, depth=0):
+  """True when a returned dataset is the batch call itself, or shape-keeping methods on it (or on a local name
+  assigned from such an expression)."""
+  batch_calls = set(id(b.call) for b in use.batches)
+  node = value
+  while True:
+    if id(node) in batch_calls:
+      return True
+    if isinstance(node, cst.Call) and isinstance(node.func, cst.Attribute):
+      if node.func.attr.value not in SHAPE_KEEPING:
+        return False
+      node = node.func.value
+      continue
+    if isinstance(node, cst.Name) and depth < 4:
+      kind, bound, owner = f.lookup(fn, node.value)
+      if kind == 'value' and owner is fn:
+        assigned = [v for k, v in f.local_bindings(fn).get(node.value, []) if k == 'value']
+        return all(_keeps_shape(f, fn, v, use, depth + 1) or _is_source(f, v) for v in assigned) and any(
+            _keeps_shape(f, fn, v, use, depth + 1) for v in assigned)
+    return False
+
+
+def _is_source(f, value):
+  name = f.canonical(value.func) if isinstance(value, cst.Call) else None
+  return bool(name) and name.startswith('tensorflow.data.')

@@ -1,0 +1,379 @@
+"""The files being ported, parsed with LibCST: positions, parents, import aliases, and names resolved to what they
+stand for (imports, defs, assignments), across the files of the program.
+
+LibCST keeps every byte of the source (comments, blank lines, formatting) in its tree, so a file printed back
+unchanged is the file read, and a changed node changes only its own text.
+"""
+import collections
+import io
+import os
+import tokenize
+
+import libcst as cst
+from libcst import metadata
+
+# Spellings of one API that are the same object (as the port report reads them).
+_CANONICAL_PREFIXES = [
+    ('tensorflow.compat.v1.', 'tensorflow.'),
+    ('tensorflow.compat.v2.', 'tensorflow.'),
+    ('tensorflow_core.', 'tensorflow.'),
+    ('tensorflow_estimator.compat.v1.', 'tensorflow.'),
+    ('tensorflow_estimator.', 'tensorflow.'),
+]
+FUNCTIONS = (cst.FunctionDef, cst.Lambda)
+
+
+def normalize(name):
+  if name in ('tensorflow.compat.v1', 'tensorflow.compat.v2'):
+    return 'tensorflow'
+  for prefix, replacement in _CANONICAL_PREFIXES:
+    if name.startswith(prefix):
+      return replacement + name[len(prefix):]
+  return name
+
+
+def dotted(node):
+  """'a.b.c' for a Name/Attribute chain, else None."""
+  parts = []
+  while isinstance(node, cst.Attribute):
+    parts.append(node.attr.value)
+    node = node.value
+  if not isinstance(node, cst.Name):
+    return None
+  parts.append(node.value)
+  return '.'.join(reversed(parts))
+
+
+def root_name(node):
+  """The Name at the bottom of an attribute/subscript/call chain, else None."""
+  while isinstance(node, (cst.Attribute, cst.Subscript, cst.Call)):
+    node = node.func if isinstance(node, cst.Call) else node.value
+  return node.value if isinstance(node, cst.Name) else None
+
+
+def module_name_for(path):
+  """Dotted module name of a file: its package folders (those with __init__.py) and its stem."""
+  directory, filename = os.path.split(os.path.abspath(path))
+  parts = [os.path.splitext(filename)[0]]
+  if parts[0] == '__init__':
+    parts = []
+  while os.path.isfile(os.path.join(directory, '__init__.py')):
+    directory, package = os.path.split(directory)
+    parts.insert(0, package)
+  return '.'.join(parts) or os.path.splitext(filename)[0]
+
+
+def read_source(path):
+  """(text, encoding) of a Python file, honouring its coding declaration."""
+  with open(path, 'rb') as f:
+    data = f.read()
+  encoding, _ = tokenize.detect_encoding(io.BytesIO(data).readline)
+  return data.decode(encoding), encoding
+
+
+class SourceFile(object):
+  """One parsed file: the LibCST module (its nodes are the keys of the metadata), positions, parents, aliases."""
+
+  def __init__(self, path, text, encoding='utf-8'):
+    self.path = path
+    self.text = text
+    self.encoding = encoding
+    self.name = module_name_for(path)
+    self.package = self.name.rsplit('.', 1)[0] if '.' in self.name else ''
+    if os.path.basename(path) == '__init__.py':
+      self.package = self.name
+    wrapper = metadata.MetadataWrapper(cst.parse_module(text))
+    self.module = wrapper.module
+    self.positions = wrapper.resolve(metadata.PositionProvider)
+    self.parents = wrapper.resolve(metadata.ParentNodeProvider)
+    self.aliases = {}  # local name -> canonical dotted name
+    self.raw_aliases = {}  # local name -> the module or name imported, as written (tensorflow.compat.v1)
+    self.top_level = {}  # name -> FunctionDef / ClassDef
+    self.assignments = collections.defaultdict(list)  # module-level name -> [value]
+    self._index()
+
+  # --- indexing ---------------------------------------------------------------------------------------------------
+
+  def _index(self):
+    for statement in self.module.body:
+      if isinstance(statement, (cst.FunctionDef, cst.ClassDef)):
+        self.top_level[statement.name.value] = statement
+      elif isinstance(statement, cst.SimpleStatementLine):
+        for small in statement.body:
+          if isinstance(small, cst.Assign):
+            for target in small.targets:
+              if isinstance(target.target, cst.Name):
+                self.assignments[target.target.value].append(small.value)
+    for node in self.positions:
+      if isinstance(node, cst.Import):
+        for alias in node.names:
+          name = dotted(alias.name)
+          if alias.asname is not None:
+            self.aliases[alias.asname.name.value] = normalize(name)
+            self.raw_aliases[alias.asname.name.value] = name
+          else:
+            self.aliases[name.split('.')[0]] = name.split('.')[0]
+            self.raw_aliases[name.split('.')[0]] = name.split('.')[0]
+      elif isinstance(node, cst.ImportFrom) and not isinstance(node.names, cst.ImportStar):
+        base = self._absolute(dotted(node.module) if node.module is not None else '', len(node.relative))
+        for alias in node.names:
+          local = alias.asname.name.value if alias.asname is not None else alias.name.value
+          raw = '%s.%s' % (base, dotted(alias.name)) if base else dotted(alias.name)
+          self.aliases[local] = normalize(raw)
+          self.raw_aliases[local] = raw
+    # `FLAGS = flags.FLAGS`, `tpu = tf.contrib.tpu`: module-level names for dotted imports are aliases too.
+    for _ in range(2):
+      for name, values in self.assignments.items():
+        if len(values) == 1 and name not in self.aliases:
+          canonical = self.canonical(values[0])
+          if canonical and '.' in canonical:
+            self.aliases[name] = canonical
+
+  def _absolute(self, module, level):
+    if not level:
+      return module or ''
+    parts = self.package.split('.') if self.package else []
+    parts = parts[:len(parts) - (level - 1)] if level > 1 else parts
+    if module:
+      parts.append(module)
+    return '.'.join(parts)
+
+  # --- positions and structure ------------------------------------------------------------------------------------
+
+  def line(self, node):
+    return self.positions[node].start.line
+
+  def column(self, node):
+    return self.positions[node].start.column
+
+  def end_line(self, node):
+    return self.positions[node].end.line
+
+  def nodes_at(self, line, kinds):
+    """Nodes of the given types that start on `line`, outermost first."""
+    found = [n for n, p in self.positions.items() if p.start.line == line and isinstance(n, kinds)]
+    return sorted(found, key=lambda n: (self.positions[n].start.column, -self._size(n)))
+
+  def _size(self, node):
+    p = self.positions[node]
+    return (p.end.line - p.start.line) * 10000 + p.end.column - p.start.column
+
+  def parent(self, node):
+    return self.parents.get(node)
+
+  def enclosing(self, node, kinds):
+    """The nearest ancestor of one of `kinds`, else None."""
+    node = self.parents.get(node)
+    while node is not None and not isinstance(node, kinds):
+      node = self.parents.get(node)
+    return node
+
+  def function_of(self, node):
+    return self.enclosing(node, FUNCTIONS)
+
+  def statement_of(self, node):
+    """The statement (SimpleStatementLine or compound statement) a node is part of."""
+    while node is not None and not isinstance(node, (cst.SimpleStatementLine, cst.BaseCompoundStatement)):
+      node = self.parents.get(node)
+    return node
+
+  def block_of(self, statement):
+    """The list of statements `statement` is in, and its owner (IndentedBlock or Module)."""
+    owner = self.parents.get(statement)
+    return (owner.body if isinstance(owner, (cst.IndentedBlock, cst.Module)) else None), owner
+
+  def indent_of(self, statement):
+    """The indentation (in columns) of a statement."""
+    return self.column(statement)
+
+  def source_of(self, node):
+    return self.module.code_for_node(node)
+
+  # --- names --------------------------------------------------------------------------------------------------------
+
+  def names_used(self):
+    """Every name the file binds or reads (for new names that clash with none)."""
+    return set(n.value for n in self.positions if isinstance(n, cst.Name))
+
+  def canonical(self, node):
+    """Canonical dotted name of a Name/Attribute chain rooted at an import alias or a top-level def, else None."""
+    name = dotted(node)
+    if not name:
+      return None
+    head, _, rest = name.partition('.')
+    if head in self.aliases:
+      base = self.aliases[head]
+    elif head in self.top_level:
+      base = '%s.%s' % (self.name, head)
+    else:
+      return None
+    return normalize('%s.%s' % (base, rest) if rest else base)
+
+  def local_bindings(self, fn):
+    """name -> [(kind, node)] a function binds itself: 'param', 'value' (an Assign value), 'def', 'other'."""
+    bindings = collections.defaultdict(list)
+    if isinstance(fn, (cst.FunctionDef, cst.Lambda)):
+      for param in all_params(fn.params):
+        bindings[param.name.value].append(('param', param))
+    body = fn.body if isinstance(fn, cst.FunctionDef) else None
+    if body is None:
+      return bindings
+    for node in walk_local(body):
+      if isinstance(node, (cst.FunctionDef, cst.ClassDef)):
+        bindings[node.name.value].append(('def', node))
+      elif isinstance(node, cst.Assign):
+        for target in node.targets:
+          kind = 'value' if isinstance(target.target, cst.Name) else 'other'
+          for name in assigned_names(target.target):
+            bindings[name].append((kind, node.value))
+      elif isinstance(node, (cst.AugAssign, cst.AnnAssign)):
+        for name in assigned_names(node.target):
+          bindings[name].append(('other', node))
+      elif isinstance(node, (cst.For, cst.CompFor)):
+        for name in assigned_names(node.target):
+          bindings[name].append(('other', node))
+      elif isinstance(node, cst.WithItem) and node.asname is not None:
+        for name in assigned_names(node.asname.name):
+          bindings[name].append(('other', node))
+    return bindings
+
+  def lookup(self, fn, name):
+    """(kind, node, owner function or None) of `name` used inside `fn` (None: module level)."""
+    scope = fn
+    while scope is not None:
+      bound = self.local_bindings(scope).get(name)
+      if bound:
+        kind, node = bound[-1]
+        return kind, node, scope
+      scope = self.function_of(scope)
+    if name in self.top_level:
+      return 'def', self.top_level[name], None
+    if name in self.aliases:
+      return 'import', self.aliases[name], None
+    if name in self.assignments:
+      return 'value', self.assignments[name][-1], None
+    return None, None, None
+
+  def free_names(self, node):
+    """Names an expression reads (not attribute names, not keyword names, not lambda parameters)."""
+    names = []
+    for child in walk(node):
+      if isinstance(child, cst.Name) and self._is_read(child, node) and child.value not in names:
+        names.append(child.value)
+    return names
+
+  def _is_read(self, name, top):
+    parent = self.parents.get(name)
+    if isinstance(parent, cst.Attribute) and parent.attr is name:
+      return False
+    if isinstance(parent, cst.Arg) and parent.keyword is name:
+      return False
+    if isinstance(parent, cst.Param):
+      return False
+    fn = self.function_of(name)
+    while fn is not None and fn is not top:
+      if isinstance(fn, cst.Lambda) and name.value in [p.name.value for p in all_params(fn.params)]:
+        return False
+      fn = self.function_of(fn)
+    return True
+
+
+def all_params(params):
+  return list(params.posonly_params if hasattr(params, 'posonly_params') else []) + list(params.params) + \
+      list(params.kwonly_params)
+
+
+def positional_names(fn):
+  return [p.name.value for p in (list(getattr(fn.params, 'posonly_params', [])) + list(fn.params.params))]
+
+
+def walk(node):
+  """Every node under `node` (itself included), depth first."""
+  stack = [node]
+  while stack:
+    current = stack.pop()
+    yield current
+    stack.extend(reversed(current.children))
+
+
+def walk_local(node):
+  """Nodes under `node` that run in its own scope: nested defs, classes and lambdas are yielded, not entered."""
+  stack = list(reversed(node.children))
+  while stack:
+    current = stack.pop()
+    yield current
+    if not isinstance(current, (cst.FunctionDef, cst.ClassDef, cst.Lambda)):
+      stack.extend(reversed(current.children))
+
+
+def assigned_names(target):
+  if isinstance(target, cst.Name):
+    return [target.value]
+  if isinstance(target, (cst.Tuple, cst.List)):
+    names = []
+    for element in target.elements:
+      names += assigned_names(element.value)
+    return names
+  if isinstance(target, cst.StarredElement):
+    return assigned_names(target.value)
+  return []
+
+
+def argument(call, position, keyword):
+  """The expression given for a parameter, by keyword or at its position (None: not passed or unknown)."""
+  for arg in call.args:
+    if arg.keyword is not None and arg.keyword.value == keyword:
+      return arg.value
+  positional = [a for a in call.args if a.keyword is None and not a.star]
+  if position is not None and position < len(positional):
+    return positional[position].value
+  return None
+
+
+def arg_node(call, position, keyword):
+  """The Arg node that passes a parameter (see argument)."""
+  for arg in call.args:
+    if arg.keyword is not None and arg.keyword.value == keyword:
+      return arg
+  positional = [a for a in call.args if a.keyword is None and not a.star]
+  if position is not None and position < len(positional):
+    return positional[position]
+  return None
+
+
+def has_star_args(call):
+  return any(a.star for a in call.args)
+
+
+def literal(node):
+  """Python value of a simple literal (numbers, strings, True/False/None), else NO_VALUE."""
+  if isinstance(node, cst.Name) and node.value in ('True', 'False', 'None'):
+    return {'True': True, 'False': False, 'None': None}[node.value]
+  if isinstance(node, cst.Integer):
+    return int(node.value, 0)
+  if isinstance(node, cst.Float):
+    return float(node.value)
+  if isinstance(node, cst.SimpleString):
+    return node.evaluated_value
+  if isinstance(node, cst.UnaryOperation) and isinstance(node.operator, cst.Minus):
+    value = literal(node.expression)
+    return -value if isinstance(value, (int, float)) and not isinstance(value, bool) else NO_VALUE
+  return NO_VALUE
+
+
+NO_VALUE = object()
+
+
+def bind_arguments(call, fn):
+  """{parameter name: argument expression} for a call of a def or lambda."""
+  names = positional_names(fn)
+  bound = {}
+  positional = [a for a in call.args if a.keyword is None]
+  for name, arg in zip(names, positional):
+    if arg.star:
+      break
+    bound[name] = arg.value
+  for arg in call.args:
+    if arg.keyword is not None:
+      bound[arg.keyword.value] = arg.value
+  return bound
