@@ -211,6 +211,8 @@ class Analysis(object):
       return None
     kind, bound, owner = f.lookup(fn, root)
     if kind == 'value' and owner is fn and isinstance(expr, cst.Name):
+      if _reads_params(bound):
+        return 'params', None
       return self._origin(f, fn, bound, site, depth + 1)
     if kind == 'param':
       return self._from_parameter(f, owner, root, expr, site, depth)

@@ -74,7 +74,11 @@ def _fix_file(port, f):
     api, new = rename
     alias = port.tf_v1(f) if api == V1 else port.tf_v2(f)
     code = '%s.%s' % (alias, new)
-    edits.replace(node, lambda updated, code=code: edits_lib.expression(code))
+    parent = f.parent(node)
+    if isinstance(parent, cst.Call) and parent.func is node:
+      edits.replace(parent, lambda updated, code=code, call=parent: edits_lib.renamed(updated, call, code, f))
+    else:
+      edits.replace(node, lambda updated, code=code: edits_lib.expression(code))
     _done(port, f, node, '%s -> %s' % (source_lib.dotted(node), code))
     replaced_roots.append(source_lib.root_name(node))
   _remove_unused_imports(port, f, replaced_roots)

@@ -52,10 +52,35 @@ class Edits(object):
 
   def apply(self):
     """The edited module's source text."""
-    module = self.source.module.visit(_Apply(self))
     if self.header:
-      module = _with_header(self.source.module, module, self.header)
-    return module.code
+      self._place_header()
+    return self.source.module.visit(_Apply(self)).code
+
+  def _place_header(self):
+    """The header goes after the module's docstring and imports: new imports right after its TensorFlow import
+    (or its last import), the rest after all imports."""
+    body = self.source.module.body
+    last, tf_import = None, None
+    for index, statement in enumerate(body):
+      if _is_docstring(statement, index) or _is_import_line(statement):
+        last = statement
+        if _is_import_line(statement) and 'tensorflow' in cst.Module(body=[statement]).code:
+          tf_import = statement
+      else:
+        break
+    imports = [s for s in self.header if _is_import_line(s)]
+    rest = [s for s in self.header if not _is_import_line(s)]
+    if last is None:
+      self.before[body[0]][:0] = imports + rest
+      return
+    self.after[tf_import if tf_import is not None else last].extend(imports)
+    self.after[last].extend(rest)
+    follower = body[body.index(last) + 1] if body.index(last) + 1 < len(body) else None
+    if rest and follower is not None and isinstance(rest[-1], (cst.FunctionDef, cst.ClassDef)):
+      blank = sum(1 for line in follower.leading_lines if line.comment is None)
+      if blank < 2:
+        self.replace(follower, lambda updated: updated.with_changes(
+            leading_lines=[cst.EmptyLine()] * (2 - blank) + list(updated.leading_lines)))
 
 
 def comment_lines(text, indent):
@@ -141,29 +166,6 @@ def _built(items):
   return result
 
 
-def _with_header(original, module, header):
-  """Puts `header` statements after the module's docstring, __future__ and other imports."""
-  body = list(module.body)
-  position = 0
-  for index, statement in enumerate(original.body):
-    if _is_docstring(statement, index) or _is_import_line(statement):
-      position = index + 1
-    elif isinstance(statement, cst.SimpleStatementLine) or isinstance(statement, (cst.If, cst.Try)):
-      if _is_import_line(statement):
-        position = index + 1
-      else:
-        break
-    else:
-      break
-  header = list(header)
-  if position < len(body) and isinstance(body[position], (cst.FunctionDef, cst.ClassDef)):
-    follower = body[position]
-    blank = sum(1 for line in follower.leading_lines if line.comment is None)
-    body[position] = follower.with_changes(leading_lines=[cst.EmptyLine()] * (2 - blank) +
-                                           list(follower.leading_lines))
-  return module.with_changes(body=body[:position] + header + body[position:])
-
-
 def _is_docstring(statement, index):
   return index == 0 and isinstance(statement, cst.SimpleStatementLine) and len(statement.body) == 1 and \
       isinstance(statement.body[0], cst.Expr) and isinstance(statement.body[0].value, (cst.SimpleString,
@@ -234,13 +236,17 @@ def _fit_simple(statement, indent, original_lines, default_indent):
     # The outermost call whose arguments are on the long line, that fit can still change.
     calls.sort(key=lambda n: (positions[n].start.line, positions[n].start.column))
     target, replacement = None, None
-    for call in calls:
-      start = positions[call].start
-      line_start = lines[start.line - 1]
-      base = len(line_start) - len(line_start.lstrip(' '))
-      new = fit(call, start.column, indent, base)
-      if not new.deep_equals(call):
-        target, replacement = call, new
+    # Aligned with a parenthesis, outermost call first; else a hanging indent, innermost call first.
+    for hanging, order in ((False, calls), (True, calls)):
+      for call in order:
+        start = positions[call].start
+        line_start = lines[start.line - 1]
+        base = len(line_start) - len(line_start.lstrip(' '))
+        new = fit(call, start.column, indent, base, allow_hanging=hanging)
+        if not new.deep_equals(call) and (hanging or _fits(new, start.column, MAX_COLUMNS - indent)):
+          target, replacement = call, new
+          break
+      if target is not None:
         break
     if target is None:
       return statement
@@ -260,7 +266,7 @@ class _ReplaceOne(cst.CSTTransformer):
     return self.replacement if original_node is self.target else updated
 
 
-def fit(call, start, indent, base=0):
+def fit(call, start, indent, base=0, allow_hanging=True):
   """`call`, its arguments put on new lines where a line would pass MAX_COLUMNS: aligned with the first argument,
   or with the continuation lines the call already has, or all on the lines below the call (a hanging indent)
   when they do not fit beside it. `start` is the call's column relative to its statement's indentation `indent`,
@@ -270,12 +276,36 @@ def fit(call, start, indent, base=0):
     return call
   laid_out = _lay_out(call, start, width, base, hanging=isinstance(call.whitespace_before_args,
                                                                    cst.ParenthesizedWhitespace))
-  if _fits(laid_out, start, width) or isinstance(call.whitespace_before_args, cst.ParenthesizedWhitespace):
+  if _fits(laid_out, start, width) or isinstance(call.whitespace_before_args, cst.ParenthesizedWhitespace) or \
+      not allow_hanging:
     return laid_out
-  hanging = call.with_changes(whitespace_before_args=cst.ParenthesizedWhitespace(
+  # Hanging: the arguments start on the next line; breaks that were aligned with the parenthesis follow them.
+  opening = start + len(code_of(call.func)) + 1
+  args = []
+  for index, arg in enumerate(call.args):
+    if index == 0:  # it moves from the parenthesis to the next line: its own continuation lines move with it
+      arg = arg.with_changes(value=arg.value.visit(_Shift(base + 4 - opening)))
+    whitespace = arg.comma.whitespace_after if isinstance(arg.comma, cst.Comma) else None
+    if isinstance(whitespace, cst.ParenthesizedWhitespace) and len(whitespace.last_line.value) == opening:
+      arg = arg.with_changes(comma=arg.comma.with_changes(whitespace_after=whitespace.with_changes(
+          last_line=cst.SimpleWhitespace(' ' * (base + 4)))))
+    args.append(arg)
+  hanging = call.with_changes(args=args, whitespace_before_args=cst.ParenthesizedWhitespace(
       first_line=cst.TrailingWhitespace(), empty_lines=[], indent=True,
       last_line=cst.SimpleWhitespace(' ' * (base + 4))))
   return _lay_out(hanging, start, width, base, hanging=True)
+
+
+class _Shift(cst.CSTTransformer):
+  """Moves every continuation line in a subtree by `delta` columns."""
+
+  def __init__(self, delta):
+    super(_Shift, self).__init__()
+    self.delta = delta
+
+  def leave_ParenthesizedWhitespace(self, original_node, updated_node):
+    columns = max(0, len(updated_node.last_line.value) + self.delta)
+    return updated_node.with_changes(last_line=cst.SimpleWhitespace(' ' * columns))
 
 
 def _fits(call, start, width):
@@ -312,6 +342,22 @@ def _lay_out(call, start, width, base, hanging):
     position = (position + len(first)) if '\n' not in text else len(last)
     position += 1
   return call.with_changes(args=args)
+
+
+def renamed(call, original, func_code, source):
+  """`call` (the edited `original`) calling `func_code`: its continuation lines aligned with the old opening
+  parenthesis move with the new one."""
+  statement = source.statement_of(original)
+  start = source.column(original) - source.indent_of(statement)
+  old_opening = start + len(code_of(original.func)) + 1
+  new_opening = start + len(func_code) + 1
+  args = list(call.args)
+  for index, arg in enumerate(args):
+    whitespace = arg.comma.whitespace_after if isinstance(arg.comma, cst.Comma) else None
+    if isinstance(whitespace, cst.ParenthesizedWhitespace) and len(whitespace.last_line.value) == old_opening:
+      args[index] = arg.with_changes(comma=arg.comma.with_changes(whitespace_after=whitespace.with_changes(
+          last_line=cst.SimpleWhitespace(' ' * new_opening))))
+  return call.with_changes(func=expression(func_code), args=args)
 
 
 def set_keyword(call, name, value):

@@ -90,7 +90,8 @@ def settings(port, f):
 
 CLUSTER_HELPER = '''
 def tpu_cluster_resolver(tpu_name, zone=None, project=None):
-    # The Cloud TPU named tpu_name ('local': the TPU of this TPU VM), for RunConfig(cluster=...); None: no TPU.
+    # The Cloud TPU named tpu_name ('local': the TPU of this TPU VM), for RunConfig(cluster=...);
+    # None: no TPU.
     if not tpu_name:
         return None
     return {tf}.distribute.cluster_resolver.TPUClusterResolver(tpu_name, zone=zone, project=project)
@@ -171,7 +172,7 @@ def _port_estimator(port, site):
     if warm_start is not None and warm_start.keyword is None and len(args) > 4:  # TPUEstimator: keyword only
       args[4] = args[4].with_changes(keyword=cst.Name('warm_start_from'), equal=cst.AssignEqual(
           whitespace_before=cst.SimpleWhitespace(''), whitespace_after=cst.SimpleWhitespace('')))
-    updated = updated.with_changes(func=edits_lib.expression(new_func), args=args)
+    updated = edits_lib.renamed(updated.with_changes(args=args), call, new_func, f)
     return edits_lib.add_keywords(updated, [(k, edits_lib.expression(v)) for k, v in keywords])
 
   port.edits[f].replace(call, rebuild)
@@ -267,7 +268,7 @@ def _port_run_config(port, f, call):
       cst.EmptyLine(indent=True, comment=cst.Comment(c)) for c in comment])])
 
   def rebuild(updated):
-    updated = updated.with_changes(func=edits_lib.expression('%s.RunConfig' % tpu_api))
+    updated = edits_lib.renamed(updated, call, '%s.RunConfig' % tpu_api, f)
     return edits_lib.add_keywords(updated, [(k, edits_lib.expression(v)) for k, v in keywords])
 
   port.edits[f].replace(call, rebuild)

@@ -24,6 +24,10 @@ def plan_exact_evaluation(port):
       continue
     if all(batch.drops for batch in use.batches):
       continue  # the original evaluates full batches only: the port evaluates the same ones
+    required = port.findings_at(call.file, call.file.line(call.call), 9) or any(
+        port.findings_at(b.file, b.file.line(b.call), 4) for b in use.batches)
+    if not required:
+      continue  # the port report asks for nothing here (TPU code that pads its data itself, like BERT's)
     port.padded_evaluations.append(use)
     if call.estimator is not None:
       port.exact_eval.add(call.estimator)
@@ -41,6 +45,7 @@ def fix(port):
   for use in port.analysis.input_uses:
     if use.method_call.mode == analysis_lib.TRAIN and use.proper is not None:
       _pin_static_batch(port, use)
+  _cast_float64(port)
 
 
 def _give_params(port, target, done):
@@ -84,10 +89,16 @@ def _fix_batch(port, site, given_params):
   done = port.header_keys[f]
   first = ('batch', id(site.call)) not in done  # a batch call shared by several input_fns is changed once
   done.add(('batch', id(site.call)))
+  line = f.line(site.call)
+  if not port.findings_at(f, line, 3):
+    site.how = 'params'  # the report asks for nothing about this batch size: it stays as it is
+  if not port.findings_at(f, line, 4):
+    site.drops = True  # the report asks for no drop_remainder here
   what = []
   params_comment = edits_lib.rule_comment(3, "TPUEstimator gives input_fn the batch size in params['batch_size'] "
                                           '(per core on a TPU, global on the CPU).')
   if site.how in ('replace', 'thread') and first:
+    done.add(('changed', id(site.proper.node)))
     if site.how == 'thread' and not _thread_params(port, site):
       site.how = None
     else:
@@ -112,6 +123,7 @@ def _fix_batch(port, site, given_params):
     port.take(f, site.call, 3)
   needs_drop = analysis_lib.TRAIN in site.modes and not site.drops
   if needs_drop and first:
+    done.add(('changed', id(site.proper.node)))
     _set_drop_remainder(port, site)
     what.append('drop_remainder=True')
     edits.comment(f.statement_of(site.call), edits_lib.rule_comment(
@@ -242,6 +254,35 @@ def _visible_at(port, use, call):
   return True
 
 
+# --- dtypes -------------------------------------------------------------------------------------------------------
+
+def _cast_float64(port):
+  """In-memory data of a dtype the report cannot tell (NumPy and pandas default to float64) is cast from float64 to
+  float32 where it enters the input pipeline: the TPU infeed takes no float64 (rule 15)."""
+  functions = set()
+  for use in port.analysis.input_uses:
+    for batch in use.batches:
+      functions.add((batch.file, batch.fn))
+  for f, fn in functions:
+    body = fn.body if isinstance(fn, cst.FunctionDef) else fn
+    for node in source_lib.walk(body):
+      if not isinstance(node, cst.Call):
+        continue
+      canonical = f.canonical(node.func) or ''
+      if canonical not in ('tensorflow.data.Dataset.from_tensor_slices', 'tensorflow.data.Dataset.from_tensors'):
+        continue
+      if not port.findings_at(f, f.line(node), 15):
+        continue
+      port.add_helper(f, 'float32', templates.FLOAT32_HELPER.format(tf=port.tf_v1(f)), 15,
+                      'the TPU infeed takes no float64 (NumPy and pandas data are float64 by default).')
+      port.edits[f].replace(node, lambda updated: cst.Call(func=cst.Name('tpu_float32'),
+                                                           args=[cst.Arg(updated)]))
+      port.edits[f].comment(f.statement_of(node), edits_lib.rule_comment(
+          15, 'the TPU infeed takes no float64: tpu_float32 casts float64 data to float32 on the host.'))
+      port.take(f, node, 15)
+      port.change(f, node, 15, 'float64 in-memory data cast to float32 (tpu_float32)')
+
+
 # --- static shapes after the batch ------------------------------------------------------------------------------
 
 def _pin_static_batch(port, use):
@@ -251,7 +292,7 @@ def _pin_static_batch(port, use):
   if isinstance(proper.node, cst.Lambda) or not use.batches:
     return
   f, fn = proper.file, proper.node
-  if any(batch.fn is not fn for batch in use.batches):
+  if any(batch.fn is not fn for batch in use.batches) or ('changed', id(fn)) not in port.header_keys[f]:
     return
   key = ('pinned', id(fn))
   if key in port.header_keys[f]:
@@ -270,25 +311,29 @@ def _pin_static_batch(port, use):
       port.change(f, node, 4, 'return tpu_static_batch(..., params[\'batch_size\'])')
 
 
-def _keeps_shape(f, fn, value, use, depth=0):
-  """True when a returned dataset is the batch call itself, or shape-keeping methods on it (or on a local name
-  assigned from such an expression)."""
+def _keeps_shape(f, fn, value, use, before=None, depth=0):
+  """True when a returned dataset is the batch itself, or shape-keeping methods on it, or on the name the batch
+  was last assigned to before the return."""
   batch_calls = set(id(b.call) for b in use.batches)
   node = value
   while True:
     if id(node) in batch_calls:
       return True
     if isinstance(node, cst.Call) and isinstance(node.func, cst.Attribute):
+      if node.func.attr.value == 'apply' and node.args and id(node.args[0].value) in batch_calls:
+        return True
       if node.func.attr.value not in SHAPE_KEEPING:
         return False
       node = node.func.value
       continue
-    if isinstance(node, cst.Name) and depth < 4:
-      kind, bound, owner = f.lookup(fn, node.value)
-      if kind == 'value' and owner is fn:
-        assigned = [v for k, v in f.local_bindings(fn).get(node.value, []) if k == 'value']
-        return all(_keeps_shape(f, fn, v, use, depth + 1) or _is_source(f, v) for v in assigned) and any(
-            _keeps_shape(f, fn, v, use, depth + 1) for v in assigned)
+    if isinstance(node, cst.Name) and depth < 6:
+      line = f.line(node)
+      assignments = [n for n in source_lib.walk_local(fn.body) if isinstance(n, cst.Assign) and f.line(n) < line
+                     and any(node.value in source_lib.assigned_names(t.target) for t in n.targets)]
+      if not assignments:
+        return False
+      last = max(assignments, key=f.line)
+      return _keeps_shape(f, fn, last.value, use, before, depth + 1)
     return False
 
 

@@ -129,7 +129,7 @@ class _ModelFn(object):
   def _spec(self, call):
     f = self.f
     new_func = '%s.estimator.tpu.TPUEstimatorSpec' % self.tf
-    self.edits.replace(call, lambda updated: updated.with_changes(func=edits_lib.expression(new_func)))
+    self.edits.replace(call, lambda updated: edits_lib.renamed(updated, call, new_func, f))
     self.port.change(f, call, 5, '%s -> %s' % (source_lib.dotted(call.func), new_func))
     for finding in self.port.findings_at(f, f.line(call), 5):
       if finding.message.startswith('`'):  # the EstimatorSpec finding; eval_metric_ops and scaffold have their own
@@ -502,7 +502,10 @@ class _ModelFn(object):
     function = function.with_changes(body=function.body.with_changes(body=copies + [writer, with_statement]))
     step = '%s.reshape(%s.train.get_global_step(), [1])' % (self.tf, self.tf)
     host_call = self.port.new_name(f, 'host_call')
-    assignment = cst.parse_statement('%s = (%s, [%s])\n' % (host_call, name, ', '.join([step] + tensors)))
+    code = '%s = (%s, [%s])' % (host_call, name, ', '.join([step] + tensors))
+    if f.indent_of(target) + len(code) > edits_lib.MAX_COLUMNS:
+      code = '%s = (%s,\n%s[%s])' % (host_call, name, ' ' * (len(host_call) + 4), ', '.join([step] + tensors))
+    assignment = cst.parse_statement(code + '\n')
     comment = edits_lib.comment_lines(edits_lib.rule_comment(
         7, 'summary ops cannot run on the TPU: host_call sends these tensors off it every step, and %s writes '
         'the summaries on the host, into the model_dir.' % name), f.indent_of(target))

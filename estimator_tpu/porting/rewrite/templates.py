@@ -9,9 +9,10 @@ WEIGHT_KEY = 'tpu_weight'
 
 EXACT_EVAL_HELPERS = '''
 def tpu_exact_eval_input(input_fn):
-    # input_fn for evaluate() on a TPU, which runs full batches of params['batch_size'] only: input_fn is read
-    # one example at a time (batches of 1 lose none), each example weighted 1 in features['tpu_weight'], then
-    # padded with copies of the first one, weighted 0: the padding counts in no metric and in no loss.
+    # input_fn for evaluate() on a TPU, which runs full batches of params['batch_size'] only:
+    # input_fn is read one example at a time (batches of 1 lose none), each example weighted 1
+    # in features['tpu_weight'], then padded with copies of the first one, weighted 0: the
+    # padding counts in no metric and in no loss.
 
     def add_weight(weight):
         def weighted(features, *labels):
@@ -29,7 +30,8 @@ def tpu_exact_eval_input(input_fn):
 
 
 def tpu_eval_steps(input_fn, batch_size):
-    # The number of batches of batch_size that input_fn (a tpu_exact_eval_input) yields; reads the input once.
+    # The number of batches of batch_size that input_fn (a tpu_exact_eval_input) yields; it reads
+    # the input once.
     with {tf}.Graph().as_default():
         dataset = input_fn(params={{'batch_size': batch_size}})
         count = dataset.reduce({tf}.constant(0, {tf}.int64), lambda count, *batch: count + 1)
@@ -39,8 +41,8 @@ def tpu_eval_steps(input_fn, batch_size):
 
 STATIC_BATCH_HELPER = '''
 def tpu_static_batch(dataset, batch_size):
-    # dataset with the leading dimension of every tensor set to batch_size: its batches are all full
-    # (drop_remainder=True), which the steps after the batch may not have kept in the shapes.
+    # dataset with the leading dimension of every tensor set to batch_size: its batches are all
+    # full (drop_remainder=True), which the steps after the batch may not keep in the shapes.
 
     def pin(*elements):
         for tensor in {tf}.nest.flatten(elements):
@@ -49,6 +51,19 @@ def tpu_static_batch(dataset, batch_size):
         return elements if len(elements) > 1 else elements[0]
 
     return dataset.map(pin)
+'''
+
+FLOAT32_HELPER = '''
+def tpu_float32(dataset):
+    # dataset with its float64 tensors cast to float32 (on the host): the TPU infeed takes no
+    # float64. Models that compute in float32 get the same values.
+
+    def cast(*elements):
+        elements = {tf}.nest.map_structure(
+            lambda t: {tf}.cast(t, {tf}.float32) if t.dtype == {tf}.float64 else t, elements)
+        return elements if len(elements) > 1 else elements[0]
+
+    return dataset.map(cast)
 '''
 
 HOST_CALL = '''
