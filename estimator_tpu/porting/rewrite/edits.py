@@ -239,6 +239,8 @@ def _fit_simple(statement, indent, original_lines, default_indent):
     # Aligned with a parenthesis, outermost call first; else a hanging indent, innermost call first.
     for hanging, order in ((False, calls), (True, calls)):
       for call in order:
+        if len(code_of(call)) < 40:
+          continue  # breaking a short call (tf.reshape(x, [1])) reads worse than breaking the one around it
         start = positions[call].start
         line_start = lines[start.line - 1]
         base = len(line_start) - len(line_start.lstrip(' '))

@@ -21,12 +21,14 @@ OPTIMIZER_METHODS = ('minimize', 'apply_gradients')
 def fix(port):
   done = set()
   for site in port.analysis.estimators:
-    if site.tpu:
-      continue
     for target in port.analysis.model_fn_of(site):
       if id(target.node) not in done and port.program.is_ported(target.file):
         done.add(id(target.node))
-        _ModelFn(port, target.file, target.node, site in port.exact_eval).run()
+        model_fn = _ModelFn(port, target.file, target.node, site in port.exact_eval)
+        if site.tpu:
+          model_fn.run_tpu()  # TPUEstimator code already: only an optimizer wrapped off the TPU too
+        else:
+          model_fn.run()
 
 
 class _Failed(Exception):
@@ -72,6 +74,22 @@ class _ModelFn(object):
     self._remove_moved()
     self._signature()
 
+  def run_tpu(self):
+    for call in self._calls():
+      if isinstance(call.func, cst.Attribute) and call.func.attr.value in OPTIMIZER_METHODS and \
+          self.port.findings_at(self.f, self.f.line(call), 6) and self._always_wrapped(call):
+        self._guarded(6, call, self._cross_shard, call)
+    if 'params' in self.needs:
+      self._signature()
+
+  def _always_wrapped(self, call):
+    receiver = call.func.value
+    if not isinstance(receiver, cst.Name):
+      return False
+    definitions = self._definitions(receiver.value, self.f.statement_of(call))
+    return len(definitions) == 1 and isinstance(definitions[0], cst.SimpleStatementLine) and \
+        self._optimizer_kind(definitions[0].body[0].value) == 'wrapped'
+
   def _calls(self):
     return [n for n in source_lib.walk_local(self.fn.body) if isinstance(n, cst.Call)]
 
@@ -110,19 +128,16 @@ class _ModelFn(object):
     self.edits.comment(self.fn, edits_lib.rule_comment(3, why + '.'))
 
   def _undelete(self, statement, small):
-    targets = [t for t in small.target.elements] if isinstance(small.target, cst.Tuple) else [small.target]
-    kept = [t for t in targets if not (isinstance(getattr(t, 'value', t), cst.Name) and
-                                       getattr(t, 'value', t).value == 'params')]
+    """`del params` (or `del labels, params`) without params: the port reads it now."""
+    targets = [e.value for e in small.target.elements] if isinstance(small.target, cst.Tuple) else [small.target]
+    kept = [t for t in targets if not (isinstance(t, cst.Name) and t.value == 'params')]
     if len(kept) == len(targets):
       return
     if not kept:
       self.edits.remove(statement)
       return
-    names = [getattr(t, 'value', t) for t in kept]
-    self.edits.replace(small, lambda updated: cst.Del(target=cst.Tuple([
-        cst.Element(n, comma=cst.Comma(whitespace_after=cst.SimpleWhitespace(' ')) if i < len(names) - 1 else
-                    cst.MaybeSentinel.DEFAULT) for i, n in enumerate(names)], lpar=[], rpar=[])
-                                                               if len(names) > 1 else names[0]))
+    code = 'del %s' % ', '.join(edits_lib.code_of(t) for t in kept)
+    self.edits.replace(small, lambda updated: cst.parse_statement(code + '\n').body[0])
 
   # --- the spec -------------------------------------------------------------------------------------------------
 

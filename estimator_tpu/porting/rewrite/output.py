@@ -77,6 +77,30 @@ def todo_lines(result):
   return found
 
 
+def todo_coverage(text):
+  """{rule: set of lines} the `# TODO(tpu port, rule N)` comments of a ported file stand above: every line of a
+  simple statement, the header lines of a compound one (def ...: up to its body)."""
+  import libcst as cst  # pylint: disable=g-import-not-at-top
+  from libcst import metadata  # pylint: disable=g-import-not-at-top
+  wrapper = metadata.MetadataWrapper(cst.parse_module(text))
+  positions = wrapper.resolve(metadata.PositionProvider)
+  covered = collections.defaultdict(set)
+  for node, position in positions.items():
+    if not isinstance(node, (cst.SimpleStatementLine, cst.BaseCompoundStatement)):
+      continue
+    for line in getattr(node, 'leading_lines', ()):
+      comment = line.comment.value if line.comment is not None else ''
+      for rule in rules.BY_NUMBER:
+        if comment.startswith('# ' + TODO_MARK % rule):
+          if isinstance(node, cst.SimpleStatementLine):
+            last = position.end.line
+          else:
+            first_inner = node.body.body[0] if getattr(node.body, 'body', None) else None
+            last = positions[first_inner].start.line - 1 if first_inner is not None else position.start.line
+          covered[rule].update(range(position.start.line, last + 1))
+  return covered
+
+
 def summary(result, out_dir=None):
   """What was changed, rule by rule, and every TODO left, with its place in the ported files."""
   lines = []

@@ -136,8 +136,8 @@ def run(paths, ported_dir, request, base=None):
   try:
     tree = os.path.join(work, 'ported')
     overlay(base, ported_dir, tree)
-    request = dict(request, data_dir=request.get('data_dir') or os.path.join(work, 'data'),
-                   work=work)
+    request = dict(request, data_dir=request.get('data_dir') or os.path.join(work, 'data'), work=work,
+                   original_kind=original_kind(paths), padded=pads_evaluation(ported_dir))
     parse_problem = check_parses(ported_dir)
     original = _worker('original', base, dict(request, model_dir=os.path.join(work, 'original')))
     if original.get('error'):
@@ -156,6 +156,24 @@ def run(paths, ported_dir, request, base=None):
   return checks
 
 
+def original_kind(paths):
+  """'tpu' when the original program builds TPUEstimators only (it is run as one), else 'plain'."""
+  from estimator_tpu.porting.rewrite import engine  # pylint: disable=g-import-not-at-top
+  sites = engine.Port(paths).analysis.estimators
+  return 'tpu' if sites and all(site.tpu for site in sites) else 'plain'
+
+
+def pads_evaluation(ported_dir):
+  """Whether the port evaluates on padded input (it wrote tpu_exact_eval_input): then so does the proof."""
+  for root, _, names in os.walk(ported_dir):
+    for name in names:
+      if name.endswith('.py'):
+        with open(os.path.join(root, name)) as f:
+          if 'def tpu_exact_eval_input(' in f.read():
+            return True
+  return False
+
+
 def check_report(paths, ported_dir, base):
   """(b) The port report on the ported files: every required finding is at a TODO the port wrote."""
   # Checks rule 13 (readiness).
@@ -171,7 +189,8 @@ def check_report(paths, ported_dir, base):
                           'give --verify the folder --write wrote, and the same PATHs.')
   report = scan_paths(ported_paths)
   required = [f for f in report.findings if f.severity == REQUIRED]
-  uncovered = [f for f in required if not at_todo(f)]
+  cache = {}
+  uncovered = [f for f in required if not at_todo(f, cache)]
   if uncovered:
     return results.failed('report', '%d required finding(s) the port left without a TODO: %s' % (
         len(uncovered), '; '.join('%s:%d rule %d' % (os.path.relpath(f.path, ported_dir), f.line, f.rule)
@@ -182,30 +201,14 @@ def check_report(paths, ported_dir, base):
   return results.passed('report', 'the port report requires nothing.')
 
 
-def at_todo(finding):
-  """Whether a finding is on a statement under a `# TODO(tpu port, rule N)` comment of its rule."""
-  with open(finding.path) as f:
-    lines = f.read().splitlines()
-  mark = '# TODO(tpu port, rule %d):' % finding.rule
-  number = finding.line - 1
-  # The statement's first line: walk up while the lines are continuation lines of the same statement.
-  index = number
-  while index > 0 and not lines[index - 1].strip().startswith('#') and _continues(lines, index):
-    index -= 1
-  while index > 0 and lines[index - 1].strip().startswith('#'):
-    index -= 1
-    if lines[index].strip().startswith(mark):
-      return True
-  return False
-
-
-def _continues(lines, index):
-  """Whether line `index` continues the statement of the line above (an open bracket there)."""
-  above = '\n'.join(lines[:index])
-  depth = 0
-  for char in above.split('\n')[-1]:
-    depth += {'(': 1, '[': 1, '{': 1, ')': -1, ']': -1, '}': -1}.get(char, 0)
-  return depth > 0 or lines[index - 1].rstrip().endswith(('\\', ',', '('))
+def at_todo(finding, coverage_cache):
+  """Whether a finding is on a statement under a `# TODO(tpu port, rule N)` comment of its rule (coverage_cache:
+  {path: coverage}, filled as files are read)."""
+  from estimator_tpu.porting.rewrite import output  # pylint: disable=g-import-not-at-top
+  if finding.path not in coverage_cache:
+    with open(finding.path) as f:
+      coverage_cache[finding.path] = output.todo_coverage(f.read())
+  return finding.line in coverage_cache[finding.path].get(finding.rule, ())
 
 
 def check_parses(ported_dir):

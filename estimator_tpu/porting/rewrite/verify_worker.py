@@ -103,9 +103,13 @@ def original(request):
   make_data(request)
   model_fn, train_input_fn = load(request, 'model_fn'), load(request, 'train_input_fn')
   eval_input_fn = load(request, 'eval_input_fn')
-  params = request['params'] if 'params' in names_of(model_fn) else None
-  config = tf.estimator.RunConfig(model_dir=request['model_dir'], tf_random_seed=request['seed'])
-  estimator = tf.estimator.Estimator(model_fn=model_fn, config=config, params=params)
+  if request['original_kind'] == 'tpu':  # already TPUEstimator code: run as such, on the CPU
+    estimator, config = tpu_estimator(model_fn, request, request['model_dir'])
+    params = dict(request['params'], batch_size=request['batch_size'], use_tpu=False)
+  else:
+    params = request['params'] if 'params' in names_of(model_fn) else None
+    config = tf.estimator.RunConfig(model_dir=request['model_dir'], tf_random_seed=request['seed'])
+    estimator = tf.estimator.Estimator(model_fn=model_fn, config=config, params=params)
   estimator.train(train_input_fn, max_steps=request['train_steps'])
   checkpoint = estimator.latest_checkpoint()
   metrics = None
@@ -115,7 +119,7 @@ def original(request):
   batches = read_batches(train_input_fn, request)
   with open(batches_path, 'wb') as f:
     pickle.dump(batches, f)
-  losses = train_on(model_fn, batches, checkpoint, request, request['params'], None)
+  losses = train_on(model_fn, batches, checkpoint, request, params or {}, config)
   return {'checkpoint': checkpoint, 'step': int(checkpoint.rsplit('-', 1)[1]), 'metrics': metrics,
           'losses': losses, 'batches': batches_path}
 
@@ -161,12 +165,11 @@ def port(request):
   exec(templates.EXACT_EVAL_HELPERS.format(tf='tf'), helpers)  # the port's own padding, as it writes it
   params = dict(request['params'])
   os.makedirs(request['model_dir'])
-  config = tf.estimator.tpu.RunConfig(model_dir=request['model_dir'], tf_random_seed=request['seed'])
-  estimator = tf.estimator.tpu.TPUEstimator(
-      model_fn=model_fn, config=config, params=params, use_tpu=False, train_batch_size=request['batch_size'],
-      eval_batch_size=request['eval_batch_size'], predict_batch_size=request['eval_batch_size'])
+  estimator, config = tpu_estimator(model_fn, request, request['model_dir'])
 
   def evaluate(checkpoint_path):
+    if not request['padded']:  # the port evaluates its input as the original did (e.g. it pads its data itself)
+      return float_metrics(estimator.evaluate(eval_input_fn, steps=None, checkpoint_path=checkpoint_path))
     padded = helpers['tpu_exact_eval_input'](eval_input_fn)
     steps = helpers['tpu_eval_steps'](padded, request['eval_batch_size'])
     return float_metrics(estimator.evaluate(padded, steps=steps, checkpoint_path=checkpoint_path))
@@ -184,6 +187,16 @@ def port(request):
   tpu_params = dict(params, batch_size=request['batch_size'], use_tpu=False)
   losses = train_on(model_fn, batches, checkpoint, request, tpu_params, config)
   return {'metrics': metrics, 'trained_metrics': trained, 'losses': losses, 'readiness': readiness(request)}
+
+
+def tpu_estimator(model_fn, request, model_dir):
+  """TPUEstimator(use_tpu=False) with the request's batches and params, and its RunConfig."""
+  config = tf.estimator.tpu.RunConfig(model_dir=model_dir, tf_random_seed=request['seed'])
+  estimator = tf.estimator.tpu.TPUEstimator(
+      model_fn=model_fn, config=config, params=dict(request['params']), use_tpu=False,
+      train_batch_size=request['batch_size'], eval_batch_size=request['eval_batch_size'],
+      predict_batch_size=request['eval_batch_size'])
+  return estimator, config
 
 
 def readiness(request):
