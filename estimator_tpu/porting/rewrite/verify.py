@@ -87,6 +87,8 @@ def add_arguments(parser):
   group.add_argument('--seed', type=int, default=1, help='the graph seed of every run (default 1)')
   group.add_argument('--data', help='MODULE:NAME of a function that writes the data into its argument')
   group.add_argument('--data_dir', help='the data folder ({data_dir} in the entry points); default: a new one')
+  group.add_argument('--readiness_model_fn', help='the model_fn for the readiness check, when it differs (a builder '
+                     'that takes use_tpu, as BERT\'s does: use_tpu=True there)')
   group.add_argument('--readiness_args', default='', help='more flags for the readiness check, e.g. '
                      '"--num_shards=8 --eval_batch_size=64"')
 
@@ -110,7 +112,7 @@ def request_from(args):
       'params': json.loads(args.params or '{}'), 'batch_size': args.batch_size,
       'eval_batch_size': args.eval_batch_size or args.batch_size, 'train_steps': args.train_steps,
       'continue_steps': args.continue_steps, 'seed': args.seed, 'data': args.data, 'data_dir': args.data_dir,
-      'readiness_args': args.readiness_args.split(),
+      'readiness_args': args.readiness_args.split(), 'readiness_model_fn': args.readiness_model_fn,
   }
 
 

@@ -148,7 +148,11 @@ def train_on(model_fn, batches, checkpoint, request, params, config):
     features, labels = element if isinstance(element, tuple) and len(element) == 2 else (element, None)
     spec = call_model_fn(model_fn, features, labels, TRAIN, params, config)
     saver = tf.train.Saver()
-    with tf.Session() as session:
+    # One thread, in thread pools of this session's own (TF 1 otherwise reuses the pools of the process's first
+    # session): every sum in the same order in both processes, whatever ran before or runs beside.
+    single = tf.ConfigProto(intra_op_parallelism_threads=1, inter_op_parallelism_threads=1,
+                            use_per_session_threads=True)
+    with tf.Session(config=single) as session:
       session.run([tf.global_variables_initializer(), tf.local_variables_initializer(), tf.tables_initializer()])
       saver.restore(session, checkpoint)
       return [float(session.run([spec.loss, spec.train_op])[0]) for _ in batches]
@@ -202,7 +206,8 @@ def tpu_estimator(model_fn, request, model_dir):
 def readiness(request):
   """python -m estimator_tpu.readiness on the port's model_fn and training input_fn (in this process)."""
   from estimator_tpu.porting.readiness import cli  # pylint: disable=g-import-not-at-top
-  argv = ['--model_fn=' + request['model_fn'].replace('{data_dir}', request['data_dir']),
+  model_fn = request.get('readiness_model_fn') or request['model_fn']
+  argv = ['--model_fn=' + model_fn.replace('{data_dir}', request['data_dir']),
           '--input_fn=' + request['train_input_fn'].replace('{data_dir}', request['data_dir']),
           '--params=' + json.dumps(request['params']), '--batch_size=%d' % (8 * request['batch_size'])]
   argv += request.get('readiness_args') or []

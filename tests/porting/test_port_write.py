@@ -1,0 +1,148 @@
+"""python -m estimator_tpu.port --write: the port made, and proven on every program it writes here.
+
+Each folder of tests/porting/port_fixtures with a port.json manifest, and the project's own Estimator program
+(mnist.py + estimator_tpu/estimator), is ported and checked: (a) the copy parses and imports; (b) the port report
+on it lists nothing required but the TODOs the port wrote, which are exactly the manifest's; and, on the
+TensorFlows where the original runs, (c) it trains and evaluates under TPUEstimator(use_tpu=False), (d) on the
+original's checkpoint it gives the original's metrics and, on the same batches, its per-step losses, (e) the
+readiness check passes (estimator_tpu/porting/rewrite/verify.py says how). A fixture added with a manifest is
+proven the same way.
+"""
+import json
+import os
+import subprocess
+import sys
+
+import pytest
+import tensorflow.compat.v1 as tf
+
+from support.paths import PORT_FIXTURES
+from support.paths import REPO_ROOT
+from support.paths import TESTS_DIR
+from estimator_tpu.porting.rewrite import output
+from estimator_tpu.porting.rewrite import port
+from estimator_tpu.porting.rewrite import verify
+
+TF_MAJOR = int(tf.__version__.split('.')[0])
+ENTRIES = os.path.join(TESTS_DIR, 'porting', 'port_entries')
+MNIST_ARGS = ['--validation_size=50', '--batch_size=16', '--eval_batch_size=50', '--seed=1']
+# The project's own Estimator program, as a manifest of its own (its base is the repository).
+MNIST = {
+    'scan': ['mnist.py', 'estimator_tpu/estimator'],
+    'todos': [],
+    'imports': [1, 2],
+    'proof': {
+        'tensorflow': [1, 2],
+        'data': 'mnist_entries:write_data',
+        'model_fn': 'estimator_tpu.estimator.model_fn:model_fn_builder(learning_rate=0.001, decay_steps=1000, '
+                    'decay_rate=0.5)',
+        'train_input_fn': "estimator_tpu.estimator.input_fn:train_input_fn_builder(data_dir='{data_dir}', "
+                          'batch_size=16)',
+        'eval_input_fn': "estimator_tpu.estimator.input_fn:eval_input_fn_builder(data_dir='{data_dir}', "
+                         "split='test', batch_size=50)",
+        'batch_size': 16,
+        'eval_batch_size': 50,
+    },
+    'program': ['mnist.py', '--data_dir={data_dir}', '--model_dir={data_dir}/model', '--train_steps=6'] + MNIST_ARGS,
+}
+
+
+def manifests():
+  found = {'mnist (the project)': (REPO_ROOT, MNIST)}
+  for name in sorted(os.listdir(PORT_FIXTURES)):
+    path = os.path.join(PORT_FIXTURES, name, 'port.json')
+    if os.path.isfile(path):
+      with open(path) as f:
+        found[name] = (os.path.join(PORT_FIXTURES, name), json.load(f))
+  return found
+
+
+MANIFESTS = manifests()
+
+
+def write_port(base, manifest, out_dir, monkeypatch):
+  """The port of a manifest's program, written into out_dir as --write writes it; returns the Result."""
+  monkeypatch.chdir(base)
+  result = port(manifest['scan'])
+  output.write(result, out_dir)
+  return result
+
+
+def entries_env(tree):
+  """The environment a ported program runs in: its folder, the fixtures' entry points, the repository."""
+  return dict(os.environ, PYTHONPATH=os.pathsep.join([tree, ENTRIES, REPO_ROOT] + [
+      p for p in os.environ.get('PYTHONPATH', '').split(os.pathsep) if p]))
+
+
+def python(code, cwd, env, timeout=600):
+  return subprocess.run([sys.executable, '-c', code], cwd=cwd, env=env, stdout=subprocess.PIPE,
+                        stderr=subprocess.PIPE, universal_newlines=True, timeout=timeout)
+
+
+def module_names(base, manifest):
+  names = []
+  for path in manifest['scan']:
+    files = [path] if path.endswith('.py') else [os.path.join(path, n) for n in sorted(os.listdir(
+        os.path.join(base, path))) if n.endswith('.py')]
+    for relative in files:
+      module = os.path.splitext(relative)[0].replace(os.sep, '.')
+      names.append(module[:-len('.__init__')] if module.endswith('.__init__') else module)
+  return names
+
+
+@pytest.mark.parametrize('name', sorted(MANIFESTS))
+def test_the_port_leaves_exactly_its_todos_and_the_report_requires_nothing_else(name, tmp_path, monkeypatch):
+  base, manifest = MANIFESTS[name]
+  out = str(tmp_path / 'ported')
+  result = write_port(base, manifest, out, monkeypatch)
+  assert result.changes and verify.check_parses(out) is None  # (a) every ported file parses
+  check = verify.check_report(manifest['scan'], out, base)  # (b)
+  assert check.status == verify.PASS, check.line()
+  todos = sorted((os.path.basename(path), rule) for path, _, rule, _ in output.todo_lines(result))
+  assert todos == sorted(tuple(t) for t in manifest['todos'])
+  summary = output.summary(result, out)
+  assert summary.count('TODO(tpu port, rule') == len(todos)
+  for f in result.files:  # the inputs are never touched
+    with open(os.path.join(base, f.relative), encoding=f.encoding, newline='') as handle:
+      assert handle.read() == f.original
+
+
+@pytest.mark.parametrize('name', sorted(n for n, (_, m) in MANIFESTS.items() if not m['proof'].get('data')))
+def test_ported_files_that_cannot_run_here_still_import(name, tmp_path, monkeypatch):
+  """(a) for the programs whose original cannot run (manifest: why_not): their ported modules import."""
+  base, manifest = MANIFESTS[name]
+  if TF_MAJOR not in manifest['imports']:
+    pytest.skip('the port imports on TensorFlow %s only: %s' % (manifest['imports'], manifest['proof']['why_not']))
+  out = str(tmp_path / 'ported')
+  write_port(base, manifest, out, monkeypatch)
+  imported = python('import %s' % ', '.join(module_names(base, manifest)), out, entries_env(out))
+  assert imported.returncode == 0, imported.stderr[-2000:]
+
+
+@pytest.mark.parametrize('name', sorted(n for n, (_, m) in MANIFESTS.items() if m['proof'].get('data')))
+def test_the_port_trains_and_gives_the_originals_metrics_and_losses(name, tmp_path, monkeypatch):
+  """(c), (d) and (e), by --verify's own checks, and the ported program's own command (c)."""
+  base, manifest = MANIFESTS[name]
+  proof = manifest['proof']
+  if TF_MAJOR not in proof['tensorflow']:
+    pytest.skip('TensorFlow %d: %s' % (TF_MAJOR, proof['why_not']))
+  out = str(tmp_path / 'ported')
+  write_port(base, manifest, out, monkeypatch)
+  monkeypatch.setenv('PYTHONPATH', os.pathsep.join([ENTRIES, os.environ.get('PYTHONPATH', '')]))
+  request = dict((key, proof.get(key)) for key in ('model_fn', 'train_input_fn', 'eval_input_fn', 'data',
+                                                   'readiness_model_fn'))
+  request.update(params={}, batch_size=proof['batch_size'], eval_batch_size=proof['eval_batch_size'],
+                 train_steps=4, continue_steps=3, seed=1, data_dir=None, readiness_args=[])
+  checks = verify.run(manifest['scan'], out, request, base)
+  assert [c.status for c in checks] == [verify.PASS] * len(verify.CHECKS), '\n'.join(c.line() for c in checks)
+  if manifest.get('program'):
+    tree = str(tmp_path / 'tree')
+    verify.overlay(base, out, tree)
+    data_dir = str(tmp_path / 'data')
+    os.makedirs(data_dir)
+    script, args = manifest['program'][0], [a.replace('{data_dir}', data_dir) for a in manifest['program'][1:]]
+    module, function = proof['data'].split(':')
+    ran = python('import runpy, sys, %s; %s.%s(%r); sys.argv = [%r] + %r; runpy.run_path(%r, run_name="__main__")'
+                 % (module, module, function, data_dir, script, args, os.path.join(tree, script)), data_dir,
+                 entries_env(tree))
+    assert ran.returncode == 0, ran.stderr[-3000:]
