@@ -16,6 +16,7 @@ import sys
 import pytest
 import tensorflow.compat.v1 as tf
 
+from support import tiny_run
 from support.paths import PORT_FIXTURES
 from support.paths import REPO_ROOT
 from support.paths import TESTS_DIR
@@ -146,3 +147,44 @@ def test_the_port_trains_and_gives_the_originals_metrics_and_losses(name, tmp_pa
                  % (module, module, function, data_dir, script, args, os.path.join(tree, script)), data_dir,
                  entries_env(tree))
     assert ran.returncode == 0, ran.stderr[-3000:]
+
+
+# --- The project ports itself ----------------------------------------------------------------------------------
+
+EVALUATE_ON = '''
+import json, sys
+from absl import flags
+import mnist
+from estimator_tpu import runner
+from flags import mnist as program_flags
+fv = flags.FlagValues()
+program_flags.define_flags(fv)
+fv(['mnist.py'] + sys.argv[1:])
+metrics, counted = runner.run(fv, mnist.ROUTE)
+print(json.dumps(dict(counted=counted, **dict((k, float(v)) for k, v in metrics.items()))))
+'''
+
+
+def test_the_ported_mnist_evaluates_to_mnist_tpus_metrics_on_its_checkpoint(tiny_model, tmp_path, monkeypatch):
+  """--write on mnist.py and estimator_tpu/estimator gives a program that evaluates a checkpoint of mnist_tpu.py
+  to mnist_tpu.py's own metrics, every test image counted once."""
+  data_dir, model_dir = tiny_model
+  expected, counted = tiny_run.run(['--mode=evaluate', '--data_dir=%s' % data_dir,
+                                    '--model_dir=%s' % (tmp_path / 'tpu'), '--checkpoint_path=%s' % model_dir])
+  out, tree = str(tmp_path / 'ported'), str(tmp_path / 'tree')
+  write_port(REPO_ROOT, MNIST, out, monkeypatch)
+  verify.overlay(REPO_ROOT, out, tree)
+  script = os.path.join(str(tmp_path), 'evaluate_on.py')
+  with open(script, 'w') as f:
+    f.write(EVALUATE_ON)
+  ran = subprocess.run([sys.executable, script, '--mode=evaluate', '--data_dir=%s' % data_dir,
+                        '--model_dir=%s' % (tmp_path / 'port'), '--checkpoint_path=%s' % model_dir,
+                        '--eval_batch_size=%d' % tiny_run.parse(tiny_run.TINY_ARGS).eval_batch_size],
+                       cwd=tree, env=entries_env(tree), stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+                       universal_newlines=True, timeout=600)
+  assert ran.returncode == 0, ran.stderr[-3000:]
+  ported = json.loads(ran.stdout.strip().splitlines()[-1])
+  assert ported.pop('counted') == counted == 110  # conftest.py's test split, every image once
+  assert sorted(ported) == sorted(expected)
+  for key, value in expected.items():
+    assert abs(ported[key] - float(value)) <= 1e-5 * max(1.0, abs(float(value))), (key, ported[key], value)

@@ -35,11 +35,12 @@ class Result(object):
   """What a port made: the files (changed or not), the changes, and the TODOs, each TODO also with the line it
   is at in the ported file."""
 
-  def __init__(self, files, changes, todos, report):
+  def __init__(self, files, changes, todos, report, others=()):
     self.files = files
     self.changes = changes
     self.todos = todos
     self.report = report
+    self.others = list(others)  # (path, relative path): the other files of the folders given, copied as they are
 
   @property
   def changed(self):
@@ -50,6 +51,7 @@ class Port(object):
   """The context every fixer works in."""
 
   def __init__(self, paths, base=None):
+    self.paths = list(paths)
     self.report = scan_paths(paths)
     if self.report.bad_inputs:
       bad = self.report.bad_inputs[0]
@@ -157,6 +159,9 @@ class Port(object):
       return
     self.header_keys[f].add(key)
     statements = edits_lib.statements(code)
+    defined = [s.name.value for s in statements if isinstance(s, cst.FunctionDef)]
+    if defined and all(name in f.top_level for name in defined):
+      return  # a port of a port: the helpers are there already
     lines = edits_lib.comment_lines(edits_lib.rule_comment(rule, why), 0)
     blank = [cst.EmptyLine()] * (2 if isinstance(statements[0], (cst.FunctionDef, cst.ClassDef)) else 1)
     statements[0] = statements[0].with_changes(leading_lines=blank + [
@@ -193,7 +198,22 @@ class Port(object):
       ported = f.text if edits.empty() else edits.apply()
       files.append(PortedFile(f.path, os.path.relpath(os.path.abspath(f.path), self.base), f.text, ported,
                               f.encoding))
-    return Result(files, sorted(self.changes), sorted(self.todos), self.report)
+    return Result(files, sorted(self.changes), sorted(self.todos), self.report, self.other_files())
+
+  def other_files(self):
+    """The files in the folders given that are not Python (data, configuration): a copy of the program has them."""
+    from estimator_tpu.porting.report import scan  # pylint: disable=g-import-not-at-top
+    others = []
+    for path in self.paths:
+      if not os.path.isdir(path):
+        continue
+      for root, folders, names in os.walk(path):
+        folders[:] = sorted(f for f in folders if not f.startswith('.') and f not in scan.SKIPPED_FOLDERS)
+        for name in sorted(names):
+          if not name.endswith(('.py', '.pyc')) and not name.startswith('.'):
+            full = os.path.join(root, name)
+            others.append((full, os.path.relpath(os.path.abspath(full), self.base)))
+    return others
 
 
 def what_to_do(message):

@@ -273,6 +273,9 @@ def _cast_float64(port):
         continue
       if not port.findings_at(f, f.line(node), 15):
         continue
+      wrapper = f.parent(f.parent(node))
+      if isinstance(wrapper, cst.Call) and source_lib.dotted(wrapper.func) == 'tpu_float32':
+        continue  # cast already (a port of a port)
       port.add_helper(f, 'float32', templates.FLOAT32_HELPER.format(tf=port.tf_v1(f)), 15,
                       'the TPU infeed takes no float64 (NumPy and pandas data are float64 by default).')
       port.edits[f].replace(node, lambda updated: cst.Call(func=cst.Name('tpu_float32'),

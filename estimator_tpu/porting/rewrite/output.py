@@ -38,6 +38,10 @@ def write(result, out_dir):
       os.makedirs(os.path.dirname(target), exist_ok=True)
       with open(target, 'w', encoding=f.encoding, newline='') as handle:
         handle.write(f.ported)
+    for path, relative in result.others:
+      target = os.path.join(staging, relative)
+      os.makedirs(os.path.dirname(target), exist_ok=True)
+      shutil.copy2(path, target)
     if os.path.isdir(out_dir):
       os.rmdir(out_dir)  # empty, checked above
     os.rename(staging, out_dir)
@@ -107,8 +111,9 @@ def summary(result, out_dir=None):
   by_rule = collections.Counter(change.rule for change in result.changes)
   changed = [f for f in result.files if f.changed]
   where = ' in %s' % out_dir if out_dir else ''
-  lines.append('Ported %d of %d file(s)%s: %d change(s) made (%s).' % (
-      len(changed), len(result.files), where, len(result.changes),
+  others = ' (and %d other file(s) copied)' % len(result.others) if result.others and out_dir else ''
+  lines.append('Ported %d of %d Python file(s)%s%s: %d change(s) made (%s).' % (
+      len(changed), len(result.files), where, others, len(result.changes),
       ', '.join('%s: %d' % (rules.cite(rule), count) for rule, count in sorted(by_rule.items())) or 'none'))
   for change in result.changes:
     lines.append('  %s:%d: %s: %s' % (change.path, change.line, rules.cite(change.rule), change.what))

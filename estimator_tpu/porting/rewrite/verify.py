@@ -183,7 +183,7 @@ def check_report(paths, ported_dir, base):
   from estimator_tpu.porting.report import scan_paths  # pylint: disable=g-import-not-at-top
   ported_paths = []
   for path in paths:
-    relative = os.path.relpath(os.path.abspath(path), base)
+    relative = os.path.relpath(os.path.join(base, path), base)
     ported_paths.append(os.path.join(ported_dir, relative))
   missing = [p for p in ported_paths if not os.path.exists(p)]
   if missing:
