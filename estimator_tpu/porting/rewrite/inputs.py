@@ -1,6 +1,6 @@
-"""The input side: TPU rule 3 (params: input_fn(params) batches with params['batch_size']), rule 4 (static
-shapes: drop_remainder=True where input trains) and rule 9 (steps: evaluate() on full batches, padded with rows
-of weight 0, with the number of steps).
+"""The input side. TPU rule 3 (params): input_fn(params) batches with params['batch_size']. TPU rule 4 (static
+shapes): drop_remainder=True where input trains. TPU rule 9 (steps): evaluate() on full batches, padded with rows
+of weight 0, with the number of steps. TPU rule 15 (TPU dtypes): float64 in-memory data cast to float32.
 """
 import libcst as cst
 

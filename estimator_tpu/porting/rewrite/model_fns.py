@@ -1,6 +1,7 @@
-"""The model_fn: TPU rule 3 (model_fn(..., params)), rule 5 (TPUEstimatorSpec, eval_metrics=(metric_fn,
-tensors)), rule 6 (CrossShardOptimizer when params['use_tpu']), rule 7 (summaries written by host_call on the
-host) and rule 9 (the loss and metrics weighted, when evaluation is padded to full batches).
+"""The model_fn. TPU rule 3 (params): model_fn(..., params). TPU rule 5 (TPUEstimatorSpec): the spec, and
+eval_metrics=(metric_fn, tensors). TPU rule 6 (gradient all-reduce): CrossShardOptimizer when params['use_tpu'].
+TPU rule 7 (summaries on the host): summaries written by host_call. TPU rule 9 (steps): the loss and metrics
+weighted when evaluation is padded to full batches.
 
 Metrics and summaries move out of the TPU computation into functions of the tensors they read: the statements
 that compute them from tf.metrics (a slice of the model_fn) are copied into metric_fn or the host_call function,
