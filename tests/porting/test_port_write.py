@@ -44,7 +44,9 @@ MNIST = {
         'batch_size': 16,
         'eval_batch_size': 50,
     },
-    'program': ['mnist.py', '--data_dir={data_dir}', '--model_dir={data_dir}/model', '--train_steps=6'] + MNIST_ARGS,
+    # Training through mnist.py's own route (the tests below evaluate through it).
+    'program': ['mnist.py', '--mode=train', '--data_dir={data_dir}', '--model_dir={data_dir}/model',
+                '--train_steps=2'] + MNIST_ARGS,
 }
 
 
@@ -133,7 +135,7 @@ def test_the_port_trains_and_gives_the_originals_metrics_and_losses(name, tmp_pa
   request = dict((key, proof.get(key)) for key in ('model_fn', 'train_input_fn', 'eval_input_fn', 'data',
                                                    'readiness_model_fn'))
   request.update(params={}, batch_size=proof['batch_size'], eval_batch_size=proof['eval_batch_size'],
-                 train_steps=4, continue_steps=3, seed=1, data_dir=None, readiness_args=[])
+                 train_steps=2, continue_steps=2, seed=1, data_dir=None, readiness_args=[])
   checks = verify.run(manifest['scan'], out, request, base)
   assert [c.status for c in checks] == [verify.PASS] * len(verify.CHECKS), '\n'.join(c.line() for c in checks)
   if manifest.get('program'):

@@ -63,9 +63,8 @@ def settings(port, f):
     if new:
       last = f.statement_of(defines[-1][1])
       statements = [cst.parse_statement(code + '\n') for code in new]
-      lines = edits_lib.comment_lines(edits_lib.rule_comment(1, 'the flags of a TPU run: --use_tpu, and where '
-                                                             'the TPU is (rule 2) and how many steps each TPU loop '
-                                                             'runs (rule 8).'), 0)
+      lines = edits_lib.comment_lines(edits_lib.rule_comment(1, 'the flags of a TPU run: --use_tpu, where the TPU '
+                                                             'is (rule 2), steps per TPU loop (rule 8).'), 0)
       statements[0] = statements[0].with_changes(leading_lines=[cst.EmptyLine(comment=cst.Comment(line))
                                                                 for line in lines])
       port.edits[f].insert_after(last, statements)
@@ -79,11 +78,11 @@ def settings(port, f):
       if not existing:
         code.append('%s = %s  # %s' % (constant, default, help_text))
     if code:
-      port.add_helper(f, key, '\n'.join(code) + '\n', 1, 'how this program runs on a TPU: set USE_TPU and TPU_NAME '
-                      '(rule 2: where the TPU is) for a run on a Cloud TPU.')
+      port.add_helper(f, key, '\n'.join(code) + '\n', 1, 'how this program runs on a TPU: set USE_TPU, and TPU_NAME '
+                      '(rule 2: where the TPU is), for one.')
       port.changes.append(port_change(f, None, 1, 'settings %s' % ', '.join(n for n in names.values())))
   port.add_helper(f, 'cluster', CLUSTER_HELPER.format(tf=port.tf_v1(f)), 2,
-                  'TPUEstimator runs on the TPU its RunConfig names; none: this machine.')
+                  'the Cloud TPU RunConfig names; none: this machine.')
   cached[f] = names
   return names
 
@@ -180,8 +179,7 @@ def _port_estimator(port, site):
   port.change(f, call, 1, '%s -> %s(%s)' % (source_lib.dotted(call.func), new_func,
                                             ', '.join('%s=%s' % kv for kv in keywords)))
   port.edits[f].comment(statement, edits_lib.rule_comment(
-      1, 'TPUEstimator runs the TPU loop and splits every batch over the cores: it takes use_tpu and the '
-      'global batch sizes, those the input_fns were given.'))
+      1, 'TPUEstimator, with use_tpu and the global batch sizes the input_fns were given.'))
   if missing:
     port.todo(f, call, 1, 'pass %s: the global batch of the %s input_fn (it could not be traced here)'
               % (' and '.join('%s=...' % m for m in missing), '/'.join(m.split('_')[0] for m in missing)))
@@ -201,8 +199,7 @@ def _run_config_statements(port, f, statement, name, tpu_api, names):
   return result
 
 
-RUN_CONFIG_WHY = ('TPUEstimator takes a tpu RunConfig: where the TPU is (rule 2), and TPUConfig (rule 8: the '
-                  'steps of each TPU loop; num_shards: the TPU\'s cores).')
+RUN_CONFIG_WHY = 'a tpu RunConfig: where the TPU is (rule 2), and TPUConfig (rule 8: steps per TPU loop).'
 
 
 def _cluster_code(names):

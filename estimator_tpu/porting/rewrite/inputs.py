@@ -64,8 +64,8 @@ def _give_params(port, target, done):
     port.edits[f].replace(fn, add)
   else:
     port.edits[f].replace(fn, lambda updated: _append_param(updated, 'params'))
-    port.edits[f].comment(fn, edits_lib.rule_comment(3, 'TPUEstimator passes the batch size to input_fn in '
-                                                     "params['batch_size']: per core on a TPU, global on the CPU."))
+    port.edits[f].comment(fn, edits_lib.rule_comment(3, 'TPUEstimator calls input_fn with params, where the '
+                                                     'batch size is.'))
   port.take(f, fn, 3)
   port.change(f, fn, 3, 'input_fn %s takes params' % ('lambda' if isinstance(fn, cst.Lambda) else fn.name.value))
 
@@ -95,8 +95,8 @@ def _fix_batch(port, site, given_params):
   if not port.findings_at(f, line, 4):
     site.drops = True  # the report asks for no drop_remainder here
   what = []
-  params_comment = edits_lib.rule_comment(3, "TPUEstimator gives input_fn the batch size in params['batch_size'] "
-                                          '(per core on a TPU, global on the CPU).')
+  params_comment = edits_lib.rule_comment(3, "the batch size is params['batch_size'], which "
+                                          'TPUEstimator sets.')
   if site.how in ('replace', 'thread') and first:
     done.add(('changed', id(site.proper.node)))
     if site.how == 'thread' and not _thread_params(port, site):
@@ -127,7 +127,7 @@ def _fix_batch(port, site, given_params):
     _set_drop_remainder(port, site)
     what.append('drop_remainder=True')
     edits.comment(f.statement_of(site.call), edits_lib.rule_comment(
-        4, 'drop_remainder=True makes every batch full: one static shape for XLA.'))
+        4, 'full batches only (drop_remainder=True): one static shape for XLA.'))
   if what:
     port.change(f, site.call, 4 if what == ['drop_remainder=True'] else 3, '; '.join(what))
   if analysis_lib.TRAIN not in site.modes or site.drops or needs_drop:
@@ -186,8 +186,7 @@ def _pad_evaluation(port, use):
               "tpu_eval_steps(input_fn, EVAL_BATCH_SIZE) (the eval batch size could not be traced here)")
     return
   port.add_helper(f, 'exact_eval', templates.EXACT_EVAL_HELPERS.format(tf=port.tf_v1(f)), 9,
-                  'evaluate() on a TPU runs `steps` full batches; these pad the input so that every example '
-                  'counts once (python -m estimator_tpu.port --write).')
+                  'evaluate() on a TPU runs `steps` full batches: pad them, count every example once.')
   statement = f.statement_of(node)
   input_arg = source_lib.arg_node(node, 0, 'input_fn')
   if isinstance(input_arg.value, cst.Name):
@@ -230,8 +229,8 @@ def _pad_evaluation(port, use):
     value = holder['value'] if holder is not None else cst.Name(name)
     wrapped = cst.Call(func=cst.Name('tpu_exact_eval_input'), args=[cst.Arg(value)])
     line = cst.SimpleStatementLine([cst.Assign([cst.AssignTarget(cst.Name(name))], wrapped)])
-    text = edits_lib.rule_comment(9, 'a TPU evaluates full batches only: the input is padded with copies of '
-                                  'weight 0, which count in no metric, and steps counts the batches.')
+    text = edits_lib.rule_comment(9, 'a TPU evaluates full batches: padded with copies of weight 0; steps '
+                                  'counts them.')
     return [line.with_changes(leading_lines=[cst.EmptyLine(indent=True, comment=cst.Comment(c))
                                              for c in edits_lib.comment_lines(text, f.indent_of(statement))])]
   edits.insert_before(statement, [wrap])
@@ -277,11 +276,11 @@ def _cast_float64(port):
       if isinstance(wrapper, cst.Call) and source_lib.dotted(wrapper.func) == 'tpu_float32':
         continue  # cast already (a port of a port)
       port.add_helper(f, 'float32', templates.FLOAT32_HELPER.format(tf=port.tf_v1(f)), 15,
-                      'the TPU infeed takes no float64 (NumPy and pandas data are float64 by default).')
+                      'the TPU infeed takes no float64 (NumPy and pandas default to it).')
       port.edits[f].replace(node, lambda updated: cst.Call(func=cst.Name('tpu_float32'),
                                                            args=[cst.Arg(updated)]))
       port.edits[f].comment(f.statement_of(node), edits_lib.rule_comment(
-          15, 'the TPU infeed takes no float64: tpu_float32 casts float64 data to float32 on the host.'))
+          15, 'the TPU infeed takes no float64: tpu_float32 casts it on the host.'))
       port.take(f, node, 15)
       port.change(f, node, 15, 'float64 in-memory data cast to float32 (tpu_float32)')
 
@@ -309,8 +308,7 @@ def _pin_static_batch(port, use):
           func=cst.Name('tpu_static_batch'), args=[cst.Arg(updated.value, comma=cst.Comma(
               whitespace_after=cst.SimpleWhitespace(' '))), cst.Arg(edits_lib.expression(PARAMS_BATCH))])))
       port.edits[f].comment(f.statement_of(node), edits_lib.rule_comment(
-          4, 'every batch is full (drop_remainder=True); tpu_static_batch says so in the shapes, which the steps '
-          'after the batch do not keep.'))
+          4, 'the batches are full: tpu_static_batch puts that in the shapes.'))
       port.change(f, node, 4, 'return tpu_static_batch(..., params[\'batch_size\'])')
 
 

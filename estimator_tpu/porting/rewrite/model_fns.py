@@ -123,9 +123,9 @@ class _ModelFn(object):
     self.edits.replace(self.fn, add)
     self.port.take(self.f, self.fn, 3)
     self.port.change(self.f, self.fn, 3, 'model_fn takes %s' % ', '.join(missing))
-    why = "TPUEstimator passes params['use_tpu'] and params['batch_size'] (per core on a TPU)"
+    why = 'TPUEstimator passes params (use_tpu, the per-core batch size)'
     if 'config' in missing:
-      why += '; config.model_dir is where host_call writes the summaries'
+      why += '; config.model_dir: where host_call writes'
     self.edits.comment(self.fn, edits_lib.rule_comment(3, why + '.'))
 
   def _undelete(self, statement, small):
@@ -152,8 +152,7 @@ class _ModelFn(object):
         self.port.handled.add(finding)
     statement = f.statement_of(call)
     self.edits.comment(statement, edits_lib.rule_comment(
-        5, 'TPUEstimator takes a TPUEstimatorSpec (it rebuilds metrics and summaries outside the TPU '
-        'computation).'))
+        5, 'TPUEstimator takes a TPUEstimatorSpec.'))
     metrics = source_lib.argument(call, None, 'eval_metric_ops')
     if metrics is not None:
       self._guarded(5, call, self._eval_metrics, call, metrics)
@@ -201,8 +200,8 @@ class _ModelFn(object):
     del args_node
     if inserted:
       lines = edits_lib.comment_lines(edits_lib.rule_comment(
-          5, 'metric ops cannot run on the TPU: TPUEstimator sends these (batch-major) tensors to the host and '
-          'calls metric_fn there.'), f.indent_of(statement))
+          5, 'metric ops cannot run on the TPU: TPUEstimator runs metric_fn on the host.'),
+          f.indent_of(statement))
       inserted[0] = inserted[0].with_changes(leading_lines=[cst.EmptyLine(indent=True, comment=cst.Comment(c))
                                                             for c in lines])
       self.edits.insert_before(statement, inserted)
@@ -367,8 +366,8 @@ class _ModelFn(object):
     inserted = edits_lib.statements(code)
     first = self._first_statement()
     lines = edits_lib.comment_lines(edits_lib.rule_comment(
-        9, 'evaluation pads its last batch with copies of weight 0 (tpu_exact_eval_input): the weight leaves '
-        'the features here and weights the loss and the metrics.'), f.indent_of(first))
+        9, 'rows that pad evaluation have weight 0: it leaves the features, weights loss and metrics.'),
+        f.indent_of(first))
     inserted[0] = inserted[0].with_changes(leading_lines=[cst.EmptyLine(indent=True, comment=cst.Comment(c))
                                                           for c in lines])
     self.edits.insert_before(first, inserted)
@@ -404,7 +403,7 @@ class _ModelFn(object):
     self.edits.replace(call, lambda updated: edits_lib.set_keyword(updated, 'weights', edits_lib.expression(
         value)) or edits_lib.add_keywords(updated, [('weights', edits_lib.expression(value))], column))
     self.edits.comment(definitions[0], edits_lib.rule_comment(
-        9, 'rows that pad the last evaluation batch have weight 0: they count in no loss.'))
+        9, 'rows that pad the last evaluation batch count in no loss.'))
     self.port.change(self.f, call, 9, 'loss weighted with %s' % self.weights)
 
   # --- rule 6 -------------------------------------------------------------------------------------------------
@@ -414,8 +413,8 @@ class _ModelFn(object):
     receiver = call.func.value
     statement = f.statement_of(call)
     tf = self.tf
-    comment = edits_lib.rule_comment(6, 'each TPU core has its shard\'s gradients; CrossShardOptimizer averages '
-                                     'them over the cores. It has no kernel off the TPU, hence the test.')
+    comment = edits_lib.rule_comment(6, 'CrossShardOptimizer averages the cores\' gradients; it has no kernel '
+                                     'off the TPU.')
     if isinstance(receiver, cst.Name):
       definitions = self._definitions(receiver.value, statement)
       if len(definitions) != 1 or not isinstance(definitions[0], cst.SimpleStatementLine):
@@ -523,8 +522,8 @@ class _ModelFn(object):
       code = '%s = (%s,\n%s[%s])' % (host_call, name, ' ' * (len(host_call) + 4), ', '.join([step] + tensors))
     assignment = cst.parse_statement(code + '\n')
     comment = edits_lib.comment_lines(edits_lib.rule_comment(
-        7, 'summary ops cannot run on the TPU: host_call sends these tensors off it every step, and %s writes '
-        'the summaries on the host, into the model_dir.' % name), f.indent_of(target))
+        7, 'summary ops cannot run on the TPU: host_call writes them on the host, every step.'),
+        f.indent_of(target))
     function = function.with_changes(leading_lines=[cst.EmptyLine(indent=True, comment=cst.Comment(c))
                                                     for c in comment])
     self.edits.insert_before(target, [function, assignment])

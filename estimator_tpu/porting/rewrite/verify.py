@@ -232,8 +232,10 @@ def port_checks(original, port, request):
   if port.get('error'):
     failure = results.failed('train_evaluate', port['error'], 'fix what the port broke (or a TODO left there).')
     return [failure] + [results.skipped(n, 'the port did not run.') for n in list(CHECKS)[3:]]
-  checks = [results.passed('train_evaluate', 'trained %d steps and evaluated under TPUEstimator(use_tpu=False): '
-                           '%s.' % (request['continue_steps'], _metrics_text(port['trained_metrics'])))]
+  evaluated = ' and evaluated the checkpoint (below)' if port.get('metrics') is not None else ''
+  checks = [results.passed('train_evaluate', 'under TPUEstimator(use_tpu=False) on this CPU, trained from the '
+                           'original\'s checkpoint to global step %d on the port\'s own input%s.' % (
+                               port['trained_metrics']['global_step'], evaluated))]
   if original.get('metrics') is None:
     checks.append(results.skipped('same_metrics', 'no --eval_input_fn given.'))
   else:

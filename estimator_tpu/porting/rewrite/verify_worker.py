@@ -5,8 +5,8 @@ copy. Each imports the entry points there, runs TensorFlow, and writes what it m
             (reading the evaluation input to its end); reads the first --continue_steps training batches; trains
             on them from the checkpoint, one loss per step.
   port      evaluates the original's checkpoint under TPUEstimator(use_tpu=False) on the port's evaluation input,
-            padded to full batches as the port pads it; trains from the checkpoint under TPUEstimator and
-            evaluates again; trains on the same batches from the checkpoint, one loss per step; runs the
+            padded to full batches as the port pads it; trains from the checkpoint under TPUEstimator on the
+            port's training input; trains on the same batches from the checkpoint, one loss per step; runs the
             readiness check on the port's model_fn and training input_fn.
 """
 import inspect
@@ -184,8 +184,7 @@ def port(request):
     if name.startswith(os.path.basename(checkpoint) + '.') or name == 'checkpoint':
       shutil.copy(os.path.join(os.path.dirname(checkpoint), name), request['model_dir'])
   estimator.train(train_input_fn, max_steps=original_result['step'] + request['continue_steps'])
-  trained = evaluate(estimator.latest_checkpoint()) if eval_input_fn is not None else {
-      'global_step': float(estimator.get_variable_value('global_step'))}
+  trained = {'global_step': float(estimator.get_variable_value('global_step'))}
   with open(original_result['batches'], 'rb') as f:
     batches = pickle.load(f)
   tpu_params = dict(params, batch_size=request['batch_size'], use_tpu=False)
