@@ -67,7 +67,8 @@ def _give_params(port, target, done):
     port.edits[f].comment(fn, edits_lib.rule_comment(3, 'TPUEstimator calls input_fn with params, where the '
                                                      'batch size is.'))
   port.take(f, fn, 3)
-  port.change(f, fn, 3, 'input_fn %s takes params' % ('lambda' if isinstance(fn, cst.Lambda) else fn.name.value))
+  port.change(f, fn, 3, '%s takes params' % ('the lambda given as input_fn' if isinstance(fn, cst.Lambda) else
+                                            '%s()' % fn.name.value))
 
 
 def _append_param(fn, name, default=None):

@@ -243,14 +243,17 @@ def port_checks(original, port, request):
     if difference:
       checks.append(results.failed('same_metrics', difference, 'the port changed what the model computes.'))
     else:
+      largest = max(_relative(original['metrics'][k], port['metrics'][k]) for k in original['metrics'])
       checks.append(results.passed('same_metrics', 'on the original\'s checkpoint (step %d), every metric as the '
-                                   'original\'s within %g: %s.' % (original['step'], RTOL,
-                                                                   _metrics_text(port['metrics']))))
+                                   'original\'s within %g (largest difference %.1e): %s.' % (
+                                       original['step'], RTOL, largest, _metrics_text(port['metrics']))))
   losses = compare_losses(original['losses'], port['losses'])
   checks.append(results.failed('same_losses', losses, 'the port changed how the model trains.') if losses else
                 results.passed('same_losses', '%d steps from the checkpoint on the same batches, per-step losses '
-                               'as the original\'s within %g: %s.' % (
-                                   len(port['losses']), RTOL, ', '.join('%.6g' % x for x in port['losses']))))
+                               'as the original\'s within %g (largest difference %.1e): %s.' % (
+                                   len(port['losses']), RTOL, max([0.0] + [_relative(a, b) for a, b in zip(
+                                       original['losses'], port['losses'])]),
+                                   ', '.join('%.6g' % x for x in port['losses']))))
   ready = port.get('readiness')
   if ready is None:
     checks.append(results.skipped('readiness', 'the readiness check did not run.'))
@@ -284,7 +287,12 @@ def compare_losses(expected, actual):
 
 
 def _close(a, b):
-  return abs(a - b) <= RTOL * max(1.0, abs(a), abs(b))
+  return _relative(a, b) <= RTOL
+
+
+def _relative(a, b):
+  """The difference of two numbers, relative to the larger (to 1 for numbers below 1)."""
+  return abs(a - b) / max(1.0, abs(a), abs(b))
 
 
 def _metrics_text(metrics):
