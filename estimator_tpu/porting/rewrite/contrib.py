@@ -43,6 +43,7 @@ def fix(port):
 
 
 def _fix_file(port, f):
+  # Ports rule 19 (contrib names).
   edits = port.edits[f]
   replaced_roots = []
   for node in list(f.positions):

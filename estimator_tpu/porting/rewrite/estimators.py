@@ -32,7 +32,7 @@ def fix(port):
   for site in port.analysis.estimators:
     if not site.tpu:
       _port_estimator(port, site)
-  for f, scope, call in port.analysis.run_configs:
+  for f, _, call in port.analysis.run_configs:
     name = f.canonical(call.func) or ''
     if '.tpu.' not in name and '.contrib.' not in name and port.findings_at(f, f.line(call), 1):
       _port_run_config(port, f, call)
@@ -141,6 +141,7 @@ def _flags_object(f):
 # --- the estimator ----------------------------------------------------------------------------------------------
 
 def _port_estimator(port, site):
+  # Ports rule 1 (TPUEstimator).
   f, call = site.file, site.call
   if source_lib.has_star_args(call):
     port.todo(f, call, 1, 'build tf.estimator.tpu.TPUEstimator with use_tpu and the train/eval/predict batch '
@@ -246,6 +247,7 @@ def _visible(f, scope, origin_file, origin_scope, expression):
 # --- RunConfig ------------------------------------------------------------------------------------------------
 
 def _port_run_config(port, f, call):
+  # Ports rule 1 (TPUEstimator), rule 2 (where the TPU is), rule 8 (iterations per loop).
   if source_lib.has_star_args(call):
     port.todo(f, call, 1, 'build tf.estimator.tpu.RunConfig(tpu_config=tf.estimator.tpu.TPUConfig('
               'iterations_per_loop, num_shards)) (the arguments come from *args/**kwargs here)')

@@ -39,7 +39,7 @@ def fix(port):
     if use.proper is not None:
       _give_params(port, use.proper, given_params)
   for site in port.analysis.batch_sites.values():
-    _fix_batch(port, site, given_params)
+    _fix_batch(port, site)
   for use in port.padded_evaluations:
     _pad_evaluation(port, use)
   for use in port.analysis.input_uses:
@@ -50,6 +50,7 @@ def fix(port):
 
 def _give_params(port, target, done):
   """input_fn() -> input_fn(params): TPUEstimator passes the batch size there."""
+  # Ports rule 3 (params).
   f, fn = target.file, target.node
   if id(fn) in done:
     return
@@ -84,7 +85,8 @@ def _append_param(fn, name, default=None):
   return fn.with_changes(params=fn.params.with_changes(params=params))
 
 
-def _fix_batch(port, site, given_params):
+def _fix_batch(port, site):
+  # Ports rule 3 (params), rule 4 (static shapes).
   f = site.file
   edits = port.edits[f]
   done = port.header_keys[f]
@@ -107,7 +109,7 @@ def _fix_batch(port, site, given_params):
       what.append("batch size %s -> params['batch_size']" % edits_lib.code_of(site.size))
       edits.comment(f.statement_of(site.call), params_comment)
   elif site.how == 'argument':
-    caller_file, caller, call, callee = site.chain[0]
+    caller_file, _, call, callee = site.chain[0]
     parameter = site.size.value if isinstance(site.size, cst.Name) else None
     argument = source_lib.bind_arguments(call, callee).get(parameter)
     if argument is None:
@@ -159,7 +161,7 @@ def _thread_params(port, site):
   """A helper that reads its batch size from a global gets a params argument from the input_fn that calls it."""
   if len(site.chain) != 1:
     return False
-  caller_file, caller, call, callee = site.chain[0]
+  callee = site.chain[0][3]
   sites = port.program.call_sites(site.file, callee)
   propers = set(id(u.proper.node) for u in port.analysis.input_uses if u.proper is not None)
   if not sites or any(id(scope) not in propers for _, scope, _ in sites):
@@ -177,6 +179,7 @@ def _thread_params(port, site):
 # --- exact evaluation ---------------------------------------------------------------------------------------------
 
 def _pad_evaluation(port, use):
+  # Ports rule 9 (steps).
   call = use.method_call
   f, node = call.file, call.call
   site = call.estimator
@@ -259,6 +262,7 @@ def _visible_at(port, use, call):
 def _cast_float64(port):
   """In-memory data of a dtype the report cannot tell (NumPy and pandas default to float64) is cast from float64 to
   float32 where it enters the input pipeline: the TPU infeed takes no float64 (rule 15)."""
+  # Ports rule 15 (TPU dtypes).
   functions = set()
   for use in port.analysis.input_uses:
     for batch in use.batches:
@@ -291,6 +295,7 @@ def _cast_float64(port):
 def _pin_static_batch(port, use):
   """A training input_fn whose batches go through more than shape-keeping Dataset methods after the batch returns
   tpu_static_batch(...): its batches are full, and the shapes say so."""
+  # Ports rule 4 (static shapes).
   proper = use.proper
   if isinstance(proper.node, cst.Lambda) or not use.batches:
     return

@@ -59,6 +59,7 @@ class _ModelFn(object):
     self.weights = None
     self.needs = set()  # 'params', 'config'
     self._metric_memo = {}
+    self.weighted_losses = set()
 
   def run(self):
     if self.exact:
@@ -104,6 +105,7 @@ class _ModelFn(object):
   # --- signature ------------------------------------------------------------------------------------------------
 
   def _signature(self):
+    # Ports rule 3 (params).
     needs = ['params'] + (['config'] if 'config' in self.needs else [])
     missing = [n for n in needs if n not in self.param_names]
     for statement in self.statements:  # `del params` at the top: the port reads params now
@@ -143,6 +145,7 @@ class _ModelFn(object):
   # --- the spec -------------------------------------------------------------------------------------------------
 
   def _spec(self, call):
+    # Ports rule 5 (TPUEstimatorSpec).
     f = self.f
     new_func = '%s.estimator.tpu.TPUEstimatorSpec' % self.tf
     self.edits.replace(call, lambda updated: edits_lib.renamed(updated, call, new_func, f))
@@ -186,7 +189,6 @@ class _ModelFn(object):
       inserted = [function]
       code = '(%s, [%s])' % (name, ', '.join(tensors))
       self.moved += slice_statements
-    args_node = source_lib.arg_node(call, None, 'eval_metric_ops')
 
     def rebuild(updated):
       args = []
@@ -197,7 +199,6 @@ class _ModelFn(object):
       return updated.with_changes(args=args)
 
     self.edits.replace(call, rebuild)
-    del args_node
     if inserted:
       lines = edits_lib.comment_lines(edits_lib.rule_comment(
           5, 'metric ops cannot run on the TPU: TPUEstimator runs metric_fn on the host.'),
@@ -344,6 +345,7 @@ class _ModelFn(object):
   # --- rule 9: weights --------------------------------------------------------------------------------------------
 
   def _weigh_examples(self):
+    # Ports rule 9 (steps).
     f = self.f
     uses = [n for n in source_lib.walk_local(self.fn.body) if isinstance(n, cst.Name) and n.value == self.features
             and f._is_read(n, self.fn.body)]
@@ -394,9 +396,9 @@ class _ModelFn(object):
       raise _Failed(9, 'weight the loss `%s` with %s (0 for the rows that pad the last evaluation batch), as '
                     'tf.losses functions do with weights=' % (loss.value, self.weights))
     call = calls[0]
-    if getattr(self, '_weighted_loss', None) is call:
-      return
-    self._weighted_loss = call
+    if call in self.weighted_losses:
+      return  # one loss for EVAL and TRAIN specs alike
+    self.weighted_losses.add(call)
     existing = source_lib.argument(call, None, 'weights')
     value = self.weights if existing is None else '%s * (%s)' % (self.weights, edits_lib.code_of(existing))
     column = self.f.column(call)
@@ -409,6 +411,7 @@ class _ModelFn(object):
   # --- rule 6 -------------------------------------------------------------------------------------------------
 
   def _cross_shard(self, call):
+    # Ports rule 6 (gradient all-reduce).
     f = self.f
     receiver = call.func.value
     statement = f.statement_of(call)
@@ -423,9 +426,7 @@ class _ModelFn(object):
       value = definition.body[0].value
       kind = self._optimizer_kind(value)
       if kind == 'wrapped':  # always wrapped: unwrap, then wrap only on the TPU
-        inner = value.args[0].value
         self.edits.replace(value, lambda updated: updated.args[0].value)
-        del inner
       elif kind != 'plain':
         raise _Failed(6, 'wrap the optimizer in %s.tpu.CrossShardOptimizer when params[\'use_tpu\'] (a '
                       'tf.compat.v1.train optimizer: CrossShardOptimizer takes no other)' % tf)
@@ -467,6 +468,7 @@ class _ModelFn(object):
   # --- rule 7: summaries to host_call -------------------------------------------------------------------------
 
   def _summaries(self):
+    # Ports rule 7 (summaries on the host).
     f = self.f
     summaries = []
     for statement in self.statements:

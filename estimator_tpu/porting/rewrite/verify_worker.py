@@ -9,7 +9,6 @@ copy. Each imports the entry points there, runs TensorFlow, and writes what it m
             port's training input; trains on the same batches from the checkpoint, one loss per step; runs the
             readiness check on the port's model_fn and training input_fn.
 """
-import inspect
 import io
 import json
 import os
@@ -41,7 +40,7 @@ def main(argv):
     request = json.load(f)
   sys.path.insert(0, os.getcwd())
   try:
-    result = ORIGINAL(request) if role == 'original' else port(request)
+    result = original(request) if role == 'original' else port(request)
   except Stage as e:
     result = {'error': str(e), 'stage': e.stage}
   except Exception as e:  # noqa: BLE001 -- the user's code: what it raised is the result
@@ -123,8 +122,6 @@ def original(request):
   return {'checkpoint': checkpoint, 'step': int(checkpoint.rsplit('-', 1)[1]), 'metrics': metrics,
           'losses': losses, 'batches': batches_path}
 
-
-ORIGINAL = original
 
 
 def read_batches(input_fn, request):
