@@ -89,6 +89,12 @@ def comment_lines(text, indent):
   return ['# ' + line for line in textwrap.wrap(text, width, break_long_words=False, break_on_hyphens=False)]
 
 
+def commented(statement, text, indent):
+  """`statement` with the comment `text` (wrapped at `indent`) as its last leading lines."""
+  return statement.with_changes(leading_lines=list(statement.leading_lines) + _empty_lines(comment_lines(text,
+                                                                                                         indent)))
+
+
 def rule_comment(rule, why):
   """'TPU rule N (name): why', the form the code cites a rule in."""
   return '%s: %s' % (rules.tag(rule), why)

@@ -143,13 +143,10 @@ def _flags_object(f):
 def _port_estimator(port, site):
   # Ports rule 1 (TPUEstimator).
   f, call = site.file, site.call
-  if source_lib.has_star_args(call):
-    port.todo(f, call, 1, 'build tf.estimator.tpu.TPUEstimator with use_tpu and the train/eval/predict batch '
-              'sizes (the arguments come from *args/**kwargs here)')
+  if _star_args(port, f, call, 'tf.estimator.tpu.TPUEstimator with use_tpu and the train/eval/predict batch '
+                'sizes'):
     return
-  names = settings(port, f)
-  tpu_api = '%s.estimator.tpu' % port.tf_v1(f)
-  statement = f.statement_of(call)
+  names, tpu_api, statement = _context(port, f, call)
   keywords = []
   missing = []
   for mode, keyword in MODE_KEYWORDS:
@@ -194,9 +191,7 @@ def _run_config_statements(port, f, statement, name, tpu_api, names):
            edits_lib.format_call('%s = %s.RunConfig' % (name, tpu_api), [
                ('cluster', _cluster_code(names)), ('tpu_config', tpu_config)], indent)]
   result = [cst.parse_statement(line + '\n') for line in lines]
-  comment = edits_lib.comment_lines(edits_lib.rule_comment(1, RUN_CONFIG_WHY), indent)
-  result[0] = result[0].with_changes(leading_lines=[cst.EmptyLine(indent=True, comment=cst.Comment(c))
-                                                    for c in comment])
+  result[0] = edits_lib.commented(result[0], edits_lib.rule_comment(1, RUN_CONFIG_WHY), indent)
   return result
 
 
@@ -244,17 +239,27 @@ def _visible(f, scope, origin_file, origin_scope, expression):
   return True
 
 
+def _context(port, f, call):
+  """The TPU settings of the file (added the first time), its name for tf.estimator.tpu, the call's statement."""
+  return settings(port, f), '%s.estimator.tpu' % port.tf_v1(f), f.statement_of(call)
+
+
+def _star_args(port, f, call, what):
+  """A call whose arguments come from *args/**kwargs is left with a TODO: what it gets cannot be told."""
+  if source_lib.has_star_args(call):
+    port.todo(f, call, 1, 'build %s (the arguments come from *args/**kwargs here)' % what)
+    return True
+  return False
+
+
 # --- RunConfig ------------------------------------------------------------------------------------------------
 
 def _port_run_config(port, f, call):
   # Ports rule 1 (TPUEstimator), rule 2 (where the TPU is), rule 8 (iterations per loop).
-  if source_lib.has_star_args(call):
-    port.todo(f, call, 1, 'build tf.estimator.tpu.RunConfig(tpu_config=tf.estimator.tpu.TPUConfig('
-              'iterations_per_loop, num_shards)) (the arguments come from *args/**kwargs here)')
+  if _star_args(port, f, call, 'tf.estimator.tpu.RunConfig(tpu_config=tf.estimator.tpu.TPUConfig('
+                'iterations_per_loop, num_shards))'):
     return
-  names = settings(port, f)
-  tpu_api = '%s.estimator.tpu' % port.tf_v1(f)
-  statement = f.statement_of(call)
+  names, tpu_api, statement = _context(port, f, call)
   present = [a.keyword.value for a in call.args if a.keyword is not None]
   tpu_config = port.new_name(f, 'tpu_config')
   keywords = []
@@ -262,9 +267,8 @@ def _port_run_config(port, f, call):
     keywords.append(('cluster', _cluster_code(names)))
   keywords.append(('tpu_config', tpu_config))
   inserted = cst.parse_statement(_tpu_config_code(tpu_config, tpu_api, names, f.indent_of(statement)) + '\n')
-  comment = edits_lib.comment_lines(edits_lib.rule_comment(1, RUN_CONFIG_WHY), f.indent_of(statement))
-  port.edits[f].insert_before(statement, [inserted.with_changes(leading_lines=[
-      cst.EmptyLine(indent=True, comment=cst.Comment(c)) for c in comment])])
+  port.edits[f].insert_before(statement, [edits_lib.commented(inserted, edits_lib.rule_comment(1, RUN_CONFIG_WHY),
+                                                              f.indent_of(statement))])
 
   def rebuild(updated):
     updated = edits_lib.renamed(updated, call, '%s.RunConfig' % tpu_api, f)

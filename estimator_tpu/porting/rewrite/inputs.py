@@ -235,8 +235,7 @@ def _pad_evaluation(port, use):
     line = cst.SimpleStatementLine([cst.Assign([cst.AssignTarget(cst.Name(name))], wrapped)])
     text = edits_lib.rule_comment(9, 'a TPU evaluates full batches: padded with copies of weight 0; steps '
                                   'counts them.')
-    return [line.with_changes(leading_lines=[cst.EmptyLine(indent=True, comment=cst.Comment(c))
-                                             for c in edits_lib.comment_lines(text, f.indent_of(statement))])]
+    return [edits_lib.commented(line, text, f.indent_of(statement))]
   edits.insert_before(statement, [wrap])
   port.take(f, node, 9)
   port.change(f, node, 9, 'evaluate(): input padded to full batches of %s, steps=%s' % (batch, steps_code or

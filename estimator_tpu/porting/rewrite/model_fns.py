@@ -200,11 +200,8 @@ class _ModelFn(object):
 
     self.edits.replace(call, rebuild)
     if inserted:
-      lines = edits_lib.comment_lines(edits_lib.rule_comment(
-          5, 'metric ops cannot run on the TPU: TPUEstimator runs metric_fn on the host.'),
-          f.indent_of(statement))
-      inserted[0] = inserted[0].with_changes(leading_lines=[cst.EmptyLine(indent=True, comment=cst.Comment(c))
-                                                            for c in lines])
+      inserted[0] = edits_lib.commented(inserted[0], edits_lib.rule_comment(
+          5, 'metric ops cannot run on the TPU: TPUEstimator runs metric_fn on the host.'), f.indent_of(statement))
       self.edits.insert_before(statement, inserted)
     for finding in self.port.findings_at(f, f.line(call), 5):
       if 'eval_metric_ops' in finding.message:
@@ -367,11 +364,9 @@ class _ModelFn(object):
                                                       templates.WEIGHT_KEY)
     inserted = edits_lib.statements(code)
     first = self._first_statement()
-    lines = edits_lib.comment_lines(edits_lib.rule_comment(
+    inserted[0] = edits_lib.commented(inserted[0], edits_lib.rule_comment(
         9, 'rows that pad evaluation have weight 0: it leaves the features, weights loss and metrics.'),
         f.indent_of(first))
-    inserted[0] = inserted[0].with_changes(leading_lines=[cst.EmptyLine(indent=True, comment=cst.Comment(c))
-                                                          for c in lines])
     self.edits.insert_before(first, inserted)
     self.port.change(f, self.fn, 9, "model_fn takes the example weights out of the features ('%s')"
                      % templates.WEIGHT_KEY)
@@ -432,18 +427,14 @@ class _ModelFn(object):
                       'tf.compat.v1.train optimizer: CrossShardOptimizer takes no other)' % tf)
       code = templates.CROSS_SHARD.format(params='params', optimizer=receiver.value, tf=tf)
       wrap = edits_lib.statements(code)
-      lines = edits_lib.comment_lines(comment, f.indent_of(definition))
-      wrap[0] = wrap[0].with_changes(leading_lines=[cst.EmptyLine(indent=True, comment=cst.Comment(c))
-                                                    for c in lines])
+      wrap[0] = edits_lib.commented(wrap[0], comment, f.indent_of(definition))
       self.edits.insert_after(definition, wrap)
     elif isinstance(receiver, cst.Call) and self._optimizer_kind(receiver) == 'plain':
       name = self.port.new_name(f, 'optimizer')
       code = '%s = %s\n' % (name, edits_lib.code_of(receiver)) + templates.CROSS_SHARD.format(
           params='params', optimizer=name, tf=tf)
       inserted = edits_lib.statements(code)
-      lines = edits_lib.comment_lines(comment, f.indent_of(statement))
-      inserted[1] = inserted[1].with_changes(leading_lines=[cst.EmptyLine(indent=True, comment=cst.Comment(c))
-                                                            for c in lines])
+      inserted[1] = edits_lib.commented(inserted[1], comment, f.indent_of(statement))
       self.edits.insert_before(statement, inserted)
       self.edits.replace(receiver, lambda updated: cst.Name(name))
     else:
@@ -523,11 +514,9 @@ class _ModelFn(object):
     if f.indent_of(target) + len(code) > edits_lib.MAX_COLUMNS:
       code = '%s = (%s,\n%s[%s])' % (host_call, name, ' ' * (len(host_call) + 4), ', '.join([step] + tensors))
     assignment = cst.parse_statement(code + '\n')
-    comment = edits_lib.comment_lines(edits_lib.rule_comment(
+    function = edits_lib.commented(function, edits_lib.rule_comment(
         7, 'summary ops cannot run on the TPU: host_call writes them on the host, every step.'),
         f.indent_of(target))
-    function = function.with_changes(leading_lines=[cst.EmptyLine(indent=True, comment=cst.Comment(c))
-                                                    for c in comment])
     self.edits.insert_before(target, [function, assignment])
     column = f.column(spec)
     self.edits.replace(spec, lambda updated: edits_lib.add_keywords(updated, [('host_call', cst.Name(host_call))],
@@ -624,18 +613,14 @@ def _bound_by(statement):
 
 def _encloses(f, block, node):
   """Whether `block` (an IndentedBlock or the function body) contains `node`."""
-  current = f.parent(node)
-  while current is not None:
-    if current is block:
-      return True
-    current = f.parent(current)
-  return False
+  return _inside_any(f, node, (block,))
 
 
-def _inside_any(f, node, statements):
+def _inside_any(f, node, containers):
+  """Whether one of `containers` contains `node`."""
   current = f.parent(node)
   while current is not None:
-    if current in statements:
+    if any(current is c for c in containers):
       return True
     current = f.parent(current)
   return False

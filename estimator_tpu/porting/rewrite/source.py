@@ -4,32 +4,21 @@ stand for (imports, defs, assignments), across the files of the program.
 LibCST keeps every byte of the source (comments, blank lines, formatting) in its tree, so a file printed back
 unchanged is the file read, and a changed node changes only its own text.
 """
+import ast
 import collections
 import io
-import os
 import tokenize
 
 import libcst as cst
 from libcst import metadata
 
-# Spellings of one API that are the same object (as the port report reads them).
-_CANONICAL_PREFIXES = [
-    ('tensorflow.compat.v1.', 'tensorflow.'),
-    ('tensorflow.compat.v2.', 'tensorflow.'),
-    ('tensorflow_core.', 'tensorflow.'),
-    ('tensorflow_estimator.compat.v1.', 'tensorflow.'),
-    ('tensorflow_estimator.', 'tensorflow.'),
-]
+# The port report's own rules for a file's module name, its aliases and an API's canonical spelling (the report
+# never imports LibCST).
+from estimator_tpu.porting.report import program as report_program
+from estimator_tpu.porting.report.program import module_name_for
+from estimator_tpu.porting.report.program import normalize
+
 FUNCTIONS = (cst.FunctionDef, cst.Lambda)
-
-
-def normalize(name):
-  if name in ('tensorflow.compat.v1', 'tensorflow.compat.v2'):
-    return 'tensorflow'
-  for prefix, replacement in _CANONICAL_PREFIXES:
-    if name.startswith(prefix):
-      return replacement + name[len(prefix):]
-  return name
 
 
 def dotted(node):
@@ -51,18 +40,6 @@ def root_name(node):
   return node.value if isinstance(node, cst.Name) else None
 
 
-def module_name_for(path):
-  """Dotted module name of a file: its package folders (those with __init__.py) and its stem."""
-  directory, filename = os.path.split(os.path.abspath(path))
-  parts = [os.path.splitext(filename)[0]]
-  if parts[0] == '__init__':
-    parts = []
-  while os.path.isfile(os.path.join(directory, '__init__.py')):
-    directory, package = os.path.split(directory)
-    parts.insert(0, package)
-  return '.'.join(parts) or os.path.splitext(filename)[0]
-
-
 def read_source(path):
   """(text, encoding) of a Python file, honouring its coding declaration."""
   with open(path, 'rb') as f:
@@ -79,9 +56,6 @@ class SourceFile(object):
     self.text = text
     self.encoding = encoding
     self.name = module_name_for(path)
-    self.package = self.name.rsplit('.', 1)[0] if '.' in self.name else ''
-    if os.path.basename(path) == '__init__.py':
-      self.package = self.name
     wrapper = metadata.MetadataWrapper(cst.parse_module(text))
     self.module = wrapper.module
     self.positions = wrapper.resolve(metadata.PositionProvider)
@@ -104,39 +78,19 @@ class SourceFile(object):
             for target in small.targets:
               if isinstance(target.target, cst.Name):
                 self.assignments[target.target.value].append(small.value)
-    for node in self.positions:
+    # The aliases as the port report reads them (imports, and `FLAGS = flags.FLAGS`-style module-level names).
+    read = report_program.Module(self.path, ast.parse(self.text, filename=self.path), self.name)
+    self.aliases = dict(read.aliases)
+    for node in self.positions:  # and as written: `tf` for tensorflow or for tensorflow.compat.v1
       if isinstance(node, cst.Import):
         for alias in node.names:
           name = dotted(alias.name)
-          if alias.asname is not None:
-            self.aliases[alias.asname.name.value] = normalize(name)
-            self.raw_aliases[alias.asname.name.value] = name
-          else:
-            self.aliases[name.split('.')[0]] = name.split('.')[0]
-            self.raw_aliases[name.split('.')[0]] = name.split('.')[0]
-      elif isinstance(node, cst.ImportFrom) and not isinstance(node.names, cst.ImportStar):
-        base = self._absolute(dotted(node.module) if node.module is not None else '', len(node.relative))
+          local = alias.asname.name.value if alias.asname is not None else name.split('.')[0]
+          self.raw_aliases[local] = name if alias.asname is not None else local
+      elif isinstance(node, cst.ImportFrom) and not node.relative and not isinstance(node.names, cst.ImportStar):
         for alias in node.names:
           local = alias.asname.name.value if alias.asname is not None else alias.name.value
-          raw = '%s.%s' % (base, dotted(alias.name)) if base else dotted(alias.name)
-          self.aliases[local] = normalize(raw)
-          self.raw_aliases[local] = raw
-    # `FLAGS = flags.FLAGS`, `tpu = tf.contrib.tpu`: module-level names for dotted imports are aliases too.
-    for _ in range(2):
-      for name, values in self.assignments.items():
-        if len(values) == 1 and name not in self.aliases:
-          canonical = self.canonical(values[0])
-          if canonical and '.' in canonical:
-            self.aliases[name] = canonical
-
-  def _absolute(self, module, level):
-    if not level:
-      return module or ''
-    parts = self.package.split('.') if self.package else []
-    parts = parts[:len(parts) - (level - 1)] if level > 1 else parts
-    if module:
-      parts.append(module)
-    return '.'.join(parts)
+          self.raw_aliases[local] = '%s.%s' % (dotted(node.module), dotted(alias.name))
 
   # --- positions and structure ------------------------------------------------------------------------------------
 
