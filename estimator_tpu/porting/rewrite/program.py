@@ -5,10 +5,10 @@ with which batch sizes, which functions call which, and the signatures of projec
 beside the program when the user did not list them, without changing those).
 """
 import collections
-import os
 
 import libcst as cst
 
+from estimator_tpu.porting.report import program as report_program
 from estimator_tpu.porting.rewrite import source as source_lib
 
 MAX_DEPTH = 4
@@ -23,61 +23,39 @@ class Program(object):
 
   def __init__(self, files):
     self.files = list(files)
-    self.by_name = collections.OrderedDict((f.name, f) for f in self.files)
+    self.by_path = dict((f.path, f) for f in self.files)
     self._context = {}
-
-  def find_file(self, module_name):
-    """The program's file for a dotted module name (or one whose name ends with it), else a project file read
-    for context (not ported), else None."""
-    if module_name in self.by_name:
-      return self.by_name[module_name]
-    matches = [f for f in self.files if f.name.endswith('.' + module_name) or module_name.endswith('.' + f.name)]
-    if len(matches) == 1:
-      return matches[0]
-    return self._context_file(module_name)
+    self._report = report_program.Program([f.read for f in self.files])
 
   def find_def(self, canonical):
-    """(file, FunctionDef/ClassDef) for a canonical 'module.name', else None."""
+    """(file, FunctionDef/ClassDef) for a canonical 'module.name': in the program's files (as the port report finds
+    it), else in a project module beside them, read for its signatures; else None."""
     if not canonical or '.' not in canonical or canonical.split('.')[0] in ('tensorflow', 'absl', 'numpy'):
       return None
     module_name, _, name = canonical.rpartition('.')
-    found = self.find_file(module_name)
-    if found is None or name not in found.top_level:
+    found = self._report.find_def(canonical)
+    source = self.by_path[found[0].path] if found is not None else self._context_file(module_name)
+    if source is None or name not in source.top_level:
       return None
-    return found, found.top_level[name]
+    return source, source.top_level[name]
 
   def is_ported(self, source_file):
     return source_file in self.files
 
-  def _roots(self):
-    roots = []
-    for f in self.files:
-      root = os.path.dirname(os.path.abspath(f.path))
-      for _ in range(f.name.count('.')):
-        root = os.path.dirname(root)
-      if root not in roots:
-        roots.append(root)
-    return roots
-
   def _context_file(self, module_name):
-    """A project module beside the program's files, parsed for its signatures only (never written)."""
-    if module_name in self._context:
-      return self._context[module_name]
-    found = None
-    parts = module_name.split('.')
-    for root in self._roots():
-      for candidate in (os.path.join(root, *parts) + '.py', os.path.join(root, *(parts + ['__init__.py']))):
-        if os.path.isfile(candidate):
-          try:
-            text, encoding = source_lib.read_source(candidate)
-            found = source_lib.SourceFile(candidate, text, encoding)
-          except Exception:  # noqa: BLE001 -- context only: a file that cannot be read is just not used
-            found = None
-          break
-      if found is not None:
-        break
-    self._context[module_name] = found
-    return found
+    """A project module beside the program's files (as the port report finds it), parsed for its signatures only
+    (never written)."""
+    if module_name not in self._context:
+      found = self._report.source_file_for(module_name)
+      parsed = None
+      if found is not None and found[0] == module_name:
+        try:
+          text, encoding = source_lib.read_source(found[1])
+          parsed = source_lib.SourceFile(found[1], text, encoding)
+        except Exception:  # noqa: BLE001 -- context only: a file that cannot be read is just not used
+          parsed = None
+      self._context[module_name] = parsed
+    return self._context[module_name]
 
   # --- what an expression stands for ----------------------------------------------------------------------------
 

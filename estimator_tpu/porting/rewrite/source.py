@@ -7,6 +7,7 @@ unchanged is the file read, and a changed node changes only its own text.
 import ast
 import collections
 import io
+import re
 import tokenize
 
 import libcst as cst
@@ -16,28 +17,27 @@ from libcst import metadata
 # never imports LibCST).
 from estimator_tpu.porting.report import program as report_program
 from estimator_tpu.porting.report.program import module_name_for
-from estimator_tpu.porting.report.program import normalize
 
 FUNCTIONS = (cst.FunctionDef, cst.Lambda)
 
 
+DOTTED = re.compile(r'^[A-Za-z_]\w*(\.[A-Za-z_]\w*)*$')
+
+
 def dotted(node):
-  """'a.b.c' for a Name/Attribute chain, else None."""
-  parts = []
-  while isinstance(node, cst.Attribute):
-    parts.append(node.attr.value)
-    node = node.value
-  if not isinstance(node, cst.Name):
+  """'a.b.c' for a Name/Attribute chain, else None (LibCST's nodes; pyast.dotted reads ast's)."""
+  if not isinstance(node, (cst.Name, cst.Attribute)):
     return None
-  parts.append(node.value)
-  return '.'.join(reversed(parts))
+  text = ''.join(cst.Module([]).code_for_node(node).split())
+  return text if DOTTED.match(text) else None
 
 
 def root_name(node):
   """The Name at the bottom of an attribute/subscript/call chain, else None."""
-  while isinstance(node, (cst.Attribute, cst.Subscript, cst.Call)):
-    node = node.func if isinstance(node, cst.Call) else node.value
-  return node.value if isinstance(node, cst.Name) else None
+  if isinstance(node, cst.Name):
+    return node.value
+  inner = {cst.Attribute: 'value', cst.Subscript: 'value', cst.Call: 'func'}.get(type(node))
+  return root_name(getattr(node, inner)) if inner else None
 
 
 def read_source(path):
@@ -80,6 +80,8 @@ class SourceFile(object):
                 self.assignments[target.target.value].append(small.value)
     # The aliases as the port report reads them (imports, and `FLAGS = flags.FLAGS`-style module-level names).
     read = report_program.Module(self.path, ast.parse(self.text, filename=self.path), self.name)
+    self.read = read  # the report's reading of this file
+    self._canonical = {}
     self.aliases = dict(read.aliases)
     for node in self.positions:  # and as written: `tf` for tensorflow or for tensorflow.compat.v1
       if isinstance(node, cst.Import):
@@ -150,18 +152,14 @@ class SourceFile(object):
     return set(n.value for n in self.positions if isinstance(n, cst.Name))
 
   def canonical(self, node):
-    """Canonical dotted name of a Name/Attribute chain rooted at an import alias or a top-level def, else None."""
+    """Canonical dotted name of a Name/Attribute chain rooted at an import alias or a top-level def, else None:
+    the port report's answer for the same chain."""
     name = dotted(node)
     if not name:
       return None
-    head, _, rest = name.partition('.')
-    if head in self.aliases:
-      base = self.aliases[head]
-    elif head in self.top_level:
-      base = '%s.%s' % (self.name, head)
-    else:
-      return None
-    return normalize('%s.%s' % (base, rest) if rest else base)
+    if name not in self._canonical:
+      self._canonical[name] = self.read.canonical(ast.parse(name, mode='eval').body)
+    return self._canonical[name]
 
   def local_bindings(self, fn):
     """name -> [(kind, node)] a function binds itself: 'param', 'value' (an Assign value), 'def', 'other'."""
