@@ -276,3 +276,19 @@ def test_verify_fails_a_port_whose_todo_was_removed_by_hand(tmp_path, monkeypatc
   check = verify.check_report(['trainer.py'], out, folder)
   assert check.status == verify.FAIL
   assert 'required finding(s) the port left without a TODO: trainer.py:' in check.message and 'rule 6' in check.message
+
+
+# --- Code never seen --------------------------------------------------------------------------------------------
+
+def test_odd_code_is_ported_or_marked_never_a_crash(tmp_path):
+  """The port report's collection of odd constructs (test_port.py's ODD_CODE): the port writes it, and every
+  required finding of the report on the port is at a TODO it wrote."""
+  from test_port import ODD_CODE  # pylint: disable=g-import-not-at-top
+  write(tmp_path / 'odd', 'pkg/__init__.py', '')
+  write(tmp_path / 'odd', 'pkg/sub/__init__.py', '')
+  write(tmp_path / 'odd', 'pkg/sub/odd.py', ODD_CODE)
+  status, out, err = cli(['--write', str(tmp_path / 'out'), 'pkg'], str(tmp_path / 'odd'))
+  assert status == 1 and err == '', err
+  assert 'TODO(tpu port, rule 1): build tf.estimator.tpu.RunConfig' in out  # RunConfig(**kwargs)
+  check = verify.check_report(['pkg'], str(tmp_path / 'out'), str(tmp_path / 'odd'))
+  assert check.status == verify.PASS, check.line()

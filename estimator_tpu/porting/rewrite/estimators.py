@@ -150,7 +150,8 @@ def _port_estimator(port, site):
   keywords = []
   missing = []
   for mode, keyword in MODE_KEYWORDS:
-    if any(u.method_call.mode == mode for u in port.analysis.uses_of(site)):
+    # TPUEstimator with use_tpu refuses to be built without train_batch_size, trained or not.
+    if any(u.method_call.mode == mode for u in port.analysis.uses_of(site)) or mode == analysis_lib.TRAIN:
       expression = _batch_expression(port, site, mode)
       if expression is None:
         missing.append(keyword)

@@ -64,6 +64,7 @@ class SourceFile(object):
     self.raw_aliases = {}  # local name -> the module or name imported, as written (tensorflow.compat.v1)
     self.top_level = {}  # name -> FunctionDef / ClassDef
     self.assignments = collections.defaultdict(list)  # module-level name -> [value]
+    self._bindings = {}
     self._index()
 
   # --- indexing ---------------------------------------------------------------------------------------------------
@@ -163,6 +164,11 @@ class SourceFile(object):
 
   def local_bindings(self, fn):
     """name -> [(kind, node)] a function binds itself: 'param', 'value' (an Assign value), 'def', 'other'."""
+    if fn not in self._bindings:
+      self._bindings[fn] = self._local_bindings(fn)
+    return self._bindings[fn]
+
+  def _local_bindings(self, fn):
     bindings = collections.defaultdict(list)
     if isinstance(fn, (cst.FunctionDef, cst.Lambda)):
       for param in all_params(fn.params):
