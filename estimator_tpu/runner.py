@@ -38,7 +38,6 @@ PREDICT_SPLIT = 'test'
 EXPORT_SUBDIR = 'export'
 
 
-
 class Route(collections.namedtuple('Route', ['program', 'build_model_fn', 'build_estimator', 'train', 'evaluate',
                                              'predict', 'export'])):
   """What a program hands over (mnist.py, mnist_tpu.py): its file, and

@@ -93,7 +93,7 @@ def test_todos_are_listed_with_their_place_and_make_the_exit_status_1(tmp_path):
   for todo in todos:
     line = int(todo.split(': TODO', 1)[0].rsplit(':', 1)[1])
     assert ported[line - 1].strip().startswith('# TODO(tpu port, rule ')
-  assert [t.split('TODO(tpu port, ')[1].split(')')[0] for t in todos] == ['rule 4', 'rule 6']
+  assert [t.split('TODO(tpu port, ')[1].split(')')[0] for t in todos] == ['rule 6', 'rule 8']
   assert '2 TODO(s) left for a human decision' in out
 
 
@@ -105,7 +105,7 @@ def test_diff_prints_the_port_and_writes_nothing(tmp_path):
   assert out.startswith('--- a/mnist_contrib.py\n+++ b/mnist_contrib.py\n')
   assert '-from tensorflow.contrib import tpu as contrib_tpu\n' in out
   assert '+    dataset = dataset.batch(batch_size, drop_remainder=True)\n' in out
-  assert '# 3 TODO(s) left for a human decision' in out
+  assert '# 4 TODO(s) left for a human decision' in out
   assert sorted(os.listdir(folder)) == files
 
 

@@ -25,10 +25,6 @@ def is_plain_estimator(name):
   return name.startswith(_ESTIMATOR_PACKAGES) and last(name).endswith(_PREMADE_SUFFIXES)
 
 
-def is_any_estimator(name):
-  return is_tpu_estimator(name) or is_plain_estimator(name)
-
-
 def is_keras_to_estimator(name):
   return is_tf(name) and last(name) == 'model_to_estimator'
 
@@ -108,8 +104,13 @@ _STRING_OPS = frozenset([
 ])
 
 
+# Initializers of the lookup tables: the table they feed is the string op to report, once.
+_TABLE_INITIALIZERS = ('KeyValueTensorInitializer', 'TextFileInitializer', 'TextFileIndex')
+
+
 def is_string_op(name):
-  return is_tf(name) and (name in _STRING_OPS or name.startswith(_STRING_PREFIXES))
+  return is_tf(name) and (name in _STRING_OPS or name.startswith(_STRING_PREFIXES)) and \
+      last(name) not in _TABLE_INITIALIZERS
 
 
 FLOAT64_NAMES = frozenset(['tensorflow.float64', 'tensorflow.double'])
@@ -169,7 +170,8 @@ CONTRIB_REPLACEMENTS = [
     ('tensorflow.contrib.summary', 'tf.compat.v2.summary (tf.summary in TF 2), written from host_call'),
     ('tensorflow.contrib.learn', 'tf.estimator'),
     ('tensorflow.contrib.estimator', 'tf.estimator (and tf.estimator.experimental)'),
-    ('tensorflow.contrib.distribute', 'tf.distribute'),
+    ('tensorflow.contrib.distribute', 'tf.distribute; a TPUEstimator port needs no strategy at all (TPUEstimator '
+     'replicates over the TPU cores itself)'),
     ('tensorflow.contrib.metrics', 'tf.metrics (tf.compat.v1.metrics in TF 2)'),
     ('tensorflow.contrib.layers', 'tf.compat.v1.layers, tf.keras.layers or tf.compat.v1 initializers'),
     ('tensorflow.contrib.slim', 'the tf_slim package'),
@@ -188,3 +190,121 @@ def contrib_replacement(name):
     if name == prefix or name.startswith(prefix + '.'):
       return replacement
   return None
+
+
+# Functions that build (and train) an estimator and return it.
+ESTIMATOR_FACTORIES = frozenset([
+    'tensorflow.contrib.estimator.boosted_trees_classifier_train_in_memory',
+    'tensorflow.contrib.estimator.boosted_trees_regressor_train_in_memory',
+])
+
+
+def is_estimator_factory(name):
+  return name in ESTIMATOR_FACTORIES
+
+
+def is_experiment(name):
+  return is_tf(name) and name.endswith('learn.Experiment')
+
+
+def is_hparams(name):
+  return bool(name) and last(name) == 'HParams'
+
+
+def is_optimize_loss(name):
+  return is_tf(name) and last(name) == 'optimize_loss'
+
+
+def is_create_train_op(name):
+  return is_tf(name) and last(name) == 'create_train_op'
+
+
+# Session hooks that fetch tensors of the graph they run in (run_values, summaries, NaN checks): on a TPU the tensors
+# model_fn makes live inside the TPU computation, where nothing can be fetched (tpu.py marks them unfetchable).
+TENSOR_HOOKS = frozenset(['LoggingTensorHook', 'NanTensorHook', 'SummarySaverHook', 'FinalOpsHook'])
+# Hooks that work on the host only (steps, checkpoints, time, eval results on disk).
+HOST_HOOKS = frozenset(['StopAtStepHook', 'CheckpointSaverHook', 'StepCounterHook', 'ProfilerHook', 'FeedFnHook',
+                        'GlobalStepWaiterHook', 'ExamplesPerSecondHook'])
+HOST_HOOK_PREFIXES = ('stop_if_', 'make_early_stopping_hook', 'InMemoryEvaluatorHook', 'CheckpointSaverListener')
+
+
+def hook_kind(name):
+  """'fetches', 'host' or None for a TensorFlow hook class or maker, by its last name."""
+  if not is_tf(name):
+    return None
+  short = last(name)
+  if short in TENSOR_HOOKS:
+    return 'fetches'
+  if short in HOST_HOOKS or short.startswith(HOST_HOOK_PREFIXES):
+    return 'host'
+  return None
+
+
+# RNN cells and layers whose ops have no XLA kernel (BlockLSTM, LSTMBlockCell, GRUBlockCell, CudnnRNN): XLA, and so
+# the TPU, cannot compile them (tests/porting/test_port_facts.py compiles them with XLA on the CPU).
+NO_XLA_KERNEL = frozenset([
+    'tensorflow.contrib.rnn.LSTMBlockFusedCell', 'tensorflow.contrib.rnn.LSTMBlockCell',
+    'tensorflow.contrib.rnn.LSTMBlockWrapper', 'tensorflow.contrib.rnn.GRUBlockCell',
+    'tensorflow.contrib.rnn.GRUBlockCellV2', 'tensorflow.contrib.cudnn_rnn.CudnnLSTM',
+    'tensorflow.contrib.cudnn_rnn.CudnnGRU', 'tensorflow.contrib.cudnn_rnn.CudnnRNNTanh',
+    'tensorflow.contrib.cudnn_rnn.CudnnRNNRelu', 'tensorflow.keras.layers.CuDNNLSTM',
+    'tensorflow.keras.layers.CuDNNGRU', 'tensorflow.raw_ops.BlockLSTM', 'tensorflow.raw_ops.LSTMBlockCell',
+    'tensorflow.raw_ops.GRUBlockCell', 'tensorflow.raw_ops.CudnnRNN',
+])
+
+
+def no_xla_kernel(name):
+  return name in NO_XLA_KERNEL
+
+
+# Feature columns: which look strings up or hash them (tables and string ops XLA cannot compile), which wrap
+# another column, and the functions that apply columns to features inside a model.
+STRING_COLUMNS = frozenset([
+    'categorical_column_with_vocabulary_list', 'categorical_column_with_vocabulary_file',
+    'categorical_column_with_hash_bucket', 'crossed_column', 'sparse_column_with_keys',
+    'sparse_column_with_hash_bucket', 'crossed_column',
+])
+WRAPPING_COLUMNS = frozenset(['indicator_column', 'embedding_column', 'weighted_categorical_column',
+                              'shared_embedding_columns', 'shared_embedding_column', 'sequence_categorical_column'])
+COLUMN_APPLIERS = frozenset(['input_layer', 'linear_model', 'DenseFeatures', 'LinearModel',
+                             'input_from_feature_columns', 'weighted_sum_from_feature_columns'])
+
+
+def is_string_column(name):
+  return is_tf(name) and ('feature_column' in name or '.layers.' in name) and last(name) in STRING_COLUMNS
+
+
+def is_wrapping_column(name):
+  return is_tf(name) and last(name) in WRAPPING_COLUMNS
+
+
+def is_column_applier(name):
+  return is_tf(name) and last(name) in COLUMN_APPLIERS
+
+
+# Premade estimator arguments that hold feature columns.
+COLUMN_ARGUMENTS = ('feature_columns', 'linear_feature_columns', 'dnn_feature_columns')
+# Ops whose output shape depends on a value (a Range up to the data's maximum) unless given a fixed size.
+SEQUENCE_MASK = frozenset(['tensorflow.sequence_mask'])
+# TF calls whose arguments are shapes or sizes: params['batch_size'] there is meant per core.
+SHAPE_CALLS = frozenset(['reshape', 'zeros', 'ones', 'fill', 'slice', 'placeholder', 'set_shape', 'truncated_normal',
+                         'random_uniform', 'random_normal', 'broadcast_to', 'tile', 'one_hot', 'split', 'unstack',
+                         'ensure_shape', 'uniform', 'normal'])
+# Input sources whose elements are described by a structure of dtypes.
+GENERATOR_SOURCES = frozenset(['tensorflow.data.Dataset.from_generator'])
+CSV_DECODERS = frozenset(['tensorflow.decode_csv', 'tensorflow.io.decode_csv'])
+# Host-side ops that turn strings into numbers (lookups, hashing, parsing, decoding).
+STRING_CONVERSIONS = ('lookup', 'index_table_from', 'to_hash_bucket', 'string_to_hash_bucket', 'to_number',
+                      'string_to_number', 'decode_raw', 'decode_jpeg', 'decode_png', 'decode_image', 'StaticHashTable',
+                      'HashTable', 'StaticVocabularyTable', 'one_hot')
+# Reading data into host memory: pandas and NumPy readers, and the tutorials' MNIST reader.
+PANDAS_READERS = frozenset(['pandas.read_csv', 'pandas.read_table', 'pandas.read_json', 'pandas.read_parquet',
+                            'pandas.read_excel', 'pandas.read_pickle'])
+NUMPY_FLOAT_READERS = frozenset(['numpy.loadtxt', 'numpy.genfromtxt'])
+MNIST_READERS = frozenset(['tensorflow.examples.tutorials.mnist.input_data.read_data_sets',
+                           'tensorflow.contrib.learn.datasets.mnist.read_data_sets',
+                           'tensorflow.contrib.learn.python.learn.datasets.mnist.read_data_sets'])
+# Local filesystem calls: on a TPU Node, data_dir and model_dir are gs:// paths, which these cannot open.
+LOCAL_FS_CALLS = frozenset(['os.path.exists', 'os.path.isdir', 'os.path.isfile', 'os.makedirs', 'os.mkdir',
+                            'os.listdir', 'os.remove', 'os.walk', 'glob.glob', 'shutil.rmtree', 'shutil.copy',
+                            'shutil.copyfile', 'shutil.move', 'open', 'io.open', 'pathlib.Path'])

@@ -11,9 +11,15 @@ class Collector(object):
   def __init__(self, program):
     self.program = program
     self.findings = []
+    self.index = None  # sites.Index, once estimators.check_call_sites made it
+    self.strings_on_device = False  # a model on the TPU looks strings up (model_fns, estimators)
+    self.unsure = None  # while set, `required` findings become `cannot tell`, prefixed with this condition
+    self.returns_tensors = {}  # (module, return statement) -> modes of the input_fns returning tensors there
 
   def add(self, module, node, rule, severity, message):
     line = getattr(node, 'lineno', 1)
+    if severity == findings.REQUIRED and self.unsure:
+      severity, message = findings.UNKNOWN, '%s: %s' % (self.unsure, message)
     self.findings.append(findings.Finding(module.path, line, rule, severity, message))
 
   def required(self, module, node, rule, message):

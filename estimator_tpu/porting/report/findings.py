@@ -27,6 +27,10 @@ class Report(object):
 
   def __init__(self, findings, files, bad_inputs):
     unique = set(findings)
+    # One place, one rule, one verdict: a `cannot tell` beside a definite finding of the same rule on the same line
+    # (the same code reached two ways) would contradict it.
+    definite = set((f.path, f.line, f.rule) for f in unique if f.severity != UNKNOWN)
+    unique = [f for f in unique if f.severity != UNKNOWN or (f.path, f.line, f.rule) not in definite]
     self.findings = sorted(unique, key=lambda f: (f.path, f.line, f.rule, f.severity, f.message))
     self.files = list(files)
     self.bad_inputs = list(bad_inputs)
@@ -51,7 +55,10 @@ class Report(object):
 
 
 def format_text(report):
-  """One line per finding, `path:line: [severity] rule N (name): message`, then one summary line."""
+  """One line per finding, `path:line: [severity] rule N (name): message`, then one summary line; nothing when no
+  file could be read (the error lines say why)."""
+  if not report.files and report.bad_inputs:
+    return ''
   lines = []
   for finding in report.findings:
     lines.append('%s:%d: [%s] %s: %s' % (finding.path, finding.line, finding.severity, rules.cite(finding.rule),

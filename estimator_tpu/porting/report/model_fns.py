@@ -2,17 +2,26 @@
 
 The model_fn is read together with the project functions it calls (two levels down), but not the functions it
 only hands over (metric_fn, host_call's fn, scaffold_fn): TPUEstimator runs those on the host. Code under
-`if not use_tpu:` (or the else of `if use_tpu:`) runs only off the TPU and is skipped.
+`if not use_tpu:` (or the else of `if use_tpu:`) runs only off the TPU and is skipped, and so is code in a mode the
+program does not run on a TPU (modes.py reads the `mode` tests, sites.py what the program does with its estimators):
+a PREDICT branch of a program that only trains, evaluates and exports is not the TPU's business.
 """
 import ast
 
 from estimator_tpu.porting.report import apis
 from estimator_tpu.porting.report import checks
+from estimator_tpu.porting.report import columns
+from estimator_tpu.porting.report import hooks
+from estimator_tpu.porting.report import modes as modes_lib
+from estimator_tpu.porting.report import params as params_lib
 from estimator_tpu.porting.report import pyast
+from estimator_tpu.porting.report import values
 
 FOLLOW_DEPTH = 2
-HOOK_ARGUMENTS = ('training_hooks', 'evaluation_hooks', 'prediction_hooks')
+HOOK_ARGUMENTS = (('training_hooks', modes_lib.TRAIN), ('evaluation_hooks', modes_lib.EVAL),
+                  ('prediction_hooks', modes_lib.PREDICT))
 OPTIMIZER_METHODS = ('minimize', 'apply_gradients')
+DICT_METHODS = ('get', 'items', 'keys', 'values', 'update', 'pop', 'copy', 'setdefault')
 
 # Classes of what an optimizer expression holds.
 WRAPPED_IF = 'wrapped under a condition'
@@ -22,16 +31,20 @@ KERAS = 'keras'
 UNKNOWN = 'unknown'
 
 
-def check_model_fn(collector, target):
-  """All model_fn checks for one resolved model_fn (a program.Fn)."""
+def check_model_fn(collector, use):
+  """All model_fn checks for one use of a model_fn (estimators.ModelFnUse: the function, the modes it runs on a
+  TPU, its params)."""
   # Checks rule 3 (params).
+  target = use.target
   module, node = target.module, target.node
-  if not checks.accepts_params(target):
+  if use.ported and not checks.accepts_params(target):
     collector.required(module, node, 3, '%s takes no `params` -> add a `params` argument: TPUEstimator refuses a '
                        'model_fn without it, and passes params[\'batch_size\'] (per core on a TPU) and '
                        'params[\'use_tpu\'] there.' % checks.describe_fn(node))
-  walk = _DeviceWalk(collector)
-  walk.visit(module, node, 0)
+  if not use.modes:
+    return  # the program runs it on the CPU only
+  walk = _DeviceWalk(collector, use)
+  walk.visit(module, node, 0, modes_lib.ALL)
   if not walk.saw_optimizer:
     walk.report_unseen_optimizer()
 
@@ -39,54 +52,106 @@ def check_model_fn(collector, target):
 class _DeviceWalk(object):
   """Reads the code that runs inside the TPU computation."""
 
-  def __init__(self, collector):
+  def __init__(self, collector, use):
     self.collector = collector
     self.program = collector.program
+    self.use = use
+    self.tpu_modes = frozenset(use.modes)
+    self.params = params_lib.Params()
+    for params in use.params:
+      for key, pairs in params.entries.items():
+        for pair in pairs:
+          self.params.add(key, *pair)
+    self.own_batch_size = [where for where, _ in self.params.entries.get('batch_size', [])]
     self.visited = set()
     self.saw_optimizer = False
+    self.saw_device = False
     self.train_ops = []  # (module, fn, train_op expression) of every spec, for report_unseen_optimizer
 
-  def visit(self, module, fn, depth):
+  def visit(self, module, fn, depth, start_modes):
     if id(fn) in self.visited:
       return
     self.visited.add(id(fn))
-    for node, conditions in pyast.walk_local(fn):
-      if checks.tpu_branch(conditions) == 'cpu':
+    for node, conditions, node_modes in modes_lib.walk(fn, start_modes):
+      runs = node_modes & self.tpu_modes
+      if not runs or checks.tpu_branch(conditions) == 'cpu':
         continue
       if isinstance(node, ast.Call):
-        self._check_call(module, fn, node, conditions)
+        self._check_call(module, fn, node, conditions, runs)
         if depth < FOLLOW_DEPTH and not apis.is_tf(self.program.canonical(module, fn, node.func)):
           for callee in self.program.called_defs(module, fn, node):
-            self.visit(callee.module, callee.node, depth + 1)
+            self.visit(callee.module, callee.node, depth + 1, node_modes)
       elif isinstance(node, ast.Attribute) and isinstance(node.ctx, ast.Load):
         self._check_attribute(module, fn, node)
+      elif isinstance(node, ast.With) and not self.saw_device:
+        self._check_device(module, fn, node)
+      if self.own_batch_size and params_lib.reads_key(node, 'batch_size'):
+        self._own_batch_size(module, node)
 
   def _check_attribute(self, module, fn, node):
-    # Checks rule 3 (params), rule 15 (TPU dtypes).
+    # Checks rule 3 (params), rule 15 (TPU dtypes), rule 18 (XLA ops).
     canonical = self.program.canonical(module, fn, node)
     if canonical in apis.FLOAT64_NAMES:
       self.collector.required(module, node, 15, '`%s` inside model_fn: TPUs have no float64 -> use '
                               'tf.float32 (or bfloat16).' % pyast.render(node))
+    elif apis.no_xla_kernel(canonical):
+      self.collector.required(module, node, 18, '`%s` inside model_fn: its op has no XLA kernel, so the TPU cannot '
+                              'run it (XLA refuses it: "No registered ... OpKernel for XLA") -> '
+                              'tf.compat.v1.nn.rnn_cell.LSTMCell / GRUCell (with tf.compat.v1.nn.dynamic_rnn) or '
+                              'tf.keras.layers.LSTM / GRU, which compile.' % canonical.replace('tensorflow.', 'tf.'))
     elif apis.is_flags(self.program.canonical(module, fn, node.value)):
       self.collector.advice(module, node, 3, 'model_fn reads the flag `%s` -> pass the value through params or '
                             'the model_fn builder, so model_fn depends only on its arguments (params[\'batch_size\'] '
                             'and params[\'use_tpu\'] are set by TPUEstimator).' % pyast.render(node))
 
-  def _check_call(self, module, fn, call, conditions):
+  def _check_device(self, module, fn, node):
+    """`with tf.device(...)` in model_fn: per-device towers, placed by hand."""
+    # Checks rule 6 (gradient all-reduce).
+    for item in node.items:
+      context = item.context_expr
+      if isinstance(context, ast.Call) and self.program.canonical(module, fn, context.func) == 'tensorflow.device':
+        self.saw_device = True
+        self.collector.advice(module, node, 6, '`with tf.device(%s)` inside model_fn places ops by hand (per-device '
+                              'towers, a parameter device): TPUEstimator places model_fn on the TPU cores and '
+                              'replicates it over them itself -> build one tower without tf.device, and let '
+                              'tf.tpu.CrossShardOptimizer combine the gradients instead of averaging them by hand.'
+                              % pyast.render(context.args[0] if context.args else None))
+        return
+
+  def _own_batch_size(self, module, node):
+    """params['batch_size'] read in model_fn when the program put its own batch size there: on a TPU that key is
+    TPUEstimator's per-core batch. Sizes of tensors (reshape, zeros, ...) mean the per-core batch anyway."""
+    # Checks rule 3 (params).
+    parent = module.parents.get(id(node))
+    while parent is not None and not isinstance(parent, (ast.stmt,) + pyast.SCOPE_NODES):
+      if isinstance(parent, ast.Call) and apis.last(pyast.render(parent.func)) in apis.SHAPE_CALLS:
+        return
+      parent = module.parents.get(id(parent))
+    where = self.own_batch_size[0]
+    self.collector.required(module, node, 3, '`%s` reads the program\'s own batch size (params[\'batch_size\'] '
+                            'set at %s:%d), which TPUEstimator reserves: on a TPU it holds the per-core batch '
+                            '(train_batch_size / cores), so what is computed from it here changes -> read the global '
+                            'batch under a key of your own (and rename the key where params is built).'
+                            % (pyast.render(node), where.module.path, where.node.lineno))
+
+  def _check_call(self, module, fn, call, conditions, runs):
     canonical = self.program.canonical(module, fn, call.func)
     if canonical:
-      self._check_api(module, call, canonical)
+      self._check_api(module, fn, call, canonical, runs)
     if isinstance(call.func, ast.Attribute) and call.func.attr in OPTIMIZER_METHODS and not apis.is_tf(canonical):
       self.saw_optimizer = True
-      if checks.tpu_branch(conditions) != 'tpu':
-        self._check_optimizer(module, fn, call)
+      if checks.tpu_branch(conditions) != 'tpu' and modes_lib.TRAIN in runs:
+        self._check_optimizer(module, fn, call, call.func.value)
+    elif (apis.is_optimize_loss(canonical) or apis.is_create_train_op(canonical)) and modes_lib.TRAIN in runs:
+      self.saw_optimizer = True
+      self._check_train_op_maker(module, fn, call, canonical, conditions)
 
-  def _check_api(self, module, call, canonical):
+  def _check_api(self, module, fn, call, canonical, runs):
     # Checks rule 4 (static shapes), rule 7 (summaries on the host), rule 15 (TPU dtypes), rule 18 (XLA ops).
     add = self.collector
     short = canonical.replace('tensorflow.', 'tf.', 1)
     if apis.is_estimator_spec(canonical) or apis.is_tpu_estimator_spec(canonical):
-      self._check_spec(module, call, canonical)
+      self._check_spec(module, fn, call, canonical, runs)
     elif apis.is_summary(canonical):
       add.required(module, call, 7, '`%s` inside model_fn: summary ops cannot run inside the TPU computation (on a '
                    'TPU they are silently left out) -> return the tensors in TPUEstimatorSpec(host_call=(fn, '
@@ -98,44 +163,83 @@ class _DeviceWalk(object):
       add.required(module, call, 4, '`%s` inside model_fn returns a shape that depends on the data; XLA compiles '
                    'a TPU program for fixed shapes only -> keep shapes static (e.g. multiply by a 0/1 mask, or '
                    'tf.where(cond, x, y) with three arguments).' % short)
+    elif canonical in apis.SEQUENCE_MASK and pyast.argument(call, 1, 'maxlen') is None:
+      add.required(module, call, 4, '`%s(lengths)` without maxlen inside model_fn: its width is the largest length '
+                   'in the batch, a value XLA needs at compile time ("Range must be a compile-time constant") -> '
+                   'pass maxlen, the padded length (e.g. tf.shape(x)[1] of static-shaped input).' % short)
     elif apis.is_string_op(canonical):
+      self.collector.strings_on_device = True
       add.required(module, call, 15, '`%s` inside model_fn: TPUs have no string type -> do string work (parsing, '
                    'decoding, vocabulary lookups) in input_fn on the host and feed numbers.' % short)
+    elif apis.is_column_applier(canonical):
+      self._check_columns(module, fn, call, short)
 
-  def _check_spec(self, module, call, canonical):
+  def _check_columns(self, module, fn, call, short):
+    # Checks rule 15 (TPU dtypes).
+    node = pyast.argument(call, 1, 'feature_columns')
+    if short.endswith('DenseFeatures') or short.endswith('LinearModel'):
+      node = pyast.argument(call, 0, 'feature_columns')
+    found = columns.string_columns(self.program, module, fn, node, self.params) if node is not None else []
+    if found:
+      self.collector.strings_on_device = True
+      self.collector.required(module, call, 15, '`%s` inside model_fn applies feature columns that look strings up '
+                              'or hash them (%s): on a TPU, which has no strings and cannot compile those lookups -> '
+                              'map the strings to integer ids in input_fn (on the host) and use '
+                              'categorical_column_with_identity / embedding_column on the ids.'
+                              % (short, columns.describe(found)))
+
+  def _check_spec(self, module, fn, call, canonical, runs):
     # Checks rule 5 (TPUEstimatorSpec), rule 8 (iterations per loop).
     add = self.collector
     train_op = pyast.keyword(call, 'train_op')
     if train_op is not None:
       self.train_ops.append((module, call, train_op))
     if apis.is_estimator_spec(canonical):
-      add.required(module, call, 5, '`%s(...)` -> tf.estimator.tpu.TPUEstimatorSpec: on a TPU, evaluation and '
-                   'prediction refuse an EstimatorSpec (TPUEstimator rebuilds metrics, summaries and the scaffold '
-                   'outside the TPU computation, so it takes them as functions).'
-                   % canonical.replace('tensorflow.', 'tf.', 1))
-      if pyast.keyword(call, 'eval_metric_ops') is not None:
+      short = canonical.replace('tensorflow.', 'tf.', 1)
+      if runs - {modes_lib.TRAIN}:
+        add.required(module, call, 5, '`%s(...)` -> tf.estimator.tpu.TPUEstimatorSpec: on a TPU, evaluation and '
+                     'prediction refuse an EstimatorSpec (TPUEstimator rebuilds metrics, summaries and the scaffold '
+                     'outside the TPU computation, so it takes them as functions).' % short)
+      else:
+        add.advice(module, call, 5, '`%s(...)` returned in training only, which TPUEstimator accepts on a TPU -> '
+                   'tf.estimator.tpu.TPUEstimatorSpec all the same, to report through host_call (evaluation and '
+                   'prediction on a TPU refuse an EstimatorSpec).' % short)
+      if modes_lib.EVAL in runs and pyast.keyword(call, 'eval_metric_ops') is not None:
         add.required(module, call, 5, 'eval_metric_ops= -> eval_metrics=(metric_fn, tensors): metric ops cannot '
                      'run on the TPU; TPUEstimator calls metric_fn on the host with the (batch-major) tensors.')
-      if pyast.keyword(call, 'training_chief_hooks') is not None:
+      if modes_lib.TRAIN in runs and pyast.keyword(call, 'training_chief_hooks') is not None:
         add.required(module, call, 8, 'training_chief_hooks= -> training_hooks=: TPUEstimator refuses chief hooks '
                      'in an EstimatorSpec.')
-      if pyast.keyword(call, 'scaffold') is not None:
+      if runs & {modes_lib.TRAIN, modes_lib.EVAL} and pyast.keyword(call, 'scaffold') is not None:
         add.required(module, call, 5, 'scaffold= is ignored by TPU training and evaluation -> '
                      'TPUEstimatorSpec(scaffold_fn=fn), fn returning the Scaffold (for example to '
                      'init_from_checkpoint).')
-    for name in HOOK_ARGUMENTS:
+    for name, mode in HOOK_ARGUMENTS:
       value = pyast.keyword(call, name)
-      if value is not None and not _is_none(value):
+      if value is None or _is_none(value):
+        continue
+      listed = hooks.hooks_in(self.program, module, fn, value)
+      fetching = [h for h in listed if h.kind == hooks.FETCHES]
+      if fetching and mode in runs:
+        add.required(module, call, 8, '%s=`%s` holds %s (%s:%d), which fetches tensors made in model_fn: on a TPU '
+                     'they are inside the TPU computation, where nothing can fetch them -> report them through '
+                     'host_call (or the loss TPUEstimator logs), and keep hooks for host-side work.' % (
+                         name, pyast.render(value), fetching[0].detail, fetching[0].where.module.path,
+                         fetching[0].where.node.lineno))
+      else:
         add.advice(module, call, 8, '%s= run on the host only between loops of iterations_per_loop steps, and '
                    'must not fetch tensors made in model_fn (on a TPU those are inside the TPU computation: a '
                    'LoggingTensorHook on the loss fails) -> report values through host_call or the loss TPUEstimator '
                    'logs, and keep hooks for host-side work.' % name)
 
-  def _check_optimizer(self, module, fn, call):
+  def _check_optimizer(self, module, fn, call, receiver):
     # Checks rule 6 (gradient all-reduce).
-    receiver = call.func.value
     kind, detail = self._optimizer_kind(module, fn, receiver, (), 0)
     text = '`%s.%s(...)`' % (pyast.render(receiver), call.func.attr)
+    self._report_optimizer(module, call, kind, detail, text)
+
+  def _report_optimizer(self, module, call, kind, detail, text):
+    # Checks rule 6 (gradient all-reduce).
     add = self.collector
     if kind == PLAIN:
       add.required(module, call, 6, '%s with an optimizer no CrossShardOptimizer wraps: each TPU core would apply '
@@ -152,8 +256,32 @@ class _DeviceWalk(object):
                  '(use_tpu=False, CPU tests) its cross-core sum has no kernel and training fails -> wrap only when '
                  'params[\'use_tpu\'] is true.' % text)
     elif kind == UNKNOWN:
-      add.unknown(module, call, 6, 'whether the optimizer of %s is wrapped in CrossShardOptimizer: %s. On a TPU '
-                  'it must be (only when params[\'use_tpu\'] is true).' % (text, detail))
+      add.unknown(module, call, 6, 'whether the optimizer of %s is wrapped in CrossShardOptimizer: %s -> on a '
+                  'TPU it must be: tf.tpu.CrossShardOptimizer(optimizer) when params[\'use_tpu\'] is true.'
+                  % (text, detail))
+
+  def _check_train_op_maker(self, module, fn, call, canonical, conditions):
+    """tf.contrib.layers.optimize_loss and slim's create_train_op make the optimizer step themselves."""
+    # Checks rule 6 (gradient all-reduce), rule 7 (summaries on the host).
+    short = canonical.replace('tensorflow.', 'tf.', 1)
+    optimizer = pyast.argument(call, 3 if apis.is_optimize_loss(canonical) else 1, 'optimizer')
+    if optimizer is not None:
+      value = pyast.literal(optimizer)
+      if isinstance(value, str):
+        kind, detail = PLAIN, ''
+      else:
+        kind, detail = self._optimizer_kind(module, fn, optimizer, conditions, 0)
+      if checks.tpu_branch(conditions) != 'tpu':
+        self._report_optimizer(module, call, kind, detail, '`%s(optimizer=%s)`' % (short, pyast.render(optimizer)))
+    if apis.is_optimize_loss(canonical):
+      summaries = pyast.keyword(call, 'summaries')
+      empty = summaries is not None and isinstance(summaries, (ast.List, ast.Tuple)) and not summaries.elts
+      if not empty:
+        self.collector.required(module, call, 7, '`%s` writes summaries (%s) inside model_fn: summary ops cannot run '
+                                'inside the TPU computation (on a TPU they are silently left out) -> summaries=[], '
+                                'and report the values through TPUEstimatorSpec(host_call=...).' % (
+                                    short, pyast.render(summaries) if summaries is not None else 'its default '
+                                    'loss, learning_rate and gradient norm'))
 
   def _optimizer_kind(self, module, fn, node, conditions, depth):
     """(kind, detail) of an optimizer expression; kinds are the constants above."""
@@ -181,6 +309,9 @@ class _DeviceWalk(object):
     found = self.program.find_def(canonical)
     if found and isinstance(found[1], ast.ClassDef):
       return PLAIN, ''  # an optimizer class of the project (e.g. BERT's AdamWeightDecayOptimizer)
+    classes = self._optimizer_classes(module, fn, call.func, depth)
+    if classes:
+      return _combine(classes)
     kinds = []
     for callee in self.program.called_defs(module, fn, call):
       for value in self.program.returned_values(callee.node):
@@ -188,6 +319,35 @@ class _DeviceWalk(object):
     if kinds:
       return _combine(kinds)
     return UNKNOWN, '`%s` is not defined in the scanned files' % pyast.render(call.func)
+
+  def _optimizer_classes(self, module, fn, func, depth):
+    """Kinds of the optimizer classes a called expression can be: `params.get('optimizer', tf.train.AdamOptimizer)`
+    (the default, and what the estimator's params dict gives that key), or a name assigned one of those."""
+    candidates = []
+    key = params_lib.key_read(func)
+    if isinstance(func, ast.Call) and key is not None:
+      if len(func.args) > 1:
+        candidates.append(values.Value(module, fn, func.args[1]))
+      candidates += self.params.values_of(key)
+    elif isinstance(func, (ast.Subscript, ast.Attribute)) and key is not None and key not in DICT_METHODS:
+      candidates += self.params.values_of(key)
+    elif isinstance(func, ast.Name) and depth < 3:
+      for value, _ in values.assignments(self.program, module, fn, func.id):
+        if not isinstance(value, ast.Call) or params_lib.key_read(value) is not None:
+          candidates.append(values.Value(module, fn, value))
+    kinds = []
+    for candidate in candidates:
+      if isinstance(candidate.node, (ast.Call, ast.Subscript)):
+        kinds += self._optimizer_classes(candidate.module, candidate.fn, candidate.node, depth + 1)
+        continue
+      canonical = self.program.canonical(candidate.module, candidate.fn, candidate.node)
+      if apis.is_cross_shard_optimizer(canonical):
+        kinds.append((WRAPPED_IF, ''))
+      elif apis.is_keras_optimizer(canonical):
+        kinds.append((KERAS, canonical.replace('tensorflow.', 'tf.', 1)))
+      elif apis.is_tf1_optimizer(canonical):
+        kinds.append((PLAIN, ''))
+    return kinds
 
   def _name_kind(self, module, fn, name, depth):
     assignments = [(node.value, conditions) for node, conditions in pyast.walk_local(fn)
@@ -199,8 +359,9 @@ class _DeviceWalk(object):
         return self._name_kind(owner_module, owner, name, depth + 1)
       return UNKNOWN, '`%s` is %s' % (name.id, 'a parameter, only known at run time' if kind == 'param'
                                        else 'not assigned in the scanned code')
-    kinds = [self._optimizer_kind(module, fn, value, conditions, depth + 1) for value, conditions in assignments]
-    return _combine(kinds)
+    kinds = [self._optimizer_kind(module, fn, value, conditions, depth + 1) for value, conditions in assignments
+             if not (params_lib.key_read(value) is not None and isinstance(value, ast.Call))]
+    return _combine(kinds) if kinds else (UNKNOWN, '`%s` is only known at run time' % name.id)
 
   def report_unseen_optimizer(self):
     """A TRAIN spec whose train_op is built outside the scanned files: say the optimizer could not be checked."""
@@ -217,7 +378,7 @@ class _DeviceWalk(object):
       if not isinstance(origin, ast.Call) or apis.is_tf(self.program.canonical(module, owner, origin.func)):
         continue  # no optimizer call anywhere (e.g. tf.group of assignments): nothing to wrap
       self.collector.unknown(module, call, 6, 'whether train_op `%s` wraps its optimizer in CrossShardOptimizer: '
-                             'it is built by `%s`, outside the scanned files (scan them too). On a TPU the optimizer '
+                             'it is built by `%s`, outside the scanned files -> scan them too: on a TPU the optimizer '
                              'must be wrapped, only when params[\'use_tpu\'] is true.'
                              % (pyast.render(train_op), pyast.render(origin)))
 

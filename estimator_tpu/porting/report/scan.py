@@ -11,6 +11,7 @@ from estimator_tpu.porting.report import estimators
 from estimator_tpu.porting.report import findings
 from estimator_tpu.porting.report import input_fns
 from estimator_tpu.porting.report import model_fns
+from estimator_tpu.porting.report import modes as modes_lib
 from estimator_tpu.porting.report import modules
 from estimator_tpu.porting.report import program as program_lib
 from estimator_tpu.porting.report import pyast
@@ -27,9 +28,14 @@ def find_files(paths):
     if os.path.isfile(path):
       files.append(path)
     elif os.path.isdir(path):
+      found = []
       for root, folders, names in os.walk(path):
         folders[:] = sorted(f for f in folders if not f.startswith('.') and f not in SKIPPED_FOLDERS)
-        files += [os.path.join(root, n) for n in sorted(names) if n.endswith('.py')]
+        found += [os.path.join(root, n) for n in sorted(names) if n.endswith('.py')]
+      if not found:
+        bad.append(findings.BadInput(path, 'holds no Python file.', 'give the folder of the program or its .py '
+                                     'files.'))
+      files += found
     else:
       bad.append(findings.BadInput(path, 'no such file or folder.', 'give the path of a Python file or a folder.'))
   unique = []
@@ -87,32 +93,38 @@ def _guarded(collector, module, check, *args):
   except Exception as e:  # noqa: BLE001 -- robustness on code never seen is the point here
     where = module or (collector.program.modules[0] if collector.program.modules else None)
     if where is not None:
-      collector.unknown(where, where.tree, 13, 'the port report could not analyse this code (%s: %s); please '
+      collector.unknown(where, where.tree, 13, 'the port report could not analyse this code (%s: %s) -> please '
                         'report it with the code that caused it.' % (type(e).__name__, e))
     return None
 
 
 def _check_model_fns(collector, entries):
-  seen = set()
-  targets = list(entries.model_fns) + _candidates(collector, seen_ids(entries.model_fns), _is_model_fn_candidate)
-  for target in targets:
-    if id(target.node) not in seen:
-      seen.add(id(target.node))
-      _guarded(collector, target.module, model_fns.check_model_fn, collector, target)
+  uses = list(entries.model_fns.values())
+  reached = set(entries.model_fns)
+  all_found = bool(collector.index.sites) and not [f for f in collector.findings if f.rule == 5 and
+                                                   f.severity == findings.UNKNOWN and 'the model_fn' in f.message]
+  if not all_found:
+    # Functions shaped like a model_fn that no estimator is seen to get: check them as if every mode ran on a TPU.
+    uses += [estimators.ModelFnUse(target, modes_lib.ALL, [], True)
+             for target in _candidates(collector, reached, _is_model_fn_candidate)]
+  for use in uses:
+    _guarded(collector, use.target.module, model_fns.check_model_fn, collector, use)
 
 
 def _check_input_fns(collector, entries):
   checked = set()
-  for target, modes in entries.input_fns.values():
+  for target, modes, _ in entries.input_fns.values():
     visited = _guarded(collector, target.module, input_fns.check_input_fn, collector, target, modes) or []
     checked.update(id(node) for node in visited)
     checked.add(id(target.node))
+  input_fns.report_returned_tensors(collector)
+  if entries.drivers and not entries.unresolved_input_fns:
+    return  # every input_fn an estimator gets is known: other functions named like one are helpers, or unused
+  if entries.drivers:
+    collector.unsure = 'if it is one of the input_fns the scanned files could not follow'
   for target in _candidates(collector, checked, _is_input_fn_candidate):
     _guarded(collector, target.module, input_fns.check_input_fn, collector, target, _modes_from_name(target.node.name))
-
-
-def seen_ids(targets):
-  return set(id(t.node) for t in targets)
+  collector.unsure = None
 
 
 def _candidates(collector, excluded, predicate):
@@ -181,6 +193,7 @@ def _called_somewhere(program, def_node):
 
 
 def _modes_from_name(name):
+  """The mode an input_fn no estimator is seen to get is for, by its name; None when the name does not say."""
   name = name.lower()
   if 'predict' in name or 'infer' in name:
     return set([input_fns.PREDICT])
@@ -188,4 +201,4 @@ def _modes_from_name(name):
     return set([input_fns.TRAIN])
   if 'eval' in name or 'test' in name or 'valid' in name:
     return set([input_fns.EVAL])
-  return set()
+  return None

@@ -259,8 +259,8 @@ def _visible_at(port, use, call):
 # --- dtypes -------------------------------------------------------------------------------------------------------
 
 def _cast_float64(port):
-  """In-memory data of a dtype the report cannot tell (NumPy and pandas default to float64) is cast from float64 to
-  float32 where it enters the input pipeline: the TPU infeed takes no float64 (rule 15)."""
+  """In-memory data the report finds float64, or cannot tell (NumPy and pandas default to float64), is cast from
+  float64 to float32 on the host as it enters the input pipeline: the TPU infeed takes no float64 (rule 15)."""
   # Ports rule 15 (TPU dtypes).
   functions = set()
   for use in port.analysis.input_uses:
@@ -276,13 +276,16 @@ def _cast_float64(port):
         continue
       if not port.findings_at(f, f.line(node), 15):
         continue
-      wrapper = f.parent(f.parent(node))
-      if isinstance(wrapper, cst.Call) and source_lib.dotted(wrapper.func) == 'tpu_float32':
+      data = node.args[0].value if node.args else None
+      if data is None or (isinstance(data, cst.Call) and data.args and
+                          source_lib.dotted(data.args[0].value) == 'tpu_float32'):
         continue  # cast already (a port of a port)
-      port.add_helper(f, 'float32', templates.FLOAT32_HELPER.format(tf=port.tf_v1(f)), 15,
+      port.add_helper(f, 'float32', templates.FLOAT32_HELPER, 15,
                       'the TPU infeed takes no float64 (NumPy and pandas default to it).')
-      port.edits[f].replace(node, lambda updated: cst.Call(func=cst.Name('tpu_float32'),
-                                                           args=[cst.Arg(updated)]))
+      map_structure = cst.parse_expression('%s.nest.map_structure' % port.tf_v1(f))
+      port.edits[f].replace(data, lambda updated, map_structure=map_structure: cst.Call(func=map_structure, args=[
+          cst.Arg(cst.Name('tpu_float32'), comma=cst.Comma(whitespace_after=cst.SimpleWhitespace(' '))),
+          cst.Arg(updated)]))
       port.edits[f].comment(f.statement_of(node), edits_lib.rule_comment(
           15, 'the TPU infeed takes no float64: tpu_float32 casts it on the host.'))
       port.take(f, node, 15)

@@ -54,16 +54,12 @@ def tpu_static_batch(dataset, batch_size):
 '''
 
 FLOAT32_HELPER = '''
-def tpu_float32(dataset):
-    # dataset with its float64 tensors cast to float32 (on the host): the TPU infeed takes no
-    # float64. Models that compute in float32 get the same values.
-
-    def cast(*elements):
-        elements = {tf}.nest.map_structure(
-            lambda t: {tf}.cast(t, {tf}.float32) if t.dtype == {tf}.float64 else t, elements)
-        return elements if len(elements) > 1 else elements[0]
-
-    return dataset.map(cast)
+def tpu_float32(value):
+    # value (NumPy or pandas data) with its float64 made float32, on the host: the TPU infeed takes
+    # no float64. Models that compute in float32 get the same values.
+    if hasattr(value, 'select_dtypes'):  # a pandas DataFrame: its float64 columns
+        return value.astype(dict.fromkeys(value.select_dtypes('float64').columns, 'float32'))
+    return value.astype('float32') if str(getattr(value, 'dtype', '')) == 'float64' else value
 '''
 
 HOST_CALL = '''

@@ -1,6 +1,7 @@
 """Fixture for the port report (never run): an MNIST model from the tf.contrib era of TPUEstimator (TF 1.8-1.14),
 with the mistakes such ports often kept: the optimizer always wrapped, a Python op and a data-dependent shape in
-model_fn, uint8 images fed as they are decoded, flags read inside model_fn, and local default paths."""
+model_fn, uint8 images fed as they are decoded, flags read inside model_fn, local default paths, and predict on the
+TPU without a predict_batch_size."""
 import tensorflow as tf
 from tensorflow.contrib import tpu as contrib_tpu
 from tensorflow.contrib.cluster_resolver import TPUClusterResolver
@@ -92,6 +93,8 @@ def main(argv):
                                        eval_batch_size=FLAGS.batch_size)
   estimator.train(input_fn=make_input_fn(FLAGS.data_dir + '/train*', True), max_steps=FLAGS.train_steps)
   estimator.evaluate(input_fn=make_input_fn(FLAGS.data_dir + '/test*', False), steps=FLAGS.eval_steps)
+  for prediction in estimator.predict(input_fn=make_input_fn(FLAGS.data_dir + '/test*', False)):
+    print(prediction['names'])
 
 
 if __name__ == '__main__':

@@ -1,0 +1,86 @@
+"""Feature columns that look strings up or hash them, wherever the program builds them.
+
+A vocabulary column (categorical_column_with_vocabulary_list/_file), a hash bucket or a crossed column turns strings
+into ids with a lookup table or a string hash, inside the model that applies it (input_layer in a model_fn, or a
+premade estimator): on a TPU that is inside the TPU computation, which has no strings and cannot compile tables
+(tests/porting/test_port_facts.py). The columns are usually built far from where they are applied: in main(), in a
+`build_model_columns()` helper, in a module-level list, or handed over in params['feature_columns'].
+"""
+import ast
+
+from estimator_tpu.porting.report import apis
+from estimator_tpu.porting.report import pyast
+from estimator_tpu.porting.report import values
+
+MAX_DEPTH = 6
+
+
+def string_columns(program, module, fn, node, params=None, depth=0):
+  """(module, call, short name) of every string column an expression of columns can hold. `params` (a
+  params.Params) resolves params['feature_columns'] inside a model_fn."""
+  found = []
+  if depth > MAX_DEPTH:
+    return found
+  for origin in values.origins(program, module, fn, node):
+    found += _from_origin(program, origin, params, depth)
+  unique = []
+  for item in found:
+    if all(item[1] is not other[1] for other in unique):
+      unique.append(item)
+  return unique
+
+
+def _from_origin(program, origin, params, depth):
+  module, fn, node = origin
+  inner = []
+  if isinstance(node, (ast.List, ast.Tuple, ast.Set)):
+    for element in node.elts:
+      inner.append(element.value if type(element).__name__ == 'Starred' else element)
+  elif isinstance(node, ast.BinOp) and isinstance(node.op, ast.Add):
+    inner += [node.left, node.right]
+  elif isinstance(node, (ast.ListComp, ast.GeneratorExp, ast.SetComp)):
+    inner.append(node.elt)
+  elif isinstance(node, ast.Call):
+    canonical = program.canonical(module, fn, node.func) or ''
+    if apis.is_string_column(canonical):
+      return [(module, node, apis.last(canonical))]
+    if apis.is_wrapping_column(canonical):
+      inner += list(node.args[:1]) + [kw.value for kw in node.keywords if kw.arg in ('categorical_column',
+                                                                                      'categorical_columns')]
+    elif isinstance(node.func, ast.Name) and node.func.id in ('list', 'tuple', 'sorted') and node.args:
+      inner.append(node.args[0])
+  elif params is not None:
+    key = _params_key(node)
+    if key:
+      found = []
+      for value in params.values_of(key):
+        found += string_columns(program, value.module, value.fn, value.node, None, depth + 1)
+      return found
+  found = []
+  for child in inner:
+    found += string_columns(program, module, fn, child, params, depth + 1)
+  return found
+
+
+def _params_key(node):
+  if isinstance(node, ast.Subscript) and isinstance(node.value, ast.Name) and node.value.id == 'params':
+    key = pyast.subscript_key(node)
+    return key if isinstance(key, str) else None
+  if isinstance(node, ast.Attribute) and isinstance(node.value, ast.Name) and node.value.id == 'params':
+    return node.attr
+  if isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute) and node.func.attr == 'get' and \
+      isinstance(node.func.value, ast.Name) and node.func.value.id == 'params' and node.args:
+    key = pyast.literal(node.args[0])
+    return key if isinstance(key, str) else None
+  return None
+
+
+def describe(found, limit=3):
+  """'education at census.py:98, occupation at census.py:120, ... (5 in all)' for a message."""
+  parts = []
+  for module, call, name in found[:limit]:
+    key = pyast.literal(pyast.argument(call, 0, 'key')) if pyast.argument(call, 0, 'key') is not None else None
+    label = '%s(%r)' % (name, key) if isinstance(key, str) else name
+    parts.append('%s at %s:%d' % (label, module.path, call.lineno))
+  more = ' ... (%d in all)' % len(found) if len(found) > limit else ''
+  return ', '.join(parts) + more

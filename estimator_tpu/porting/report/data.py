@@ -1,0 +1,267 @@
+"""What the data an input hands TensorFlow is made of, followed back to where the program read it.
+
+The TPU infeed takes bool, int32, int64, bfloat16, float32, complex64 and uint32 (TF 2.x also uint8 and int8;
+tensorflow/python/tpu/ops/tpu_ops.py, _SUPPORTED_INFEED_DTYPES), never float64 or strings. In-memory data decides
+its own dtype: pandas reads every column with a decimal point or a missing value as float64 and text as strings
+(unless `dtype=` says otherwise), NumPy's loadtxt/genfromtxt read float64, and the TensorFlow tutorials' MNIST reader
+gives uint8 labels (float64 with one_hot=True). A cast on the host (astype, dtype=) settles it.
+"""
+import ast
+
+from estimator_tpu.porting.report import apis
+from estimator_tpu.porting.report import pyast
+from estimator_tpu.porting.report import values
+
+FLOAT64, UINT8, STRINGS = 'float64', 'uint8', 'strings'
+MAX_DEPTH = 8
+# Methods that return (part of) the same pandas frame or NumPy array, with the same dtypes.
+_SAME_DATA = ('pop', 'sample', 'drop', 'dropna', 'copy', 'head', 'tail', 'fillna', 'reset_index', 'to_numpy',
+              'get', 'reindex', 'query', 'filter', 'reshape', 'squeeze', 'transpose', 'take', 'split')
+_FLOAT64_TYPES = ('float', 'numpy.float64', 'numpy.double', 'float64', 'double', 'numpy.float_')
+_STRING_TYPES = ('str', 'object', 'numpy.str_', 'numpy.object_', 'unicode', 'string')
+
+
+def dtype_problems(program, module, fn, node):
+  """[(kind, origin Value, detail)] for float64, uint8 or string data an expression can hold (one per kind)."""
+  found = {}
+  for kind, origin, detail in _sources(program, module, fn, node, 0):
+    found.setdefault(kind, (kind, origin, detail))
+  return [found[kind] for kind in (STRINGS, FLOAT64, UINT8) if kind in found]
+
+
+def message(kind, what, origin, detail, infeed_dtypes):
+  where = '%s:%d' % (origin.module.path, origin.node.lineno)
+  if kind == STRINGS:
+    return ('`%s` holds strings (%s, %s): the TPU infeed takes no strings (it takes %s) -> turn them into integer '
+            'ids on the host (a vocabulary lookup in input_fn) and feed the ids.' % (what, detail, where,
+                                                                                       infeed_dtypes))
+  if kind == UINT8:
+    return ('`%s` holds uint8 data (%s, %s): TensorFlow 1.15\'s TPU infeed refuses uint8 (it takes %s) -> cast on '
+            'the host, e.g. .astype(np.int32) for labels; a cast inside model_fn is on the TPU, too late.'
+            % (what, detail, where, infeed_dtypes))
+  return ('`%s` holds float64 data (%s, %s): the TPU infeed refuses float64 (it takes %s) -> cast it to float32 on '
+          'the host (.astype(np.float32), or dtype= when reading); a cast inside model_fn is on the TPU, too late.'
+          % (what, detail, where, infeed_dtypes))
+
+
+def _sources(program, module, fn, node, depth):
+  if depth > MAX_DEPTH:
+    return []
+  found = []
+  for origin in values.origins(program, module, fn, node):
+    found += _source(program, origin, depth)
+  return found
+
+
+def _source(program, origin, depth):
+  module, fn, node = origin
+  if isinstance(node, (ast.Tuple, ast.List, ast.Set)) and node.elts and \
+      all(isinstance(pyast.literal(e), (str, bytes)) for e in node.elts):
+    return [(STRINGS, origin, 'Python strings')]
+  if isinstance(node, (ast.Tuple, ast.List, ast.Set)):
+    return [s for element in node.elts for s in _sources(program, module, fn, element, depth + 1)]
+  if isinstance(node, ast.BinOp):  # [lines] * 4, labels % 10, a + b: the arrays' dtypes
+    return (_sources(program, module, fn, node.left, depth + 1) +
+            _sources(program, module, fn, node.right, depth + 1))
+  if isinstance(node, ast.Dict):
+    return [s for value in node.values for s in _sources(program, module, fn, value, depth + 1)]
+  if isinstance(node, ast.Subscript):
+    return _sources(program, module, fn, node.value, depth + 1)
+  if isinstance(node, ast.Attribute):
+    return _attribute_source(program, origin, depth)
+  if not isinstance(node, ast.Call):
+    return []
+  canonical = program.canonical(module, fn, node.func) or ''
+  name = node.func.attr if isinstance(node.func, ast.Attribute) else getattr(node.func, 'id', '')
+  cast_to = node.args[0] if name == 'astype' and node.args else (
+      pyast.keyword(node, 'dtype') if canonical not in apis.PANDAS_READERS else None)
+  if cast_to is not None:  # a cast: to uint8 or float64 is where that dtype comes from, to anything else settles it
+    target = program.canonical(module, fn, cast_to) if isinstance(cast_to, (ast.Name, ast.Attribute)) else \
+        pyast.literal(cast_to)
+    if target in apis.UINT8_NAMES or target == 'uint8':
+      return [(UINT8, origin, 'made uint8 here')]
+    if target in apis.HOST_FLOAT64_NAMES or target in ('float64', 'float'):
+      return [(FLOAT64, origin, 'made float64 here')]
+    return []
+  if canonical in apis.PANDAS_READERS:
+    return _pandas_source(program, origin)
+  if canonical in apis.NUMPY_FLOAT_READERS:
+    return [(FLOAT64, origin, '`%s` reads float64' % apis.last(canonical))]
+  if canonical in apis.MNIST_READERS:
+    return []  # the data sets object itself; its .labels are judged in _attribute_source
+  if not canonical and name in ('dict', 'list', 'tuple') and node.args:
+    return _sources(program, module, fn, node.args[0], depth + 1)
+  if not canonical and name == 'dict':
+    return [s for kw in node.keywords for s in _sources(program, module, fn, kw.value, depth + 1)]
+  if canonical in ('numpy.array', 'numpy.asarray', 'numpy.concatenate', 'numpy.stack', 'numpy.vstack') and node.args:
+    return _sources(program, module, fn, node.args[0], depth + 1)
+  if isinstance(node.func, ast.Attribute) and name in _SAME_DATA and not apis.is_tf(canonical):
+    return _sources(program, module, fn, node.func.value, depth + 1)
+  return []
+
+
+def _attribute_source(program, origin, depth):
+  module, fn, node = origin
+  if node.attr == 'values':
+    return _sources(program, module, fn, node.value, depth + 1)
+  if node.attr not in ('labels', 'images'):
+    return []
+  for inner in values.origins(program, module, fn, _chain_root(node)):
+    if isinstance(inner.node, ast.Call) and program.canonical(inner.module, inner.fn, inner.node.func) in \
+        apis.MNIST_READERS:
+      if node.attr == 'images':
+        dtype = pyast.keyword(inner.node, 'dtype')
+        return [(UINT8, origin, 'read_data_sets(dtype=uint8) images')] if dtype is not None and \
+            'uint8' in pyast.render(dtype) else []
+      one_hot = pyast.keyword(inner.node, 'one_hot')
+      if one_hot is None and len(inner.node.args) > 1:
+        one_hot = inner.node.args[1]
+      if one_hot is not None and pyast.literal(one_hot) is True:
+        return [(FLOAT64, origin, 'read_data_sets(one_hot=True) labels are float64')]
+      return [(UINT8, origin, 'read_data_sets() labels are uint8')]
+  return []
+
+
+def _chain_root(node):
+  while isinstance(node, ast.Attribute):
+    node = node.value
+  return node
+
+
+def _pandas_source(program, origin):
+  module, fn, node = origin
+  dtype = pyast.keyword(node, 'dtype')
+  reader = apis.last(program.canonical(module, fn, node.func))
+  if dtype is None:
+    return [(FLOAT64, origin, 'pd.%s without dtype= reads every column with a decimal point or a missing value as '
+             'float64' % reader)]
+  kinds = set(_type_kind(program, module, fn, t) for t in _mapping_values(program, module, fn, dtype))
+  found = []
+  if STRINGS in kinds:
+    found.append((STRINGS, origin, 'pd.%s with dtype= str columns' % reader))
+  if FLOAT64 in kinds:
+    found.append((FLOAT64, origin, 'pd.%s with dtype= float columns, float64' % reader))
+  return found
+
+
+def _mapping_values(program, module, fn, node):
+  """The type expressions of a dtype= argument: a type, a dict, or OrderedDict([(name, type), ...])."""
+  found = []
+  for origin in values.origins(program, module, fn, node):
+    current = origin.node
+    if isinstance(current, ast.Dict):
+      found += [values.Value(origin.module, origin.fn, v) for v in current.values]
+    elif isinstance(current, ast.Call) and current.args and isinstance(current.args[0], (ast.List, ast.Tuple)):
+      for pair in current.args[0].elts:
+        if isinstance(pair, (ast.Tuple, ast.List)) and len(pair.elts) == 2:
+          found.append(values.Value(origin.module, origin.fn, pair.elts[1]))
+    else:
+      found.append(origin)
+  return found
+
+
+def _type_kind(program, module, fn, value):
+  if isinstance(value, values.Value):
+    module, fn, node = value
+  else:
+    node = value
+  literal = pyast.literal(node)
+  text = literal if isinstance(literal, str) else (program.canonical(module, fn, node) or pyast.render(node))
+  if text in _FLOAT64_TYPES:
+    return FLOAT64
+  if text in _STRING_TYPES:
+    return STRINGS
+  return None
+
+
+def settled(program, module, fn, node, depth=0):
+  """True when every piece of in-memory data has a dtype the code chose: a cast (astype, dtype=), a TensorFlow op,
+  or Python numbers."""
+  if depth > 6:
+    return False
+  for origin in values.origins(program, module, fn, node):
+    current = origin.node
+    if isinstance(current, (ast.Tuple, ast.List, ast.Dict)):
+      children = current.values if isinstance(current, ast.Dict) else current.elts
+      if not all(settled(program, origin.module, origin.fn, child, depth + 1) for child in children):
+        return False
+    elif isinstance(current, ast.Call):
+      canonical = program.canonical(origin.module, origin.fn, current.func) or ''
+      name = current.func.attr if isinstance(current.func, ast.Attribute) else getattr(current.func, 'id', '')
+      if name == 'dict' and current.args:
+        if not settled(program, origin.module, origin.fn, current.args[0], depth + 1):
+          return False
+      elif not (name == 'astype' or pyast.keyword(current, 'dtype') is not None or apis.is_tf(canonical)):
+        return False
+    elif not isinstance(pyast.literal(current), (int, float)):
+      return False
+  return True
+
+
+def string_defaults(program, module, fn, node):
+  """How many columns of tf.decode_csv's record_defaults are strings ('' or [''] or tf.string)."""
+  count = 0
+  for origin in values.origins(program, module, fn, node):
+    if isinstance(origin.node, (ast.List, ast.Tuple)):
+      for element in origin.node.elts:
+        inner = element.elts[0] if isinstance(element, (ast.List, ast.Tuple)) and element.elts else element
+        value = pyast.literal(inner)
+        canonical = program.canonical(origin.module, origin.fn, inner) if isinstance(inner, ast.Attribute) else None
+        if isinstance(value, (str, bytes)) or canonical == 'tensorflow.string':
+          count += 1
+  return count
+
+
+def holds_string_dtype(program, module, fn, node, depth=0):
+  """True when a structure of dtypes (from_generator's output_types) holds tf.string."""
+  if depth > 6:
+    return False
+  for origin in values.origins(program, module, fn, node):
+    current = origin.node
+    if isinstance(current, (ast.Tuple, ast.List)):
+      if any(holds_string_dtype(program, origin.module, origin.fn, e, depth + 1) for e in current.elts):
+        return True
+    elif isinstance(current, ast.Dict):
+      if any(holds_string_dtype(program, origin.module, origin.fn, v, depth + 1) for v in current.values):
+        return True
+    elif isinstance(current, ast.Attribute) and program.canonical(origin.module, origin.fn, current) == \
+        'tensorflow.string':
+      return True
+  return False
+
+
+def dynamic_shapes(program, module, fn, node):
+  """Text naming the dynamic dimensions a padded_shapes argument leaves (None in a shape, or the dataset's own
+  output_shapes), else None."""
+  if node is None:
+    return 'left out (the longest element of each batch)'
+  for origin in values.origins(program, module, fn, node):
+    current = origin.node
+    if isinstance(current, ast.Attribute) and current.attr in ('output_shapes',):
+      return '`%s`, the elements\' own (variable) shapes' % pyast.render(current)
+    if isinstance(current, ast.Call) and 'get_output_shapes' in pyast.render(current.func):
+      return '`%s`, the elements\' own (variable) shapes' % pyast.render(current)
+    if _has_none(program, origin, 0):
+      return '`%s` (None dimensions)' % pyast.render(node)
+  return None
+
+
+def _has_none(program, origin, depth):
+  current = origin.node
+  if depth > 6:
+    return False
+  if pyast.is_literal(current) and pyast.literal(current) is None:
+    return True
+  children = []
+  if isinstance(current, (ast.Tuple, ast.List)):
+    children = current.elts
+  elif isinstance(current, ast.Dict):
+    children = current.values
+  elif isinstance(current, ast.Call) and apis.last(program.canonical(origin.module, origin.fn, current.func) or '') \
+      == 'TensorShape' and current.args:
+    children = [current.args[0]]
+  for child in children:
+    for inner in values.origins(program, origin.module, origin.fn, child):
+      if _has_none(program, inner, depth + 1):
+        return True
+  return False

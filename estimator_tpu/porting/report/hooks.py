@@ -1,0 +1,131 @@
+"""Which session hooks a program hands TPUEstimator, and whether they fetch tensors model_fn makes.
+
+On a TPU, model_fn's tensors are built inside the TPU computation, and TensorFlow marks every op there unfetchable
+(tensorflow/python/tpu/tpu.py, TPUReplicateContext.AddOp: graph.prevent_fetching): a LoggingTensorHook on the loss
+fails with "Operation ... has been marked as not fetchable". TPUEstimator's docstring says hooks "must not capture
+any TPU Tensor inside the model_fn". Hooks that work on the host (steps, checkpoints, eval results on disk) are fine,
+and run between loops of iterations_per_loop steps.
+"""
+import ast
+import collections
+
+from estimator_tpu.porting.report import apis
+from estimator_tpu.porting.report import pyast
+from estimator_tpu.porting.report import values
+
+FETCHES, HOST, UNKNOWN = 'fetches', 'host', 'unknown'
+# kind, the expression it was read from, and what it fetches or why it cannot be told.
+Hook = collections.namedtuple('Hook', ['kind', 'where', 'detail'])
+
+
+def hooks_in(program, module, fn, node, depth=0):
+  """The Hooks a hooks= expression holds (a list, a name the code appends to, a function returning a list ...)."""
+  found = []
+  for origin in values.origins(program, module, fn, node):
+    found += _expand(program, origin, depth)
+  if isinstance(node, ast.Name):
+    kind, _, owner_module, owner = program.lookup(module, fn, node.id)
+    if kind in ('value', 'other'):
+      for what, _, value in values.mutations(program, owner_module, owner, node.id):
+        if what in ('element', 'elements'):
+          found += hooks_in(program, owner_module, owner, value, depth + 1) if what == 'elements' else \
+              _expand_element(program, owner_module, owner, value, depth + 1)
+  return found
+
+
+def _expand(program, origin, depth):
+  module, fn, node = origin
+  if depth > 4:
+    return [Hook(UNKNOWN, origin, 'it is built through too many steps')]
+  if isinstance(node, (ast.List, ast.Tuple, ast.Set)):
+    found = []
+    for element in node.elts:
+      found += _expand_element(program, module, fn, element.value if type(element).__name__ == 'Starred'
+                               else element, depth + 1)
+    return found
+  if isinstance(node, ast.BinOp) and isinstance(node.op, ast.Add):
+    return (hooks_in(program, module, fn, node.left, depth + 1) +
+            hooks_in(program, module, fn, node.right, depth + 1))
+  if isinstance(node, (ast.ListComp, ast.GeneratorExp)):
+    return _expand_element(program, module, fn, node.elt, depth + 1)
+  if pyast.is_literal(node):
+    return []  # hooks=None
+  if isinstance(node, ast.Call) and isinstance(node.func, ast.Name) and node.func.id in ('list', 'tuple') and \
+      node.args:
+    return hooks_in(program, module, fn, node.args[0], depth + 1)
+  return _classify(program, origin)
+
+
+def _expand_element(program, module, fn, node, depth):
+  found = []
+  for origin in values.origins(program, module, fn, node):
+    if isinstance(origin.node, (ast.List, ast.Tuple)):
+      found += _expand(program, origin, depth)
+    else:
+      found += _classify(program, origin)
+  return found
+
+
+def _classify(program, origin):
+  module, fn, node = origin
+  if not isinstance(node, ast.Call):
+    return [Hook(UNKNOWN, origin, '`%s` is only known at run time' % pyast.render(node))]
+  canonical = program.canonical(module, fn, node.func)
+  kind = apis.hook_kind(canonical)
+  if kind == 'fetches':
+    tensors = pyast.argument(node, 0, 'tensors')
+    names = _literal_names(program, module, fn, tensors) if tensors is not None else None
+    if names is not None and set(names) <= set(['global_step']):
+      return [Hook(HOST, origin, 'the global step')]
+    return [Hook(FETCHES, origin, '`%s`%s' % (pyast.render(node.func).replace('tensorflow.', 'tf.'),
+                                              ' on %s' % ', '.join(repr(n) for n in names[:4]) if names else ''))]
+  if kind == 'host' or (isinstance(node.func, ast.Attribute) and node.func.attr == 'make_session_run_hook'):
+    return [Hook(HOST, origin, '')]
+  if program.class_of(module, fn, node) is not None:
+    return [Hook(HOST, origin, '')]  # a hook class of the program: what it runs is its own business
+  tensor_arguments = [kw.arg for kw in node.keywords if kw.arg and 'tensor' in kw.arg.lower()]
+  if tensor_arguments:
+    return [Hook(FETCHES, origin, '`%s(%s=...)`, a hook maker given tensors to fetch' % (
+        pyast.render(node.func), tensor_arguments[0]))]
+  elsewhere = program._left_out(canonical) if canonical else None
+  reason = '`%s` %s' % (pyast.render(node.func), 'comes from %s' % elsewhere if elsewhere else
+                        'is not defined in the scanned files')
+  return [Hook(UNKNOWN, origin, reason)]
+
+
+def _literal_names(program, module, fn, node):
+  """The string names in a `tensors=` dict or list, when they are literals; [] for tensors; None if unknown."""
+  names = []
+  for origin in values.origins(program, module, fn, node):
+    if isinstance(origin.node, ast.Dict):
+      items = origin.node.values
+    elif isinstance(origin.node, (ast.List, ast.Tuple)):
+      items = origin.node.elts
+    else:
+      return None
+    for item in items:
+      value = pyast.literal(item)
+      names.append(value if isinstance(value, str) else pyast.render(item))
+  return names
+
+
+def named_for_fetching(program, target, depth=0, seen=None):
+  """(module, node, name) of a `tf.identity(x, name='...')` whose result model_fn throws away: a tensor named only
+  so that something outside model_fn (a hook) can fetch it by name. Looks two calls deep."""
+  seen = set() if seen is None else seen
+  if id(target.node) in seen:
+    return None
+  seen.add(id(target.node))
+  for node, _ in pyast.walk_local(target.node):
+    if isinstance(node, ast.Expr) and isinstance(node.value, ast.Call):
+      call = node.value
+      if program.canonical(target.module, target.node, call.func) == 'tensorflow.identity':
+        name = pyast.argument(call, 1, 'name')
+        if name is not None and isinstance(pyast.literal(name), str):
+          return target.module, call, pyast.literal(name)
+    if isinstance(node, ast.Call) and depth < 2:
+      for callee in program.called_defs(target.module, target.node, node):
+        found = named_for_fetching(program, callee, depth + 1, seen)
+        if found:
+          return found
+  return None

@@ -1,0 +1,147 @@
+"""What an estimator's `params` holds: a dict (and its keys), an HParams, or something TPUEstimator cannot use.
+
+TPUEstimator adds `batch_size`, `use_tpu` and `context` to params itself: it refuses params that already hold
+`batch_size` or `context` (`_RESERVED_PARAMS_KEYS`, ValueError in TPUEstimator.__init__), tests `key in params` and
+stores with `params[key] = value` (HParams: set_hparam), so an argparse Namespace, absl's FLAGS or an object fails
+(tpu_estimator.py, TPUEstimator.__init__ and _add_item_to_params).
+"""
+import ast
+import collections
+
+from estimator_tpu.porting.report import apis
+from estimator_tpu.porting.report import pyast
+from estimator_tpu.porting.report import values
+
+RESERVED_KEYS = ('batch_size', 'context')
+DICT, HPARAMS, NAMESPACE, FLAGS, OBJECT, UNKNOWN = 'dict', 'HParams', 'argparse Namespace', 'FLAGS', 'object', '?'
+# Methods that let `key in obj` and `obj[key] = value` work on an object.
+_MAPPING_METHODS = ('__contains__', '__iter__', '__getitem__', 'set_hparam')
+
+
+class Params(object):
+  """kinds: the kinds of value params can be; entries: key -> [(Value of the key's node, Value of its value)]."""
+
+  def __init__(self):
+    self.kinds = set()
+    self.entries = collections.OrderedDict()
+    self.what = None  # Value of a non-dict origin, for the message
+
+  def add(self, key, key_value, value):
+    self.entries.setdefault(key, []).append((key_value, value))
+
+  def values_of(self, key):
+    return [value for _, value in self.entries.get(key, [])]
+
+
+def argument(call, kind):
+  """The params argument of an estimator constructor (Estimator and TPUEstimator: keyword or 4th positional)."""
+  if kind in ('estimator', 'tpu'):
+    return pyast.argument(call, 3, 'params')
+  return pyast.keyword(call, 'params')
+
+
+def describe(program, module, fn, node):
+  params = Params()
+  for origin in values.origins(program, module, fn, node):
+    _describe(program, origin, params, 0)
+  if isinstance(node, ast.Name):
+    _add_mutations(program, module, fn, node.id, params)
+  return params
+
+
+def _describe(program, origin, params, depth):
+  module, fn, node = origin
+  if isinstance(node, ast.Dict):
+    params.kinds.add(DICT)
+    for key, value in zip(node.keys, node.values):
+      literal = pyast.literal(key) if key is not None else None
+      if isinstance(literal, str):
+        params.add(literal, values.Value(module, fn, key), values.Value(module, fn, value))
+    return
+  if not isinstance(node, ast.Call):
+    canonical = program.canonical(module, fn, node) if isinstance(node, (ast.Name, ast.Attribute)) else None
+    if apis.is_flags(canonical):
+      params.kinds.add(FLAGS)
+      params.what = origin
+    elif pyast.literal(node) is None and pyast.is_literal(node):
+      params.kinds.add(DICT)  # params=None: Estimator uses {}
+    else:
+      params.kinds.add(UNKNOWN)
+    return
+  canonical = program.canonical(module, fn, node.func) or ''
+  func_name = node.func.id if isinstance(node.func, ast.Name) else getattr(node.func, 'attr', '')
+  if apis.is_hparams(canonical) or (not canonical and func_name == 'HParams'):
+    params.kinds.add(HPARAMS)
+    _add_keywords(node, module, fn, params)
+  elif func_name == 'dict' and not canonical:
+    params.kinds.add(DICT)
+    _add_keywords(node, module, fn, params)
+    if node.args and depth < 3:
+      for inner in values.origins(program, module, fn, node.args[0]):
+        _describe(program, inner, params, depth + 1)
+  elif func_name in ('parse_args', 'parse_known_args') and isinstance(node.func, ast.Attribute):
+    params.kinds.add(NAMESPACE)
+    params.what = origin
+  else:
+    found = program.class_of(module, fn, node)
+    if found and not any(program.find_method(found[0], found[1], name) for name in _MAPPING_METHODS):
+      params.kinds.add(OBJECT)
+      params.what = origin
+    else:
+      params.kinds.add(UNKNOWN)
+
+
+def _add_keywords(call, module, fn, params):
+  for keyword in call.keywords:
+    if keyword.arg:
+      params.add(keyword.arg, values.Value(module, fn, keyword.value), values.Value(module, fn, keyword.value))
+
+
+def _add_mutations(program, module, fn, name, params):
+  kind, _, owner_module, owner = program.lookup(module, fn, name)
+  if kind not in ('value', 'other'):
+    return
+  for what, where, value in values.mutations(program, owner_module, owner, name):
+    if what == 'item':
+      key = pyast.literal(where.slice.value if type(where.slice).__name__ == 'Index' else where.slice)
+      if isinstance(key, str):
+        params.add(key, values.Value(owner_module, owner, where), values.Value(owner_module, owner, value))
+    elif what == 'hparam' and where.args:
+      key = pyast.literal(where.args[0])
+      if isinstance(key, str):
+        params.add(key, values.Value(owner_module, owner, where), values.Value(owner_module, owner, value))
+
+
+def not_a_mapping(params):
+  """The kind of a params value TPUEstimator cannot add its keys to, else None."""
+  for kind in (NAMESPACE, FLAGS, OBJECT):
+    if kind in params.kinds:
+      return kind
+  return None
+
+
+def reads_key(node, key, params_names=('params',)):
+  """True for `params['key']`, `params.key` (HParams) and `params.get('key'...)` reads."""
+  if isinstance(node, ast.Subscript) and isinstance(node.value, ast.Name) and node.value.id in params_names:
+    return pyast.subscript_key(node) == key
+  if isinstance(node, ast.Attribute) and isinstance(node.value, ast.Name) and node.value.id in params_names:
+    return node.attr == key
+  if isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute) and node.func.attr == 'get' and \
+      isinstance(node.func.value, ast.Name) and node.func.value.id in params_names and node.args:
+    return pyast.literal(node.args[0]) == key
+  return False
+
+
+def key_read(node, params_names=('params',)):
+  """The key of a params read (see reads_key), else None."""
+  if isinstance(node, ast.Subscript) and isinstance(node.value, ast.Name) and node.value.id in params_names:
+    key = pyast.subscript_key(node)
+    return key if isinstance(key, str) else None
+  if isinstance(node, ast.Attribute) and isinstance(node.value, ast.Name) and node.value.id in params_names and \
+      isinstance(node.ctx, ast.Load):
+    return node.attr
+  if isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute) and node.func.attr == 'get' and \
+      isinstance(node.func.value, ast.Name) and node.func.value.id in params_names and node.args:
+    key = pyast.literal(node.args[0])
+    return key if isinstance(key, str) else None
+  return None

@@ -1,0 +1,250 @@
+"""The estimators a program builds, what it does with each (train, evaluate, predict, export), and so which modes
+of each run on a TPU once it is ported.
+
+A `required` finding is about a mode the program runs on the TPU: training; evaluation unless the TPUEstimator says
+eval_on_tpu=False; prediction when the program predicts with the estimator it ports. Exporting runs model_fn on the
+CPU (TPUEstimator's CPU metagraph, and its TPU inference graph, both take an EstimatorSpec), and an estimator that
+only predicts or exports (a serving script) stays a plain Estimator. When static analysis cannot see what is done
+with an estimator (it is built in a file scanned without its driver), every mode counts.
+"""
+import ast
+import collections
+
+from estimator_tpu.porting.report import apis
+from estimator_tpu.porting.report import modes as modes_lib
+from estimator_tpu.porting.report import program as program_lib
+from estimator_tpu.porting.report import pyast
+from estimator_tpu.porting.report import values
+
+TRAIN, EVAL, PREDICT, EXPORT = modes_lib.TRAIN, modes_lib.EVAL, modes_lib.PREDICT, modes_lib.EXPORT
+EVERYTHING = frozenset([TRAIN, EVAL, PREDICT, EXPORT])
+# Estimator method -> the modes it runs model_fn in.
+METHOD_MODES = {'train': {TRAIN}, 'evaluate': {EVAL}, 'predict': {PREDICT}, 'export': {EXPORT},
+                'train_and_evaluate': {TRAIN, EVAL}, 'experiment': {TRAIN, EVAL}}
+EXPORT_METHODS = ('export_savedmodel', 'export_saved_model', 'experimental_export_all_saved_models')
+DRIVEN_METHODS = ('train', 'evaluate', 'predict')
+BUILT, NAMED = 'built', 'named'
+
+Driver = collections.namedtuple('Driver', ['module', 'fn', 'call', 'method', 'receiver'])
+
+
+class Site(object):
+  """One estimator the program builds: where, what kind, what the program does with it."""
+
+  def __init__(self, module, fn, call, canonical, kind):
+    self.module, self.fn, self.call, self.canonical, self.kind = module, fn, call, canonical, kind
+    self.attributed = set()  # modes of the drivers that reach this estimator
+    self.modes = EVERYTHING
+    self.known = False  # whether the program shows what it does with the estimator
+    self.tpu_modes = frozenset(modes_lib.ALL)
+    self.ported = True
+
+  @property
+  def short(self):
+    return (self.canonical or '').replace('tensorflow.', 'tf.', 1)
+
+
+def site_kind(canonical):
+  """'estimator', 'premade', 'keras', 'tpu' or 'factory' for what an estimator constructor builds, else None."""
+  name = canonical or ''
+  if apis.is_tpu_estimator(name):
+    return 'tpu'
+  if apis.is_plain_estimator(name):
+    return 'estimator' if apis.last(name) == 'Estimator' else 'premade'
+  if apis.is_keras_to_estimator(name):
+    return 'keras'
+  if apis.is_estimator_factory(name):
+    return 'factory'
+  return None
+
+
+def estimator_base(program, module, class_node, depth=0):
+  """The canonical name of the Estimator a class derives from (through scanned bases), 'tpu' for TPUEstimator."""
+  for base in class_node.bases:
+    name = module.canonical(base) or ''
+    if apis.is_tpu_estimator(name):
+      return 'tpu'
+    if apis.is_plain_estimator(name):
+      return name
+    found = program.find_def(name)
+    if found and isinstance(found[1], ast.ClassDef) and depth < 3:
+      inner = estimator_base(program, found[0], found[1], depth + 1)
+      if inner:
+        return inner
+  return None
+
+
+class Index(object):
+  """Every estimator site and driver of a program, with the modes each estimator runs on a TPU."""
+
+  def __init__(self, program):
+    self.program = program
+    self.sites = collections.OrderedDict()  # id(call) -> Site
+    self.drivers = []
+    self._sites_cache = {}
+    for module, fn, call in program.calls():
+      self._collect(module, fn, call)
+    self.floating = set()  # modes of drivers whose estimator static analysis cannot find
+    for driver in self.drivers:
+      found = self.sites_of(driver.module, driver.fn, driver.receiver)
+      for site in found:
+        site.attributed |= METHOD_MODES[driver.method]
+      if not found:
+        self.floating |= METHOD_MODES[driver.method]
+    for site in self.sites.values():
+      self._settle(site)
+
+  def _collect(self, module, fn, call):
+    program = self.program
+    canonical = program.canonical(module, fn, call.func)
+    kind = site_kind(canonical)
+    if kind is None:
+      found = program.class_of(module, fn, call)
+      base = estimator_base(program, found[0], found[1]) if found else None
+      if base:
+        # A subclass's own constructor: its model_fn is what it hands its base (estimators.py, super().__init__).
+        kind = 'tpu_subclass' if base == 'tpu' else 'subclass'
+        canonical = '%s.%s' % (found[0].name, found[1].name)
+    if kind:
+      self.sites[id(call)] = Site(module, fn, call, canonical, kind)
+      if kind == 'factory':
+        self.drivers.append(Driver(module, fn, call, 'train', call))
+      return
+    name = canonical or ''
+    if apis.is_train_and_evaluate(name) or apis.is_experiment(name):
+      receiver = pyast.argument(call, 0, 'estimator')
+      if receiver is not None:
+        method = 'train_and_evaluate' if apis.is_train_and_evaluate(name) else 'experiment'
+        self.drivers.append(Driver(module, fn, call, method, receiver))
+      return
+    if not isinstance(call.func, ast.Attribute) or apis.is_tf(name):
+      return
+    attr = call.func.attr
+    if attr in DRIVEN_METHODS and self.drives(module, fn, call):
+      self.drivers.append(Driver(module, fn, call, attr, call.func.value))
+    elif attr in EXPORT_METHODS and estimator_kind(program, module, fn, call.func.value, self) is not None:
+      self.drivers.append(Driver(module, fn, call, 'export', call.func.value))
+
+  def drives(self, module, fn, call):
+    """Whether `x.train/evaluate/predict(...)` drives an estimator: x is one built in the scanned code, or the
+    call names input_fn=, or x is only named like an estimator (a parameter `estimator`) but is handed a function
+    the scanned files define (so sklearn's or Keras' classifier.predict(x) is left alone)."""
+    input_fn = pyast.argument(call, 0, 'input_fn')
+    if input_fn is None:
+      return False
+    kind = estimator_kind(self.program, module, fn, call.func.value, self)
+    if kind == BUILT or pyast.keyword(call, 'input_fn') is not None:
+      return True
+    return kind == NAMED and passes_a_function(self.program, module, fn, input_fn)
+
+  def sites_of(self, module, fn, node, depth=0):
+    """The sites an expression (a driver's receiver) can hold; [] when static analysis cannot tell."""
+    key = (id(node), id(fn))
+    if key in self._sites_cache:
+      return self._sites_cache[key]
+    self._sites_cache[key] = []
+    found = []
+    for origin in values.origins(self.program, module, fn, node):
+      if isinstance(origin.node, ast.Call) and id(origin.node) in self.sites:
+        found.append(self.sites[id(origin.node)])
+      elif isinstance(origin.node, ast.Attribute) and depth < 3:
+        for method, value in values.self_assignments(origin.module, origin.fn, origin.node.attr) \
+            if isinstance(origin.node.value, ast.Name) and origin.node.value.id == 'self' else []:
+          found += self.sites_of(origin.module, method, value, depth + 1)
+    unique = []
+    for site in found:
+      if site not in unique:
+        unique.append(site)
+    self._sites_cache[key] = unique
+    return unique
+
+  def _settle(self, site):
+    """The modes an estimator runs, and which of them on a TPU once ported."""
+    returned = _returned(site)
+    if site.attributed:
+      site.modes = frozenset(site.attributed | (self.floating if returned else set()))
+      site.known = True
+    elif self.floating:
+      site.modes, site.known = frozenset(self.floating), True
+    else:
+      site.modes, site.known = EVERYTHING, False
+    runs = site.modes & modes_lib.ALL
+    if site.kind in ('tpu', 'tpu_subclass'):
+      site.ported = True
+      use_tpu = pyast.keyword(site.call, 'use_tpu')
+      if use_tpu is not None and pyast.literal(use_tpu) is False:
+        site.tpu_modes = frozenset()
+        return
+      eval_on_tpu = pyast.keyword(site.call, 'eval_on_tpu')
+      if eval_on_tpu is not None and pyast.literal(eval_on_tpu) is False:
+        runs = runs - {EVAL}
+      site.tpu_modes = frozenset(runs)
+      return
+    site.ported = bool(runs & {TRAIN, EVAL}) or not site.known
+    site.tpu_modes = frozenset(runs) if site.ported else frozenset()
+
+
+def _returned(site):
+  """Whether a function hands the estimator to its caller (return it, or return the name it is assigned to)."""
+  module, node = site.module, site.call
+  parent = module.parents.get(id(node))
+  while parent is not None and not isinstance(parent, pyast.SCOPE_NODES + (ast.Module,)):
+    if isinstance(parent, ast.Return):
+      return True
+    if isinstance(parent, ast.Assign):
+      names = set(name for target in parent.targets for name in pyast.assigned_names(target))
+      scope = site.fn if site.fn is not None else module.tree
+      for child, _ in pyast.walk_local(scope):
+        if isinstance(child, ast.Return) and child.value is not None and pyast.names_in(child.value) & names:
+          return True
+      return False
+    parent = module.parents.get(id(parent))
+  return False
+
+
+def passes_a_function(program, module, fn, node):
+  """A function the scanned files define, one TensorFlow made, or one named as an input_fn (`input_fn`,
+  `input_fn_lib.input_fn_builder(...)`) even when its file was not scanned."""
+  if 'input_fn' in pyast.render(node):
+    return True
+  return any(isinstance(t, program_lib.Fn) or made_by_tf_input_fn(t)
+             for t in program.resolve_callables(module, fn, node))
+
+
+def made_by_tf_input_fn(target):
+  made_by = getattr(target, 'made_by', None)
+  return bool(made_by) and apis.last(made_by) in ('numpy_input_fn', 'pandas_input_fn')
+
+
+def estimator_kind(program, module, fn, node, index=None, depth=0):
+  """BUILT when an expression holds an Estimator built by a constructor (or by a project function returning one),
+  NAMED for a parameter or attribute only named like one (mnist_tpu.py's train(fv, job, estimator, ...)), else
+  None."""
+  if isinstance(node, ast.Call):
+    if program.constructs(module, fn, node, lambda n: site_kind(n) is not None):
+      return BUILT
+    found = program.class_of(module, fn, node)
+    if found and estimator_base(program, found[0], found[1]):
+      return BUILT
+    return None
+  if isinstance(node, ast.Attribute):
+    return NAMED if _named_like_estimator(node.attr) else None
+  if not isinstance(node, ast.Name) or depth > 3:
+    return None
+  kind, bound, owner_module, owner = program.lookup(module, fn, node.id)
+  if kind == 'value':
+    return estimator_kind(program, owner_module, owner, bound, index, depth + 1)
+  if kind == 'other':
+    for value, path in values.assignments(program, owner_module, owner, node.id):
+      for origin in values.origins(program, owner_module, owner, value, tuple(path)):
+        if isinstance(origin.node, ast.Call) and estimator_kind(program, origin.module, origin.fn, origin.node,
+                                                                 index, depth + 1):
+          return BUILT
+  if kind == 'param' and _named_like_estimator(node.id):
+    return NAMED
+  return None
+
+
+def _named_like_estimator(name):
+  name = name.lower().strip('_')
+  return 'estimator' in name or name in ('est', 'clf') or name.endswith(('classifier', 'regressor'))

@@ -1,0 +1,144 @@
+"""Where a value comes from: the expressions an expression can hold, followed through names, tuple unpacking,
+function parameters (to what the scanned callers pass), project functions (to what they return) and containers.
+
+Used for what the checks must see through: feature columns built far from the model_fn that applies them, data
+read by pandas in one file and sliced into a Dataset in another, the params dict an estimator hands its model_fn.
+"""
+import ast
+import collections
+
+from estimator_tpu.porting.report import program as program_lib
+from estimator_tpu.porting.report import pyast
+
+MAX_DEPTH = 8
+# An expression and where it is: its module and the function it is written in (None: module level).
+Value = collections.namedtuple('Value', ['module', 'fn', 'node'])
+
+
+def origins(program, module, fn, node, path=(), depth=0):
+  """The expressions (Values) `node` can hold, followed as far as static analysis can; `path` picks an element of
+  a tuple (`a, (b, c) = f()`: c is path (1, 1) of f()'s value)."""
+  if depth > MAX_DEPTH:
+    return [Value(module, fn, node)]
+  if path and isinstance(node, (ast.Tuple, ast.List)):
+    index = path[0]
+    if isinstance(index, int) and index < len(node.elts):
+      return origins(program, module, fn, node.elts[index], path[1:], depth + 1)
+    return [Value(module, fn, element) for element in node.elts]
+  if isinstance(node, ast.Name):
+    found = _name_origins(program, module, fn, node.id, path, depth)
+    return found if found else [Value(module, fn, node)]
+  if isinstance(node, ast.IfExp):
+    return (origins(program, module, fn, node.body, path, depth + 1) +
+            origins(program, module, fn, node.orelse, path, depth + 1))
+  if isinstance(node, ast.Attribute) and isinstance(node.value, ast.Name) and node.value.id == 'self':
+    found = []
+    for method, value in self_assignments(module, fn, node.attr):
+      found += origins(program, module, method, value, path, depth + 1)
+    if found:
+      return found
+  if isinstance(node, ast.Call) and not isinstance(node.func, ast.Lambda):
+    canonical = program.canonical(module, fn, node.func) or ''
+    if not canonical.startswith(('tensorflow', 'numpy', 'pandas')):
+      callees = [c for c in program.called_defs(module, fn, node) if not c.bound_positional]
+      results = []
+      for callee in callees:
+        for value in program.returned_values(callee.node):
+          results += origins(program, callee.module, callee.node, value, path, depth + 1)
+      if results:
+        return results
+  return [Value(module, fn, node)]
+
+
+def _name_origins(program, module, fn, name, path, depth):
+  kind, bound, owner_module, owner = program.lookup(module, fn, name)
+  if kind == 'param':
+    return _parameter_origins(program, bound, name, path, depth)
+  if kind == 'import':
+    found = program.find_module(bound.rpartition('.')[0])
+    if found is not None and bound.rpartition('.')[2] in found.assignments:
+      return origins(program, found, None, found.assignments[bound.rpartition('.')[2]][-1], path, depth + 1)
+    return []
+  if kind not in ('value', 'other'):
+    return []
+  results = []
+  for value, value_path in assignments(program, owner_module, owner, name):
+    results += origins(program, owner_module, owner, value, tuple(value_path) + tuple(path), depth + 1)
+  return results
+
+
+def _parameter_origins(program, fn, name, path, depth):
+  """What the scanned callers pass for parameter `name` of `fn` (and its default when a caller leaves it out)."""
+  if isinstance(fn, ast.Lambda):
+    return []
+  results = []
+  default = _default(fn, name)
+  for module, caller, call in program.call_sites(fn, depth):
+    bound = program_lib.bind_arguments(call, fn, program_lib._implicit_arguments(fn, call))
+    if name in bound:
+      results += origins(program, module, caller, bound[name], path, depth + 1)
+    elif default is not None:
+      results.append(Value(program.module_of(fn), None, default))
+  return results
+
+
+def _default(fn, name):
+  args = fn.args
+  positional = pyast.positional_names(fn)
+  defaults = list(args.defaults)
+  offset = len(positional) - len(defaults)
+  if name in positional and positional.index(name) >= offset:
+    return defaults[positional.index(name) - offset]
+  for arg, value in zip(args.kwonlyargs, args.kw_defaults):
+    if arg.arg == name:
+      return value
+  return None
+
+
+def assignments(program, module, fn, name):
+  """(value, path) of every assignment to `name` in a scope (program.Program.assignments)."""
+  return program.assignments(module, fn, name)
+
+
+def module_level(module):
+  """Every node Python runs at module level (not inside defs or classes)."""
+  return [n for s in program_lib.module_statements(module.tree) if not isinstance(s, pyast.SCOPE_NODES)
+          for n in ast.walk(s)]
+
+
+def self_assignments(module, fn, attribute):
+  """(method, value) of every `self.attribute = value` in the class whose method `fn` is."""
+  owner = module.parents.get(id(fn)) if fn is not None else None
+  if not isinstance(owner, ast.ClassDef):
+    return []
+  found = []
+  for method in owner.body:
+    if isinstance(method, (ast.FunctionDef, ast.AsyncFunctionDef)):
+      for child, _ in pyast.walk_local(method):
+        if isinstance(child, ast.Assign):
+          for target in child.targets:
+            if isinstance(target, ast.Attribute) and target.attr == attribute and \
+                isinstance(target.value, ast.Name) and target.value.id == 'self':
+              found.append((method, child.value))
+  return found
+
+
+def mutations(program, module, fn, name):
+  """Values stored into `name` after it is made: `name['key'] = value`, `name.append(v)`, `name.extend(vs)`,
+  `name += vs`, `name.update(...)`, as (kind, key or None, value) with kind 'item', 'element' or 'update'."""
+  statements = module_level(module) if fn is None else [n for n, _ in pyast.walk_local(fn)]
+  found = []
+  for node in statements:
+    if isinstance(node, ast.Assign):
+      for target in node.targets:
+        if isinstance(target, ast.Subscript) and isinstance(target.value, ast.Name) and target.value.id == name:
+          found.append(('item', target, node.value))
+    elif isinstance(node, ast.AugAssign) and isinstance(node.target, ast.Name) and node.target.id == name:
+      found.append(('elements', None, node.value))
+    elif isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute) and \
+        isinstance(node.func.value, ast.Name) and node.func.value.id == name and node.args:
+      kind = {'append': 'element', 'extend': 'elements', 'update': 'update', 'add_hparam': 'hparam'}.get(
+          node.func.attr)
+      if kind:
+        found.append((kind, node, node.args[-1] if kind != 'hparam' else node.args[1:2] and node.args[1]))
+  return found

@@ -1,0 +1,135 @@
+"""The TensorFlow facts the port report's `required` findings rest on, checked against the installed TensorFlow's own
+TPUEstimator and XLA (both legs), so that a finding is required because TensorFlow refuses the code, not because
+the report says so. docs/PORT_REPORT.md cites these tests for its judgments."""
+import argparse
+import inspect
+
+import pytest
+import tensorflow.compat.v1 as tf
+from tensorflow_estimator.python.estimator import estimator as estimator_lib
+from tensorflow_estimator.python.estimator.tpu import tpu_estimator
+
+from estimator_tpu.porting.readiness import xla
+
+
+def tiny_model_fn(features, labels, mode, params):
+  del labels, params
+  loss = tf.reduce_mean(features)
+  return tf.estimator.tpu.TPUEstimatorSpec(mode, loss=loss, train_op=tf.no_op())
+
+
+def tpu_estimator_with(params, model_dir=None):
+  config = tf.estimator.tpu.RunConfig(model_dir=model_dir, tpu_config=tf.estimator.tpu.TPUConfig(iterations_per_loop=1))
+  return tf.estimator.tpu.TPUEstimator(model_fn=tiny_model_fn, config=config, use_tpu=False, train_batch_size=8,
+                                       params=params)
+
+
+def batches(params):
+  return tf.data.Dataset.from_tensors(tf.zeros([2])).repeat().batch(params['batch_size'], drop_remainder=True)
+
+
+def test_params_with_a_reserved_key_or_not_a_dict_are_refused(tmp_path):
+  """Rule 3: TPUEstimator adds batch_size and context to params itself: it refuses them in params
+  (TPUEstimator.__init__) and stores them with params[key] = value (_add_item_to_params)."""
+  with pytest.raises(ValueError, match='reserved keys'):
+    tpu_estimator_with({'batch_size': 8})
+  with pytest.raises(ValueError, match='reserved keys'):
+    tpu_estimator_with({'context': None})
+  with pytest.raises(TypeError, match='item assignment'):
+    tpu_estimator_with(argparse.Namespace(learning_rate=0.1), str(tmp_path)).train(batches, max_steps=1)
+  assert tpu_estimator_with({'global_batch_size': 8}).params == {'global_batch_size': 8}
+
+
+def test_an_input_fn_whose_params_a_partial_bound_is_refused(tmp_path):
+  """Rule 3: functools.partial(input_fn, ..., params) leaves TPUEstimator no params to pass."""
+  import functools
+
+  def input_fn(size, params=None):
+    del params
+    return tf.data.Dataset.from_tensors(tf.zeros([size, 2])).repeat()
+
+  estimator = tpu_estimator_with(None, str(tmp_path))
+  with pytest.raises(ValueError, match='does not include params'):
+    estimator.train(functools.partial(input_fn, 8, {}), max_steps=1)
+
+
+def test_nothing_inside_a_tpu_computation_can_be_fetched():
+  """Rule 8: a hook that fetches a tensor model_fn made (LoggingTensorHook) fails on a TPU (tpu.py, AddOp)."""
+  graph = tf.Graph()
+  with graph.as_default():
+    tf.tpu.rewrite(lambda: tf.identity(tf.constant(1.0), name='cross_entropy'))
+  inside = [op for op in graph.get_operations() if op.name.endswith('cross_entropy')]
+  assert inside and not any(graph.is_fetchable(op) for op in inside)
+
+
+def test_training_accepts_an_estimator_spec_but_not_its_chief_hooks():
+  """Rule 5: on a TPU, training takes an EstimatorSpec (evaluation and prediction do not); rule 8: not with
+  training_chief_hooks (tpu_estimator.py, _ModelFnWrapper._verify_estimator_spec)."""
+  with tf.Graph().as_default():
+    loss = tf.constant(1.0)
+    spec = tf.estimator.EstimatorSpec(tf.estimator.ModeKeys.TRAIN, loss=loss, train_op=tf.no_op())
+    assert tpu_estimator._ModelFnWrapper._verify_estimator_spec(None, spec) is spec
+    chief = spec._replace(training_chief_hooks=[tf.train.StopAtStepHook(last_step=1)])
+    with pytest.raises(ValueError, match='training_chief_hooks'):
+      tpu_estimator._ModelFnWrapper._verify_estimator_spec(None, chief)
+  source = inspect.getsource(tpu_estimator._ModelFnWrapper)
+  assert 'used by TPU evaluation must have type' in source and 'used by TPU prediction must have type' in source
+
+
+def test_a_distribution_strategy_takes_training_off_the_tpu_loop():
+  """Rule 1: TPUEstimator inherits Estimator._train_model, which trains through the strategy when there is one."""
+  assert tpu_estimator.TPUEstimator._train_model is estimator_lib.Estimator._train_model
+  assert 'self._train_distribution' in inspect.getsource(estimator_lib.Estimator._train_model)
+
+
+@pytest.mark.parametrize('op_type,make', [
+    ('BlockLSTM', lambda x, lengths: tf.raw_ops.BlockLSTM(
+        seq_len_max=tf.cast(tf.reduce_max(lengths), tf.int64), x=x, cs_prev=tf.zeros([4, 8]), h_prev=tf.zeros([4, 8]),
+        w=tf.zeros([11, 32]), wci=tf.zeros([8]), wcf=tf.zeros([8]), wco=tf.zeros([8]), b=tf.zeros([32]))),
+    ('LSTMBlockCell', lambda x, lengths: tf.raw_ops.LSTMBlockCell(
+        x=x[0], cs_prev=tf.zeros([4, 8]), h_prev=tf.zeros([4, 8]), w=tf.zeros([11, 32]), wci=tf.zeros([8]),
+        wcf=tf.zeros([8]), wco=tf.zeros([8]), b=tf.zeros([32]))),
+])
+def test_fused_lstm_ops_have_no_xla_kernel(op_type, make):
+  """Rule 18: LSTMBlockFusedCell (BlockLSTM) and LSTMBlockCell have no XLA kernel; BasicLSTMCell's ops do."""
+  xla.register_xla_kernels()
+  with tf.Graph().as_default() as graph:
+    make(tf.zeros([5, 4, 3]), tf.constant([5, 3, 2, 1]))
+    ops = [op for op in graph.get_operations() if op.type == op_type]
+    assert ops and not xla.has_xla_kernel(ops[0])
+    cell_ops = [op for op in graph.get_operations() if op.type in ('MatMul', 'Sigmoid', 'Tanh')]
+    tf.nn.rnn_cell.BasicLSTMCell(8)(tf.zeros([4, 3]), tf.nn.rnn_cell.LSTMStateTuple(tf.zeros([4, 8]),
+                                                                                    tf.zeros([4, 8])))
+    cell_ops = [op for op in graph.get_operations() if op.type in ('MatMul', 'Sigmoid', 'Tanh')]
+    assert cell_ops and all(xla.has_xla_kernel(op) for op in cell_ops)
+
+
+def compile_on_xla(computation, *inputs):
+  with tf.Graph().as_default():
+    placeholders = [tf.placeholder(tf.as_dtype(value.dtype), value.shape) for value in inputs]
+    outputs = tf.xla.experimental.compile(computation, inputs=placeholders)
+    with tf.Session() as session:
+      session.run(tf.tables_initializer())
+      return session.run(outputs, dict(zip(placeholders, inputs)))
+
+
+def test_sequence_mask_needs_maxlen_on_xla():
+  """Rule 4: without maxlen the mask's width is the largest length, which XLA must know when it compiles."""
+  import numpy as np
+  lengths = np.array([5, 3, 2], np.int32)
+  assert compile_on_xla(lambda l: tf.reduce_sum(tf.cast(tf.sequence_mask(l, 5), tf.float32)), lengths)[0] == 10
+  with pytest.raises(tf.errors.InvalidArgumentError, match='compile-time constant'):
+    compile_on_xla(lambda l: tf.reduce_sum(tf.cast(tf.sequence_mask(l), tf.float32)), lengths)
+
+
+def test_string_lookups_do_not_compile_on_xla():
+  """Rule 15: vocabulary lookups (feature columns, tables) on strings inside the model do not compile."""
+  import numpy as np
+
+  def lookup(words):
+    table = tf.lookup.StaticVocabularyTable(
+        tf.lookup.KeyValueTensorInitializer(['a', 'b'], [0, 1], value_dtype=tf.int64), num_oov_buckets=1)
+    return tf.reduce_sum(table.lookup(words))
+
+  with pytest.raises(tf.errors.InvalidArgumentError):
+    compile_on_xla(lookup, np.array([b'a', b'c'], dtype=object))
