@@ -286,13 +286,18 @@ def _batch_size_of(f, call):
   return None
 
 
+def drop_position(f, call):
+  """Where a batch call takes drop_remainder positionally: 3 for padded_batch and map_and_batch, else 1."""
+  name = f.canonical(call.func) or ''
+  return 3 if name.endswith('map_and_batch') or (
+      isinstance(call.func, cst.Attribute) and call.func.attr.value == 'padded_batch') else 1
+
+
 def _drops_remainder(f, call):
   name = f.canonical(call.func) or ''
   if name.endswith('_and_drop_remainder'):
     return True
-  position = 3 if name.endswith('map_and_batch') or (
-      isinstance(call.func, cst.Attribute) and call.func.attr.value == 'padded_batch') else 1
-  value = source_lib.argument(call, position, 'drop_remainder')
+  value = source_lib.argument(call, drop_position(f, call), 'drop_remainder')
   return value is not None and source_lib.literal(value) is True
 
 

@@ -175,7 +175,7 @@ class Port(object):
     from estimator_tpu.porting.rewrite import estimators
     from estimator_tpu.porting.rewrite import inputs
     from estimator_tpu.porting.rewrite import model_fns
-    if not self.analysis.estimators:
+    if not self.analysis.estimators and not any(x.severity == REQUIRED for x in self.report.findings):
       raise UserError('no Estimator is built in %s: nothing to port.' % ', '.join(self.report.files) if len(
           self.report.files) < 4 else 'no Estimator is built in the %d files given: nothing to port.'
           % len(self.report.files),

@@ -7,6 +7,7 @@ import collections
 
 import libcst as cst
 
+from estimator_tpu.porting.report import REQUIRED
 from estimator_tpu.porting.rewrite import analysis as analysis_lib
 from estimator_tpu.porting.rewrite import edits as edits_lib
 from estimator_tpu.porting.rewrite import source as source_lib
@@ -30,7 +31,8 @@ MODE_KEYWORDS = [(analysis_lib.TRAIN, 'train_batch_size'), (analysis_lib.EVAL, '
 
 def fix(port):
   for site in port.analysis.estimators:
-    if not site.tpu:
+    # An Estimator the report does not require to change (one that runs only off the TPU) stays one.
+    if not site.tpu and port.findings_at(site.file, site.file.line(site.call), 1):
       _port_estimator(port, site)
   for f, _, call in port.analysis.run_configs:
     name = f.canonical(call.func) or ''
@@ -149,7 +151,9 @@ def _port_estimator(port, site):
   names, tpu_api, statement = _context(port, f, call)
   keywords = []
   missing = []
-  for mode, keyword in MODE_KEYWORDS:
+  # Advice only: it runs off the TPU, with a model_fn the port changed (a plain Estimator refuses its spec).
+  on_cpu = not port.findings_at(f, f.line(call), 1, severity=REQUIRED)
+  for mode, keyword in () if on_cpu else MODE_KEYWORDS:
     # TPUEstimator with use_tpu refuses to be built without train_batch_size, trained or not.
     if any(u.method_call.mode == mode for u in port.analysis.uses_of(site)) or mode == analysis_lib.TRAIN:
       expression = _batch_expression(port, site, mode)
@@ -157,7 +161,7 @@ def _port_estimator(port, site):
         missing.append(keyword)
       else:
         keywords.append((keyword, expression))
-  keywords.insert(0, ('use_tpu', names['use_tpu']))
+  keywords.insert(0, ('use_tpu', 'False' if on_cpu else names['use_tpu']))
   if source_lib.argument(call, 2, 'config') is None:
     config = port.new_name(f, 'run_config')
     port.edits[f].insert_before(statement, _run_config_statements(port, f, statement, config, tpu_api, names))
@@ -177,8 +181,10 @@ def _port_estimator(port, site):
   port.take(f, call, 1)
   port.change(f, call, 1, '%s -> %s(%s)' % (source_lib.dotted(call.func), new_func,
                                             ', '.join('%s=%s' % kv for kv in keywords)))
-  port.edits[f].comment(statement, edits_lib.rule_comment(
-      1, 'TPUEstimator, with use_tpu and the global batch sizes the input_fns were given.'))
+  port.edits[f].comment(statement, edits_lib.rule_comment(1, 'TPUEstimator off the TPU (use_tpu=False): here it only '
+                                                         'runs on the CPU, with the ported model_fn.' if on_cpu else
+                                                         'TPUEstimator, with use_tpu and the global batch sizes the '
+                                                         'input_fns were given.'))
   if missing:
     port.todo(f, call, 1, 'pass %s: the global batch of the %s input_fn (it could not be traced here)'
               % (' and '.join('%s=...' % m for m in missing), '/'.join(m.split('_')[0] for m in missing)))
@@ -276,7 +282,10 @@ def _port_run_config(port, f, call):
     return edits_lib.add_keywords(updated, [(k, edits_lib.expression(v)) for k, v in keywords])
 
   port.edits[f].replace(call, rebuild)
+  strategies = tuple('%s=' % k for k in ('train_distribute', 'eval_distribute') if source_lib.argument(call, None, k))
   for rule in (1, 2, 8):
-    port.take(f, call, rule)
+    for finding in port.findings_at(f, f.line(call), rule):
+      if not finding.message.startswith(strategies or ('\0',)):  # a distribution strategy: a human's TODO
+        port.handled.add(finding)
   port.change(f, call, 1, '%s -> %s.RunConfig(%s)' % (source_lib.dotted(call.func), tpu_api,
                                                      ', '.join('%s=%s' % kv for kv in keywords)))

@@ -74,6 +74,8 @@ def _give_params(port, target, done):
 
 def _append_param(fn, name, default=None):
   params = list(fn.params.params)
+  if default is None and params and params[-1].default is not None:
+    default = cst.Name('None')  # after a parameter with a default; the port passes it by name (params=...)
   new = cst.Param(cst.Name(name), default=default, equal=cst.AssignEqual(
       whitespace_before=cst.SimpleWhitespace(''), whitespace_after=cst.SimpleWhitespace('')) if default else
                   cst.MaybeSentinel.DEFAULT)
@@ -95,6 +97,8 @@ def _fix_batch(port, site):
   line = f.line(site.call)
   if not port.findings_at(f, line, 3):
     site.how = 'params'  # the report asks for nothing about this batch size: it stays as it is
+  elif site.how == 'params':
+    site.how = None  # read from params, but not params['batch_size'] (params.train_batch_size): left to a human
   if not port.findings_at(f, line, 4):
     site.drops = True  # the report asks for no drop_remainder here
   what = []
@@ -133,13 +137,13 @@ def _fix_batch(port, site):
         4, 'full batches only (drop_remainder=True): one static shape for XLA.'))
   if what:
     port.change(f, site.call, 4 if what == ['drop_remainder=True'] else 3, '; '.join(what))
-  if analysis_lib.TRAIN not in site.modes or site.drops or needs_drop:
-    port.take(f, site.call, 4)
+  if needs_drop:  # the finding it answers; others at the batch (padded_shapes with None) stay TODOs
+    port.handled.update(x for x in port.findings_at(f, line, 4) if 'without drop_remainder' in x.message)
 
 
 def _set_drop_remainder(port, site):
   f, call = site.file, site.call
-  position = 1
+  position = analysis_lib.drop_position(f, call)
   positional = [a for a in call.args if a.keyword is None]
   replace_positional = len(positional) > position
 

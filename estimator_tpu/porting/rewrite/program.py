@@ -78,6 +78,8 @@ class Program(object):
     if isinstance(node, cst.Attribute):
       found = self.find_def(source.canonical(node))
       return [Target(found[0], found[1])] if found and isinstance(found[1], cst.FunctionDef) else []
+    if isinstance(node, cst.Call) and source.canonical(node.func) == 'functools.partial' and node.args:
+      return self.resolve(source, scope, node.args[0].value, depth + 1)  # partial(fn, ...) runs fn
     if isinstance(node, cst.Call):
       results = []
       for builder in self.resolve(source, scope, node.func, depth + 1):

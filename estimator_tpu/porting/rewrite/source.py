@@ -73,12 +73,12 @@ class SourceFile(object):
     for statement in self.module.body:
       if isinstance(statement, (cst.FunctionDef, cst.ClassDef)):
         self.top_level[statement.name.value] = statement
-      elif isinstance(statement, cst.SimpleStatementLine):
-        for small in statement.body:
-          if isinstance(small, cst.Assign):
-            for target in small.targets:
-              if isinstance(target.target, cst.Name):
-                self.assignments[target.target.value].append(small.value)
+    for statement in _module_level(self.module.body):  # `if __name__ == '__main__':` blocks bind these too
+      for small in statement.body:
+        if isinstance(small, cst.Assign):
+          for target in small.targets:
+            if isinstance(target.target, cst.Name):
+              self.assignments[target.target.value].append(small.value)
     # The aliases as the port report reads them (imports, and `FLAGS = flags.FLAGS`-style module-level names).
     read = report_program.Module(self.path, ast.parse(self.text, filename=self.path), self.name)
     self.read = read  # the report's reading of this file
@@ -275,6 +275,23 @@ def assigned_names(target):
   if isinstance(target, cst.StarredElement):
     return assigned_names(target.value)
   return []
+
+
+def _module_level(statements):
+  """The simple statements that run at module level: top-level ones and those in top-level if/try/with/for/while
+  blocks (not in functions or classes)."""
+  for statement in statements:
+    if isinstance(statement, cst.SimpleStatementLine):
+      yield statement
+    elif isinstance(statement, (cst.If, cst.Try, cst.With, cst.For, cst.While, cst.Else, cst.ExceptHandler,
+                                cst.Finally)):
+      for child in statement.children:
+        if isinstance(child, cst.IndentedBlock):
+          for inner in _module_level(child.body):
+            yield inner
+        elif isinstance(child, (cst.If, cst.Else, cst.ExceptHandler, cst.Finally)):  # elif, else, except, finally
+          for inner in _module_level([child]):
+            yield inner
 
 
 def argument(call, position, keyword):
