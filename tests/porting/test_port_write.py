@@ -98,7 +98,7 @@ def test_the_port_leaves_exactly_its_todos_and_the_report_requires_nothing_else(
   base, manifest = MANIFESTS[name]
   out = str(tmp_path / 'ported')
   result = write_port(base, manifest, out, monkeypatch)
-  assert result.changes and verify.check_parses(out) is None  # (a) every ported file parses
+  assert result.changed and verify.check_parses(out) is None  # (a) every ported file parses
   check = verify.check_report(manifest['scan'], out, base)  # (b)
   assert check.status == verify.PASS, check.line()
   todos = sorted((os.path.basename(path), rule) for path, _, rule, _ in output.todo_lines(result))
@@ -110,9 +110,10 @@ def test_the_port_leaves_exactly_its_todos_and_the_report_requires_nothing_else(
       assert handle.read() == f.original
 
 
-@pytest.mark.parametrize('name', sorted(n for n, (_, m) in MANIFESTS.items() if not m['proof'].get('data')))
+@pytest.mark.parametrize('name', sorted(n for n, (_, m) in MANIFESTS.items()
+                                         if not m['proof'].get('model_fn') and not m.get('runs')))
 def test_ported_files_that_cannot_run_here_still_import(name, tmp_path, monkeypatch):
-  """(a) for the programs whose original cannot run (manifest: why_not): their ported modules import."""
+  """(a) for the programs the proof cannot run (manifest: why_not): their ported modules import."""
   base, manifest = MANIFESTS[name]
   if TF_MAJOR not in manifest['imports']:
     pytest.skip('the port imports on TensorFlow %s only: %s' % (manifest['imports'], manifest['proof']['why_not']))
@@ -122,7 +123,23 @@ def test_ported_files_that_cannot_run_here_still_import(name, tmp_path, monkeypa
   assert imported.returncode == 0, imported.stderr[-2000:]
 
 
-@pytest.mark.parametrize('name', sorted(n for n, (_, m) in MANIFESTS.items() if m['proof'].get('data')))
+@pytest.mark.parametrize('name', sorted(n for n, (_, m) in MANIFESTS.items() if m.get('runs')))
+def test_the_ported_program_runs_as_its_own_scripts(name, tmp_path, monkeypatch):
+  """(a) and (c) where the proof's entry points do not apply (manifest: why_not): the ported program, in a copy of
+  its folder, runs as its own scripts do (`python SCRIPT.py`, in order) and trains under TPUEstimator on the CPU."""
+  base, manifest = MANIFESTS[name]
+  if TF_MAJOR not in manifest['imports']:
+    pytest.skip('the port imports on TensorFlow %s only: %s' % (manifest['imports'], manifest['proof']['why_not']))
+  out, tree = str(tmp_path / 'ported'), str(tmp_path / 'tree')
+  result = write_port(base, manifest, out, monkeypatch)
+  assert any('.TPUEstimator(' in f.ported and '.TPUEstimator(' not in f.original for f in result.files)
+  verify.overlay(base, out, tree)
+  ran = python('import runpy, sys\nfor script in %r:\n  sys.argv = [script]\n  runpy.run_path(script, run_name="__main__")'
+               % manifest['runs'], tree, entries_env(tree))
+  assert ran.returncode == 0, ran.stderr[-3000:]
+
+
+@pytest.mark.parametrize('name', sorted(n for n, (_, m) in MANIFESTS.items() if m['proof'].get('model_fn')))
 def test_the_port_trains_and_gives_the_originals_metrics_and_losses(name, tmp_path, monkeypatch):
   """(c), (d) and (e), by --verify's own checks, and the ported program's own command (c)."""
   base, manifest = MANIFESTS[name]
@@ -134,7 +151,7 @@ def test_the_port_trains_and_gives_the_originals_metrics_and_losses(name, tmp_pa
   monkeypatch.setenv('PYTHONPATH', os.pathsep.join([ENTRIES, os.environ.get('PYTHONPATH', '')]))
   request = dict((key, proof.get(key)) for key in ('model_fn', 'train_input_fn', 'eval_input_fn', 'data',
                                                    'readiness_model_fn'))
-  request.update(params={}, batch_size=proof['batch_size'], eval_batch_size=proof['eval_batch_size'],
+  request.update(params=proof.get('params', {}), batch_size=proof['batch_size'], eval_batch_size=proof['eval_batch_size'],
                  train_steps=2, continue_steps=2, seed=1, data_dir=None, readiness_args=[])
   checks = verify.run(manifest['scan'], out, request, base)
   assert [c.status for c in checks] == [verify.PASS] * len(verify.CHECKS), '\n'.join(c.line() for c in checks)
