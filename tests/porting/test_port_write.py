@@ -110,6 +110,16 @@ def test_the_port_leaves_exactly_its_todos_and_the_report_requires_nothing_else(
       assert handle.read() == f.original
 
 
+@pytest.mark.parametrize('name', sorted(set(os.listdir(PORT_FIXTURES)) - set(MANIFESTS)))
+def test_a_fixture_without_a_manifest_is_one_the_port_has_nothing_to_do_in(name, monkeypatch):
+  """Every fixture folder has a manifest (and is proven by the tests here) unless the port report requires
+  nothing there (bound_method_input and predict_branch_export are TPUEstimator programs already): then the port
+  changes nothing."""
+  monkeypatch.chdir(os.path.join(PORT_FIXTURES, name))
+  result = port(sorted(n for n in os.listdir('.') if n.endswith('.py')))
+  assert not result.changed and not result.todos
+
+
 @pytest.mark.parametrize('name', sorted(n for n, (_, m) in MANIFESTS.items()
                                          if not m['proof'].get('model_fn') and not m.get('runs')))
 def test_ported_files_that_cannot_run_here_still_import(name, tmp_path, monkeypatch):
