@@ -11,6 +11,8 @@ from estimator_tpu.porting.rewrite import source as source_lib
 
 TRAIN, EVAL, PREDICT = 'train', 'evaluate', 'predict'
 METHODS = {'train': TRAIN, 'evaluate': EVAL, 'predict': PREDICT}
+# train_and_evaluate's specs: their input_fns train and evaluate the estimator it is given.
+SPECS = {'TrainSpec': TRAIN, 'EvalSpec': EVAL}
 BATCH_METHODS = ('batch', 'padded_batch')
 FOLLOW_DEPTH = 2
 
@@ -129,6 +131,14 @@ class Analysis(object):
   def _find_method_calls(self):
     for f in self.program.files:
       for node in f.positions:
+        spec = _spec_kind(f, node)
+        if spec is not None:
+          input_expr = source_lib.argument(node, 0, 'input_fn')
+          if input_expr is not None:  # the estimator: the program's only one (train_and_evaluate is not followed)
+            scope = f.function_of(node)
+            self.method_calls.append(MethodCall(f, scope, node, SPECS[spec], input_expr,
+                                                self._estimator_for(f, scope, None)))
+          continue
         if not (isinstance(node, cst.Call) and isinstance(node.func, cst.Attribute)):
           continue
         method = node.func.attr.value
@@ -230,6 +240,8 @@ class Analysis(object):
         return None
       if len(site.chain) == 1:  # the input_fn calls the helper: its argument becomes params['batch_size']
         inner = self._origin(caller_file, caller, argument, _Shadow(site, caller), depth + 1)
+        if inner is None and not _reads_params(argument):  # args.batch_size, args a parameter of the enclosing def
+          return 'argument', (caller_file, caller, argument)
         return ('argument', inner[1]) if inner else None
       return None
     for via_file, via_scope, call, builder in site.proper.via:
@@ -284,6 +296,15 @@ def _batch_size_of(f, call):
       and call.args:
     return source_lib.argument(call, 0, 'batch_size')
   return None
+
+
+def _spec_kind(f, node):
+  """'TrainSpec' or 'EvalSpec' for a call that builds one (tf.estimator's), else None."""
+  if not isinstance(node, cst.Call):
+    return None
+  canonical = f.canonical(node.func) or ''
+  kind = canonical.rsplit('.', 1)[-1]
+  return kind if kind in SPECS and canonical.startswith('tensorflow') and '.estimator.' in canonical else None
 
 
 def drop_position(f, call):

@@ -2,6 +2,8 @@
 shapes): drop_remainder=True where input trains. TPU rule 9 (steps): evaluate() on full batches, padded with rows
 of weight 0, with the number of steps. TPU rule 15 (TPU dtypes): float64 in-memory data cast to float32.
 """
+import os
+
 import libcst as cst
 
 from estimator_tpu.porting.rewrite import analysis as analysis_lib
@@ -28,9 +30,25 @@ def plan_exact_evaluation(port):
         port.findings_at(b.file, b.file.line(b.call), 4) for b in use.batches)
     if not required:
       continue  # the port report asks for nothing here (TPU code that pads its data itself, like BERT's)
+    if _returns_tensors(port, use):
+      port.todo(call.file, call.call, 9, 'evaluate on full batches: return the batched Dataset from the input_fn '
+                '(rule 3), then wrap it in tpu_exact_eval_input and pass steps=tpu_eval_steps(input_fn, '
+                'EVAL_BATCH_SIZE)')
+      continue
     port.padded_evaluations.append(use)
     if call.estimator is not None:
       port.exact_eval.add(call.estimator)
+
+
+def _returns_tensors(port, use):
+  """The port report says this input returns tensors (an iterator's get_next()), not the Dataset that padding
+  takes."""
+  for f, fn in [(use.proper.file, use.proper.node)] + [(b.file, b.fn) for b in use.batches]:
+    first, last = f.line(fn), f.end_line(fn)
+    for finding in port.findings.get(os.path.abspath(f.path), ()):
+      if finding.rule == 3 and 'returns tensors' in finding.message and first <= finding.line <= last:
+        return True
+  return False
 
 
 def fix(port):
