@@ -285,7 +285,7 @@ def _port_run_config(port, f, call):
   strategies = tuple('%s=' % k for k in ('train_distribute', 'eval_distribute') if source_lib.argument(call, None, k))
   for rule in (1, 2, 8):
     for finding in port.findings_at(f, f.line(call), rule):
-      if not finding.message.startswith(strategies or ('\0',)):  # a distribution strategy: a human's TODO
+      if not (strategies and finding.message.startswith(strategies)):  # a distribution strategy: a human's TODO
         port.handled.add(finding)
   port.change(f, call, 1, '%s -> %s.RunConfig(%s)' % (source_lib.dotted(call.func), tpu_api,
                                                      ', '.join('%s=%s' % kv for kv in keywords)))
