@@ -5,6 +5,15 @@ Two supported stacks, chosen by environment markers so that one `pip install .` 
   * Python 3.11 -> tensorflow-cpu 2.15.1 + tensorflow-estimator 2.15.0 (the last TF with TPUEstimator).
 The runnable scripts (mnist_tpu.py, ...) and the `flags/` package stay in the source tree on purpose: a
 top-level package named `flags` would be a poor citizen of site-packages.
+
+LibCST is what `python -m estimator_tpu.port --write` edits code with (estimator_tpu/porting/rewrite). It is
+installed with the package, not as an extra, because the console script `estimator-tpu-port` offers --write
+to everyone who installs it; 0.4.9 is the last release with a Python 3.7 wheel, 1.x serves 3.9-3.11. The port
+report alone never imports it (tests/porting/test_port_write.py runs it with LibCST made unimportable).
+pandas is for the tests only, and earns its place there: the custom_estimator fixture reads its CSVs with
+pd.read_csv, as TensorFlow's custom-estimator tutorial does; the port report's rule 15 finding on it (read_csv gives
+float64 columns, estimator_tpu/porting/report/data.py) and the port's float32 cast are proven by running the
+original and the port on real pandas frames (tests/porting/test_port_write.py). NumPy data would not exercise that.
 """
 import setuptools
 
@@ -26,9 +35,11 @@ setuptools.setup(
         'tensorflow-cpu==2.15.1; ' + TF2,
         'tensorflow-estimator==2.15.0; ' + TF2,
         'numpy<2; ' + TF2,
+        'libcst==0.4.9; ' + TF1,
+        'libcst>=1.1,<2; ' + TF2,
     ],
     extras_require={
-        'test': ['pytest<8'],
+        'test': ['pytest<8', 'pandas<1.4; ' + TF1, 'pandas<2.3; ' + TF2],
     },
     # Both run on the user's code from an installed copy: neither needs the flags/ package or the scripts.
     entry_points={

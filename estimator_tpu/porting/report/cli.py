@@ -16,13 +16,26 @@ def parse_args(argv):
              'file that does not parse; the other files are still checked, and 2 wins over 1).')
   parser.add_argument('paths', nargs='+', metavar='PATH', help='Python files or folders (searched for *.py)')
   parser.add_argument('--format', choices=('text', 'json'), default='text', help='text (default) or json')
+  # The port itself (estimator_tpu/porting/rewrite, which needs LibCST): see `--write OUT_DIR --help`.
+  parser.add_argument('--write', metavar='OUT_DIR', help='port: write the ported copy into OUT_DIR instead')
+  parser.add_argument('--diff', action='store_true', help='port: print the port as a unified diff instead')
+  parser.add_argument('--verify', metavar='PORTED_DIR', help='port: prove the port in PORTED_DIR instead')
   return parser.parse_args(argv)
+
+
+def ports(argv):
+  """Whether the command asks for the port itself rather than the report."""
+  return any(arg.split('=', 1)[0] in ('--write', '--diff', '--verify') for arg in argv)
 
 
 def main(argv=None, stdout=None, stderr=None):
   stdout = stdout or sys.stdout
   stderr = stderr or sys.stderr
-  args = parse_args(sys.argv[1:] if argv is None else argv)
+  argv = sys.argv[1:] if argv is None else argv
+  if ports(argv):
+    from estimator_tpu.porting.rewrite import cli  # pylint: disable=g-import-not-at-top -- LibCST, only here
+    return cli.main(argv, stdout, stderr)
+  args = parse_args(argv)
   report = scan_paths(args.paths)
   for bad in report.bad_inputs:
     stderr.write(findings.format_bad_input(bad) + '\n')
