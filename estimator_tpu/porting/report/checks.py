@@ -1,8 +1,10 @@
 """What every check shares: where findings go, and which code runs only on (or only off) the TPU."""
 import ast
 
+from estimator_tpu.porting.program import anchors
+from estimator_tpu.porting.program import syntax
+from estimator_tpu.porting.report import codes
 from estimator_tpu.porting.report import findings
-from estimator_tpu.porting.report import pyast
 
 
 class Collector(object):
@@ -16,20 +18,22 @@ class Collector(object):
     self.unsure = None  # while set, `required` findings become `cannot tell`, prefixed with this condition
     self.returns_tensors = {}  # (module, return statement) -> modes of the input_fns returning tensors there
 
-  def add(self, module, node, rule, severity, message):
-    line = getattr(node, 'lineno', 1)
+  def add(self, module, node, code, severity, message):
+    """A finding of kind `code` (codes.py, which gives its rule) at `node` of `module`."""
     if severity == findings.REQUIRED and self.unsure:
       severity, message = findings.UNKNOWN, '%s: %s' % (self.unsure, message)
-    self.findings.append(findings.Finding(module.path, line, rule, severity, message))
+    where = anchors.anchor(self.program, module, node)
+    self.findings.append(findings.Finding(module.path, where.line, codes.rule_of(code), severity, message, code,
+                                          where))
 
-  def required(self, module, node, rule, message):
-    self.add(module, node, rule, findings.REQUIRED, message)
+  def required(self, module, node, code, message):
+    self.add(module, node, code, findings.REQUIRED, message)
 
-  def advice(self, module, node, rule, message):
-    self.add(module, node, rule, findings.ADVICE, message)
+  def advice(self, module, node, code, message):
+    self.add(module, node, code, findings.ADVICE, message)
 
-  def unknown(self, module, node, rule, message):
-    self.add(module, node, rule, findings.UNKNOWN, message)
+  def unknown(self, module, node, code, message):
+    self.add(module, node, code, findings.UNKNOWN, message)
 
 
 def mentions_tpu(node):
@@ -41,7 +45,7 @@ def mentions_tpu(node):
     elif isinstance(child, ast.Attribute):
       text = child.attr
     else:
-      value = pyast.literal(child)
+      value = syntax.literal(child)
       text = value if isinstance(value, str) else None
     if text and 'tpu' in text.lower():
       return True
@@ -82,5 +86,5 @@ def accepts_params(target):
   """Whether TPUEstimator could pass `params` to this callable (a program.Fn): it needs a parameter named params
   that functools.partial did not already bind. **kwargs does not count: TPUEstimator asks for the name."""
   node = target.node
-  names = pyast.positional_names(node)[target.bound_positional:] + [a.arg for a in node.args.kwonlyargs]
+  names = syntax.positional_names(node)[target.bound_positional:] + [a.arg for a in node.args.kwonlyargs]
   return 'params' in names and 'params' not in target.bound_keywords

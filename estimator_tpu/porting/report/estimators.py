@@ -3,138 +3,114 @@ found there, each with the modes it runs on a TPU (sites.py works those out)."""
 import ast
 import collections
 
-from estimator_tpu.porting.report import apis
-from estimator_tpu.porting.report import columns
-from estimator_tpu.porting.report import hooks
+from estimator_tpu.porting.program import apis
+from estimator_tpu.porting.program import callables
+from estimator_tpu.porting.program import columns
+from estimator_tpu.porting.program import estimators as estimator_facts
+from estimator_tpu.porting.program import uses as uses_lib
+from estimator_tpu.porting.program import hooks
+from estimator_tpu.porting.program import params as params_lib
+from estimator_tpu.porting.program import syntax
+from estimator_tpu.porting.program import values
 from estimator_tpu.porting.report import input_fns
-from estimator_tpu.porting.report import params as params_lib
-from estimator_tpu.porting.report import program as program_lib
-from estimator_tpu.porting.report import pyast
-from estimator_tpu.porting.report import sites as sites_lib
-from estimator_tpu.porting.report import values
 
-TRAIN, EVAL, PREDICT = sites_lib.TRAIN, sites_lib.EVAL, sites_lib.PREDICT
-# Estimator method -> (mode of its input_fn, position of steps, position of max_steps, position of hooks).
-METHODS = {'train': (TRAIN, 2, 3, 1), 'evaluate': (EVAL, 1, None, 2), 'predict': (PREDICT, None, None, 3)}
-
-# One use of a model_fn: the function, the modes it runs on a TPU, what params holds, whether a TPUEstimator
-# (or a port of one) calls it.
-ModelFnUse = collections.namedtuple('ModelFnUse', ['target', 'modes', 'params', 'ported'])
+TRAIN, EVAL, PREDICT = uses_lib.TRAIN, uses_lib.EVAL, uses_lib.PREDICT
+METHODS = uses_lib.METHODS
 
 
-class Entries(object):
-  """What the scan of estimator call sites found for the model_fn and input_fn checks."""
-
-  def __init__(self, index):
-    self.index = index
-    self.model_fns = collections.OrderedDict()  # id(def) -> ModelFnUse
-    self.input_fns = collections.OrderedDict()  # (id(node), via) -> [Fn, set of TPU modes, needs params]
-    self.unresolved_input_fns = 0  # input_fn arguments static analysis could not follow
-
-  def add_model_fn(self, target, modes, params, ported):
-    key = id(target.node)
-    if key in self.model_fns:
-      old = self.model_fns[key]
-      target = old.target if old.target.bound_positional >= target.bound_positional else target
-      self.model_fns[key] = ModelFnUse(target, old.modes | modes, old.params + params, old.ported or ported)
-    else:
-      self.model_fns[key] = ModelFnUse(target, frozenset(modes), list(params), ported)
-
-  def add_input_fn(self, target, mode, on_tpu):
-    key = (id(target.node), tuple(id(v[2]) for v in target.via))
-    entry = self.input_fns.setdefault(key, [target, set(), True])
-    if on_tpu:
-      entry[1].add(mode)
-
-  @property
-  def drivers(self):
-    return bool(self.index.drivers)
-
-
-def check_call_sites(collector):
-  """Checks every estimator, every call that configures or drives one; returns the Entries found."""
+def check_call_sites(collector, uses):
+  """Checks every estimator, every call that configures or drives one, and the model_fn and input_fn arguments
+  given to them (uses: program/uses.py's Uses)."""
   # Checks rule 1 (TPUEstimator).
   program = collector.program
-  index = sites_lib.Index(program)
+  index = uses.index
   collector.index = index
-  entries = Entries(index)
   for module in program.modules:
     for node in ast.walk(module.tree):
       if isinstance(node, ast.ClassDef):
-        base = sites_lib.estimator_base(program, module, node)
+        base = estimator_facts.estimator_base(program, module, node)
         if base not in (None, 'tpu') and any(apis.is_plain_estimator(module.canonical(b) or '') for b in node.bases):
-          collector.required(module, node, 1, '`class %s(%s)` builds on a plain Estimator -> build on '
-                             'tf.estimator.tpu.TPUEstimator (with a tpu RunConfig and the train/eval/predict batch '
-                             'sizes): only TPUEstimator runs model_fn on TPU cores.' % (node.name, _short(base)))
-  checks = [_SiteCheck(collector, entries, site) for site in index.sites.values()]
-  for check in checks:
-    check.register()
-  for check in checks:
-    check.check()
+          collector.required(module, node, 'estimator-subclass', '`class %s(%s)` builds on a plain Estimator -> '
+                             'build on tf.estimator.tpu.TPUEstimator (with a tpu RunConfig and the train/eval/predict '
+                             'batch sizes): only TPUEstimator runs model_fn on TPU cores.' % (node.name, _short(base)))
+  for argument in uses.model_fn_arguments:
+    _check_model_fn_argument(collector, argument)
+  for site in index.sites.values():
+    _SiteCheck(collector, uses, site).check()
+  for use in uses.input_fns:
+    _check_input_fn_argument(collector, use)
   for module, fn, call in program.calls():
-    _CallSite(collector, entries, module, fn, call).check()
-  return entries
+    _CallSite(collector, uses, module, fn, call).check()
+
+
+def _check_model_fn_argument(collector, argument):
+  # Checks rule 5 (TPUEstimatorSpec).
+  if argument.site is not None and not argument.site.ported:
+    return
+  for target in argument.targets:
+    if isinstance(target, callables.Unresolved):
+      collector.unknown(argument.module, argument.call, 'model-fn-unresolved', 'the model_fn `%s`: %s, so its rules '
+                        '(3, 5, 6, 7, 18) were not checked -> scan the file that defines it too.'
+                        % (syntax.render(argument.node), target.reason))
+
+
+def _check_input_fn_argument(collector, use):
+  """An input_fn argument that static analysis cannot hand to the input_fn checks."""
+  # Checks rule 3 (params).
+  if not use.ported:
+    return  # an estimator that stays on the CPU: its input_fn needs nothing
+  for target in use.targets:
+    if isinstance(target, callables.Fn):
+      continue
+    if estimator_facts.made_by_tf_input_fn(target):
+      collector.required(use.module, use.call, 'input-fn-from-queue-maker', 'the input_fn comes from `%s`, which '
+                         'feeds queues and takes no params -> write an input_fn(params) that returns a '
+                         'tf.data.Dataset (Dataset.from_tensor_slices(...).batch(params[\'batch_size\'], '
+                         'drop_remainder=True)).' % _short(target.made_by))
+      if target.call and use.on_tpu:
+        input_fns.check_in_memory_arguments(collector, *target.call)
+    else:
+      collector.unknown(use.module, use.call, 'input-fn-unresolved', 'the input_fn `%s` (for %s): %s, so its rules '
+                        '(3, 4) were not checked -> scan the file that defines it too.'
+                        % (syntax.render(use.node), use.mode, target.reason))
 
 
 class _SiteCheck(object):
   """Findings at one estimator constructor."""
 
-  def __init__(self, collector, entries, site):
-    self.collector, self.entries, self.site = collector, entries, site
+  def __init__(self, collector, uses, site):
+    self.collector, self.uses, self.site = collector, uses, site
     self.program = collector.program
-    self.params = params_lib.Params()
-    self.model_fns = []
-
-  def register(self):
-    """Resolves the model_fn and params, and hands the model_fn on with the modes it runs on a TPU."""
-    site = self.site
-    if site.kind in ('estimator', 'tpu'):
-      node = params_lib.argument(site.call, site.kind)
-      if node is not None:
-        self.params = params_lib.describe(self.program, site.module, site.fn, node)
-      model_fn = pyast.argument(site.call, 0, 'model_fn')
-      if model_fn is not None:
-        for target in self.program.resolve_callables(site.module, site.fn, model_fn):
-          if isinstance(target, program_lib.Fn):
-            self.model_fns.append(target)
-            self.entries.add_model_fn(target, site.tpu_modes, [self.params], site.ported)
-          elif site.ported:
-            # Checks rule 5 (TPUEstimatorSpec).
-            self.collector.unknown(site.module, site.call, 5, 'the model_fn `%s`: %s, so its rules (3, 5, 6, 7, 18) '
-                                   'were not checked -> scan the file that defines it too.'
-                                   % (pyast.render(model_fn), target.reason))
-    elif site.kind == 'factory':
-      train_input_fn = pyast.argument(site.call, 0, 'train_input_fn')
-      _register_input_fn(self.collector, self.entries, site.module, site.fn, site.call, train_input_fn, TRAIN,
-                         [site])
+    self.params = uses.params.get(id(site.call), params_lib.Params())
+    self.model_fns = uses.model_fns_of(site)
 
   def check(self):
     # Checks rule 1 (TPUEstimator).
     site, add = self.site, self.collector
     if site.kind == 'estimator':
       if site.ported:
-        add.required(site.module, site.call, 1, '`%s(...)` -> tf.estimator.tpu.TPUEstimator(model_fn, '
+        add.required(site.module, site.call, 'plain-estimator', '`%s(...)` -> tf.estimator.tpu.TPUEstimator(model_fn, '
                      'config=tf.estimator.tpu.RunConfig(...), use_tpu=..., train_batch_size=..., '
                      'eval_batch_size=..., predict_batch_size=...): TPUEstimator runs the TPU loop, splits every batch '
                      'over the cores and so needs the global batch sizes.' % site.short)
       elif self._shares_a_ported_model_fn():
-        add.advice(site.module, site.call, 1, '`%s(...)` only %s here, on the CPU, with a model_fn the port changes: '
+        add.advice(site.module, site.call, 'cpu-estimator-shares-model-fn', '`%s(...)` only %s here, on the CPU, with a model_fn the port changes: '
                    'a plain Estimator refuses the TPUEstimatorSpec it will return -> '
                    'tf.estimator.tpu.TPUEstimator(model_fn, use_tpu=False, ...) here as well.'
                    % (site.short, ' and '.join(sorted(m + 's' if m != 'predict' else 'predicts'
                                                       for m in site.modes))))
     elif site.kind == 'premade' and site.ported:
-      add.required(site.module, site.call, 1, '`%s` is a premade estimator, which has no TPU version -> write a '
+      add.required(site.module, site.call, 'premade-estimator', '`%s` is a premade estimator, which has no TPU version -> write a '
                    'model_fn(features, labels, mode, params) with the same network and use '
                    'tf.estimator.tpu.TPUEstimator.' % site.short)
       self._premade_columns()
     elif site.kind == 'factory':
-      add.required(site.module, site.call, 1, '`%s(...)` builds and trains a premade (boosted trees) estimator, '
+      add.required(site.module, site.call, 'estimator-factory', '`%s(...)` builds and trains a premade (boosted trees) estimator, '
                    'which has no TPU version -> write a model_fn(features, labels, mode, params) for '
                    'tf.estimator.tpu.TPUEstimator, or keep this model off the TPU.' % site.short)
       self._premade_columns()
     elif site.kind == 'keras' and site.ported:
-      add.required(site.module, site.call, 1, '`%s` makes a plain Estimator -> call the Keras model inside a '
+      add.required(site.module, site.call, 'keras-estimator', '`%s` makes a plain Estimator -> call the Keras model inside a '
                    'model_fn(features, labels, mode, params) for tf.estimator.tpu.TPUEstimator, or move to '
                    'TPUStrategy (mnist_keras.py).' % site.short)
     elif site.kind == 'tpu':
@@ -143,34 +119,34 @@ class _SiteCheck(object):
       self._params()
 
   def _shares_a_ported_model_fn(self):
-    uses = [self.entries.model_fns.get(id(t.node)) for t in self.model_fns]
+    uses = [self.uses.model_fns.get(id(t.node)) for t in self.model_fns]
     return any(use is not None and use.ported for use in uses)
 
   def _tpu_estimator(self):
     # Checks rule 1 (TPUEstimator).
     site, add, call = self.site, self.collector, self.site.call
-    if pyast.has_star_args(call) or not site.tpu_modes and site.known:
+    if syntax.has_star_args(call) or not site.tpu_modes and site.known:
       return
-    use_tpu = pyast.keyword(call, 'use_tpu')
-    if use_tpu is not None and pyast.literal(use_tpu) is False:
+    use_tpu = syntax.keyword(call, 'use_tpu')
+    if use_tpu is not None and syntax.literal(use_tpu) is False:
       return  # runs model_fn on the CPU only: nothing about batches or the TPU config applies
-    if pyast.argument(call, 2, 'config') is None:
-      add.required(site.module, call, 1, 'TPUEstimator without config= -> pass config=tf.estimator.tpu.RunConfig('
+    if syntax.argument(call, 2, 'config') is None:
+      add.required(site.module, call, 'tpu-estimator-without-config', 'TPUEstimator without config= -> pass config=tf.estimator.tpu.RunConfig('
                    'tpu_config=TPUConfig(iterations_per_loop, num_shards)): TPUEstimator refuses a missing config.')
-    if pyast.keyword(call, 'train_batch_size') is None and TRAIN in site.modes:
-      add.required(site.module, call, 1, 'TPUEstimator without train_batch_size -> pass the global '
+    if syntax.keyword(call, 'train_batch_size') is None and TRAIN in site.modes:
+      add.required(site.module, call, 'tpu-estimator-without-train-batch-size', 'TPUEstimator without train_batch_size -> pass the global '
                    'train_batch_size: with use_tpu it refuses to run without one.')
     missing = [(mode, name) for mode, name in ((EVAL, 'eval_batch_size'), (PREDICT, 'predict_batch_size'))
-               if pyast.keyword(call, name) is None]
+               if syntax.keyword(call, name) is None]
     needed = [name for mode, name in missing if site.known and mode in site.tpu_modes]
     if needed:
-      add.required(site.module, call, 1, 'TPUEstimator without %s, and the program %s with it -> pass %s: on a TPU, '
+      add.required(site.module, call, 'tpu-estimator-without-batch-size', 'TPUEstimator without %s, and the program %s with it -> pass %s: on a TPU, '
                    'TPUEstimator refuses to evaluate or predict without one.' % (
                        ' or '.join(needed), ' and '.join('evaluates' if n.startswith('eval') else 'predicts'
                                                          for n in needed), ' and '.join(needed)))
     elif missing and not site.known:
       names = [name for _, name in missing]
-      add.advice(site.module, call, 1, 'TPUEstimator without %s -> pass %s if this estimator evaluates or predicts '
+      add.advice(site.module, call, 'tpu-estimator-batch-sizes-unseen', 'TPUEstimator without %s -> pass %s if this estimator evaluates or predicts '
                  'on a TPU, which needs it.' % (' or '.join(names), ' and '.join(names)))
 
   def _params(self):
@@ -178,7 +154,7 @@ class _SiteCheck(object):
     add, params = self.collector, self.params
     for key in params_lib.RESERVED_KEYS:
       for key_value, _ in params.entries.get(key, []):
-        add.required(key_value.module, key_value.node, 3, 'params holds the key %r, which TPUEstimator reserves '
+        add.required(key_value.module, key_value.node, 'params-reserved-key', 'params holds the key %r, which TPUEstimator reserves '
                      '(it raises ValueError for params with %s) and sets itself: params[\'batch_size\'] is the '
                      'per-core batch on a TPU -> rename this key (e.g. \'global_%s\'), and give the global batch as '
                      'train_batch_size=/eval_batch_size=.' % (key, ' or '.join(repr(k) for k in
@@ -186,62 +162,38 @@ class _SiteCheck(object):
     kind = params_lib.not_a_mapping(params)
     if kind:
       where = params.what or values.Value(self.site.module, self.site.fn, self.site.call)
-      add.required(where.module, where.node, 3, 'params is %s (`%s`), not a dict: TPUEstimator tests `key in params` '
+      add.required(where.module, where.node, 'params-not-a-dict', 'params is %s (`%s`), not a dict: TPUEstimator tests `key in params` '
                    'and adds params[\'batch_size\'], params[\'use_tpu\'] and params[\'context\'] to it, which fails '
                    'on this -> pass a dict (vars(args), or the values model_fn reads).' % (
                        kind if kind == params_lib.FLAGS else ('an ' if kind[0] in 'aeiou' else 'a ') + kind,
-                       pyast.render(where.node)))
+                       syntax.render(where.node)))
 
   def _premade_columns(self):
     # Checks rule 15 (TPU dtypes).
     site = self.site
     found = []
     for name in apis.COLUMN_ARGUMENTS:
-      node = pyast.keyword(site.call, name)
+      node = syntax.keyword(site.call, name)
       if node is None and name == 'feature_columns' and site.kind == 'factory':
-        node = pyast.argument(site.call, 1, name)
+        node = syntax.argument(site.call, 1, name)
       if node is not None:
         found += columns.string_columns(self.program, site.module, site.fn, node)
     if found:
       self.collector.strings_on_device = True
-      self.collector.required(site.module, site.call, 15, 'the feature columns of `%s` look strings up or hash them '
+      self.collector.required(site.module, site.call, 'premade-string-columns', 'the feature columns of `%s` look strings up or hash them '
                               '(%s): inside the estimator\'s model, so on the TPU, which has no strings and cannot '
                               'compile those lookups -> map the strings to integer ids in input_fn (on the host) and '
                               'use categorical_column_with_identity / embedding_column on the ids.'
                               % (site.short, columns.describe(found)))
 
 
-def _register_input_fn(collector, entries, module, fn, call, node, mode, found_sites):
-  """Hands an input_fn argument on to the input_fn checks, with whether its mode runs on a TPU."""
-  # Checks rule 3 (params).
-  if node is None:
-    return
-  needs_params = not found_sites or any(site.ported for site in found_sites)
-  on_tpu = not found_sites or any(mode in site.tpu_modes for site in found_sites)
-  if not needs_params:
-    return  # an estimator that stays on the CPU: its input_fn needs nothing
-  for target in collector.program.resolve_callables(module, fn, node):
-    if isinstance(target, program_lib.Fn):
-      entries.add_input_fn(target, mode, on_tpu)
-    elif sites_lib.made_by_tf_input_fn(target):
-      collector.required(module, call, 3, 'the input_fn comes from `%s`, which feeds queues and takes no params -> '
-                         'write an input_fn(params) that returns a tf.data.Dataset (Dataset.from_tensor_slices(...)'
-                         '.batch(params[\'batch_size\'], drop_remainder=True)).' % _short(target.made_by))
-      if target.call and on_tpu:
-        input_fns.check_in_memory_arguments(collector, *target.call)
-    else:
-      entries.unresolved_input_fns += 1
-      collector.unknown(module, call, 3, 'the input_fn `%s` (for %s): %s, so its rules (3, 4) were not checked -> '
-                        'scan the file that defines it too.' % (pyast.render(node), mode, target.reason))
-
-
 class _CallSite(object):
   """Findings at one call that configures or drives an estimator."""
 
-  def __init__(self, collector, entries, module, fn, call):
+  def __init__(self, collector, uses, module, fn, call):
     self.collector = collector
-    self.entries = entries
-    self.index = entries.index
+    self.uses = uses
+    self.index = uses.index
     self.program = collector.program
     self.module = module
     self.fn = fn
@@ -255,9 +207,9 @@ class _CallSite(object):
       pass  # _SiteCheck
     elif apis.is_run_config(name):
       self._run_config(name)
-    elif apis.is_tpu_config(name) and not pyast.has_star_args(self.call):
-      if pyast.argument(self.call, 0, 'iterations_per_loop') is None:
-        self.collector.advice(self.module, self.call, 8, 'TPUConfig without iterations_per_loop runs 2 steps per '
+    elif apis.is_tpu_config(name) and not syntax.has_star_args(self.call):
+      if syntax.argument(self.call, 0, 'iterations_per_loop') is None:
+        self.collector.advice(self.module, self.call, 'tpu-config-without-iterations', 'TPUConfig without iterations_per_loop runs 2 steps per '
                               'host round trip -> set iterations_per_loop (hundreds of steps for a small model); '
                               'checkpoints and hooks only happen between loops.')
     elif apis.is_train_spec(name) or apis.is_eval_spec(name):
@@ -269,40 +221,17 @@ class _CallSite(object):
     elif isinstance(self.call.func, ast.Attribute) and self.call.func.attr in METHODS and \
         self.index.drives(self.module, self.fn, self.call):
       self._estimator_method()
-    elif self._is_estimator_super_init():
-      self._super_init()
+    elif estimator_facts.is_estimator_super_init(self.program, self.module, self.fn, self.call):
+      pass  # its model_fn: uses.py
     elif not name or not apis.is_tf(name):
       base = self._project_run_config()
       if base:
-        self._run_config(base, subclass=pyast.render(self.call.func))
+        self._run_config(base, subclass=syntax.render(self.call.func))
     self._model_dir()
-
-  def _is_estimator_super_init(self):
-    """super().__init__(model_fn=...) in a class that builds on an Estimator or a TPUEstimator."""
-    func = self.call.func
-    if not (isinstance(func, ast.Attribute) and func.attr == '__init__' and isinstance(func.value, ast.Call)
-            and isinstance(func.value.func, ast.Name) and func.value.func.id == 'super' and self.fn is not None):
-      return False
-    owner = self.module.parents.get(id(self.fn))
-    return isinstance(owner, ast.ClassDef) and sites_lib.estimator_base(self.program, self.module, owner) is not None
-
-  def _super_init(self):
-    """The model_fn an Estimator subclass hands its base: what its instances do is not followed, so every mode."""
-    # Checks rule 5 (TPUEstimatorSpec).
-    model_fn = pyast.argument(self.call, 0, 'model_fn')
-    if model_fn is None:
-      return
-    for target in self.program.resolve_callables(self.module, self.fn, model_fn):
-      if isinstance(target, program_lib.Fn):
-        self.entries.add_model_fn(target, sites_lib.modes_lib.ALL, [], True)
-      else:
-        self.collector.unknown(self.module, self.call, 5, 'the model_fn `%s`: %s, so its rules (3, 5, 6, 7, 18) '
-                               'were not checked -> scan the file that defines it too.'
-                               % (pyast.render(model_fn), target.reason))
 
   def _project_run_config(self):
     """The TensorFlow RunConfig a scanned class derives from, when this call makes one."""
-    found = self.program.class_of(self.module, self.fn, self.call)
+    found = self.program.callables.class_of(self.module, self.fn, self.call)
     seen = 0
     while found and seen < 4:
       seen += 1
@@ -322,56 +251,56 @@ class _CallSite(object):
   def _run_config(self, name, subclass=None):
     # Checks rule 1 (TPUEstimator), rule 2 (where the TPU is), rule 8 (iterations per loop).
     add = self.collector
-    star = pyast.has_star_args(self.call)
+    star = syntax.has_star_args(self.call)
     self._distribution()
     if not apis.is_tpu_run_config(name):
       what = '`%s` (a subclass of `%s`)' % (subclass, _short(name)) if subclass else '`%s`' % _short(name)
-      add.required(self.module, self.call, 1, '%s -> tf.estimator.tpu.RunConfig(tpu_config=tf.estimator.tpu.'
+      add.required(self.module, self.call, 'run-config-not-tpu', '%s -> tf.estimator.tpu.RunConfig(tpu_config=tf.estimator.tpu.'
                    'TPUConfig(iterations_per_loop=..., num_shards=...)): TPUEstimator refuses any other config.'
                    % what)
-      add.advice(self.module, self.call, 8, 'a plain RunConfig runs one step per session.run -> choose '
+      add.advice(self.module, self.call, 'run-config-one-step-per-run', 'a plain RunConfig runs one step per session.run -> choose '
                  'TPUConfig(iterations_per_loop=N): N steps run on the TPU per host round trip; checkpoints and '
                  'hooks only happen between loops.')
-      if not star and pyast.keyword(self.call, 'master') is None:
-        add.advice(self.module, self.call, 2, 'nothing says where the TPU is -> pass '
+      if not star and syntax.keyword(self.call, 'master') is None:
+        add.advice(self.module, self.call, 'run-config-without-tpu-address', 'nothing says where the TPU is -> pass '
                    'cluster=tf.distribute.cluster_resolver.TPUClusterResolver(tpu=[name], zone, project) or '
                    'master=\'grpc://HOST:8470\' (never both); a TPU VM runs with master=\'\'.')
       return
     if star:
       return
-    if pyast.keyword(self.call, 'tpu_config') is None:
-      add.advice(self.module, self.call, 8, 'tpu RunConfig without tpu_config: the default TPUConfig runs 2 steps '
+    if syntax.keyword(self.call, 'tpu_config') is None:
+      add.advice(self.module, self.call, 'tpu-run-config-without-tpu-config', 'tpu RunConfig without tpu_config: the default TPUConfig runs 2 steps '
                  'per host round trip -> tpu_config=TPUConfig(iterations_per_loop=..., num_shards=...).')
-    master, cluster = pyast.keyword(self.call, 'master'), pyast.keyword(self.call, 'cluster')
+    master, cluster = syntax.keyword(self.call, 'master'), syntax.keyword(self.call, 'cluster')
     if master is None and cluster is None:
-      add.advice(self.module, self.call, 2, 'RunConfig names no TPU -> pass cluster=TPUClusterResolver(...) or '
+      add.advice(self.module, self.call, 'tpu-run-config-without-tpu-address', 'RunConfig names no TPU -> pass cluster=TPUClusterResolver(...) or '
                  'master=\'grpc://HOST:8470\' for a TPU Node; only on a TPU VM is the default master \'\' right.')
     elif _surely_set(self.program, self.module, self.fn, master) and \
         _surely_set(self.program, self.module, self.fn, cluster):
-      add.required(self.module, self.call, 2, 'RunConfig gets both master= and cluster= -> pass only one: '
+      add.required(self.module, self.call, 'run-config-master-and-cluster', 'RunConfig gets both master= and cluster= -> pass only one: '
                    'RunConfig refuses the combination.')
 
   def _distribution(self):
     # Checks rule 1 (TPUEstimator).
     for name in ('train_distribute', 'eval_distribute', 'experimental_distribute'):
-      value = pyast.keyword(self.call, name)
+      value = syntax.keyword(self.call, name)
       if value is not None and _surely_set(self.program, self.module, self.fn, value, strategies=True):
-        self.collector.required(self.module, self.call, 1, '%s=`%s` gives the estimator a distribution strategy: '
+        self.collector.required(self.module, self.call, 'distribution-strategy', '%s=`%s` gives the estimator a distribution strategy: '
                                 'Estimator.train then takes its distributed path (_train_model_distributed), which '
                                 'TPUEstimator does not override, so the TPU loop never runs -> drop %s: TPUEstimator '
-                                'replicates over the TPU cores itself.' % (name, pyast.render(value), name))
+                                'replicates over the TPU cores itself.' % (name, syntax.render(value), name))
 
   def _model_dir(self):
     # Checks rule 17 (Cloud Storage).
     if not apis.is_tf(self.canonical) and id(self.call) not in self.index.sites:
       return
-    value = pyast.keyword(self.call, 'model_dir')
+    value = syntax.keyword(self.call, 'model_dir')
     if value is None and id(self.call) in self.index.sites and \
         self.index.sites[id(self.call)].kind in ('estimator', 'tpu'):
-      value = pyast.argument(self.call, 1, 'model_dir')
+      value = syntax.argument(self.call, 1, 'model_dir')
     path = _string_value(self.program, self.module, self.fn, value)
     if isinstance(path, str) and input_fns.is_local_path(path):
-      self.collector.advice(self.module, self.call, 17, 'model_dir=%r is on this machine\'s disk: the TPU '
+      self.collector.advice(self.module, self.call, 'local-model-dir', 'model_dir=%r is on this machine\'s disk: the TPU '
                             'workers of a TPU Node write checkpoints and read them back there -> a gs:// model_dir for '
                             'a TPU run.' % path)
 
@@ -380,83 +309,74 @@ class _CallSite(object):
   def _spec(self, name):
     # Checks rule 8 (iterations per loop), rule 9 (steps).
     mode = TRAIN if apis.is_train_spec(name) else EVAL
-    _register_input_fn(self.collector, self.entries, self.module, self.fn, self.call,
-                       pyast.argument(self.call, 0, 'input_fn'), mode, [])
-    if pyast.has_star_args(self.call):
+    if syntax.has_star_args(self.call):
       return
-    if mode == TRAIN and _unset(pyast.argument(self.call, 1, 'max_steps'), missing_is_none=True):
-      self.collector.required(self.module, self.call, 9, 'TrainSpec without max_steps -> set max_steps: on a TPU, '
+    if mode == TRAIN and _unset(syntax.argument(self.call, 1, 'max_steps'), missing_is_none=True):
+      self.collector.required(self.module, self.call, 'train-spec-without-max-steps', 'TrainSpec without max_steps -> set max_steps: on a TPU, '
                               'training needs a bound (iterations_per_loop steps run per device call).')
     if mode == EVAL:
-      state, why = self._step_count(pyast.argument(self.call, 1, 'steps'), missing=SET)
+      state, why = self._step_count(syntax.argument(self.call, 1, 'steps'), missing=SET)
       if state == NONE:
-        self.collector.required(self.module, self.call, 9, 'EvalSpec(steps=None)%s reads until the input ends -> '
+        self.collector.required(self.module, self.call, 'eval-spec-steps-none', 'EvalSpec(steps=None)%s reads until the input ends -> '
                                 'set steps to the number of full batches: evaluation on a TPU refuses steps=None.'
                                 % why)
-    hooks_node = pyast.keyword(self.call, 'hooks')
+    hooks_node = syntax.keyword(self.call, 'hooks')
     if hooks_node is not None:
       self._hooks(hooks_node, mode, [])
 
   def _train_and_evaluate(self):
     # Checks rule 14 (pod slices).
     if self.program.mentions('TF_CONFIG') or self.program.mentions('ClusterSpec'):
-      self.collector.advice(self.module, self.call, 14, 'tf.estimator.train_and_evaluate with a TF_CONFIG cluster '
+      self.collector.advice(self.module, self.call, 'train-and-evaluate-cluster', 'tf.estimator.train_and_evaluate with a TF_CONFIG cluster '
                             '(chief, workers, ps) has no TPU counterpart: one TPUEstimator program drives a whole TPU '
                             'slice (--num_shards cores) -> on a TPU, run one process: train_and_evaluate without '
                             'TF_CONFIG, or loop train(max_steps=...) and evaluate(steps=...).')
 
   def _experiment(self):
     # Checks rule 9 (steps).
-    receiver = pyast.argument(self.call, 0, 'estimator')
-    found = self._sites(receiver) if receiver is not None else []
-    for mode, name in ((TRAIN, 'train_input_fn'), (EVAL, 'eval_input_fn')):
-      _register_input_fn(self.collector, self.entries, self.module, self.fn, self.call,
-                         pyast.keyword(self.call, name), mode, found)
-    if pyast.has_star_args(self.call):
+    if syntax.has_star_args(self.call):
       return
-    if _unset(pyast.keyword(self.call, 'train_steps'), missing_is_none=True):
-      self.collector.required(self.module, self.call, 9, 'Experiment without train_steps trains until the input '
+    if _unset(syntax.keyword(self.call, 'train_steps'), missing_is_none=True):
+      self.collector.required(self.module, self.call, 'experiment-without-train-steps', 'Experiment without train_steps trains until the input '
                               'ends -> set train_steps: on a TPU, training needs a bound.')
-    if _unset(pyast.keyword(self.call, 'eval_steps'), missing_is_none=False):
-      self.collector.required(self.module, self.call, 9, 'Experiment(eval_steps=None) reads until the input ends -> '
+    if _unset(syntax.keyword(self.call, 'eval_steps'), missing_is_none=False):
+      self.collector.required(self.module, self.call, 'experiment-eval-steps-none', 'Experiment(eval_steps=None) reads until the input ends -> '
                               'set eval_steps to the number of full batches: evaluation on a TPU refuses steps=None.')
 
   def _estimator_method(self):
     # Checks rule 9 (steps).
     mode, steps_at, max_steps_at, hooks_at = METHODS[self.call.func.attr]
     receiver = self.call.func.value
-    input_fn = pyast.argument(self.call, 0, 'input_fn')
     found = self._sites(receiver)
-    _register_input_fn(self.collector, self.entries, self.module, self.fn, self.call, input_fn, mode, found)
     on_tpu = not found or any(mode in site.tpu_modes for site in found)
-    kind = sites_lib.estimator_kind(self.program, self.module, self.fn, receiver, self.index)
-    if kind is None or pyast.has_star_args(self.call) or not on_tpu:
+    kind = estimator_facts.estimator_kind(self.program, self.module, self.fn, receiver, self.index)
+    if kind is None or syntax.has_star_args(self.call) or not on_tpu:
       return
-    hooks_node = pyast.argument(self.call, hooks_at, 'hooks')
+    hooks_node = syntax.argument(self.call, hooks_at, 'hooks')
     if hooks_node is not None:
       self._hooks(hooks_node, mode, found)
-    text = pyast.render(receiver)
-    steps = self._step_count(pyast.argument(self.call, steps_at, 'steps') if steps_at else None)
+    text = syntax.render(receiver)
+    steps = self._step_count(syntax.argument(self.call, steps_at, 'steps') if steps_at else None)
     if mode == TRAIN:
-      max_steps = self._step_count(pyast.argument(self.call, max_steps_at, 'max_steps'))
+      max_steps = self._step_count(syntax.argument(self.call, max_steps_at, 'max_steps'))
       counts = (steps, max_steps)
       if all(state == NONE for state, _ in counts):
-        self.collector.required(self.module, self.call, 9, '`%s.train(...)` has neither max_steps nor steps%s -> '
+        self.collector.required(self.module, self.call, 'train-without-steps', '`%s.train(...)` has neither max_steps nor steps%s -> '
                                 'pass max_steps (a total) or steps: on a TPU, TPUEstimator runs iterations_per_loop '
                                 'steps per device call and refuses to train without a bound.'
                                 % (text, ''.join(why for _, why in counts)))
       elif not any(state == SET for state, _ in counts):
         unknown = [why for state, why in counts if state == RUN_TIME]
-        self.collector.unknown(self.module, self.call, 9, 'whether `%s.train(...)` gets max_steps or steps: %s. '
+        self.collector.unknown(self.module, self.call, 'train-steps-unseen', 'whether `%s.train(...)` gets max_steps or steps: %s. '
                                '-> make sure one is set: on a TPU, TPUEstimator refuses to train without a bound.'
                                % (text, unknown[0]))
     elif mode == EVAL and steps[0] == NONE:
-      self.collector.required(self.module, self.call, 9, '`%s.evaluate(...)` without steps%s reads until the input '
+      self.collector.required(self.module, self.call, 'evaluate-without-steps', '`%s.evaluate(...)` without steps%s reads until the input '
                               'ends -> pass steps = the number of full batches: evaluation on a TPU refuses '
                               'steps=None, and every batch must be full (pad the data, weight the padding 0).'
                               % (text, steps[1]))
     elif mode == EVAL and steps[0] == RUN_TIME:
-      self.collector.unknown(self.module, self.call, 9, 'whether `%s.evaluate(...)` gets steps: %s. If it can be '
+      self.collector.unknown(self.module, self.call, 'evaluate-steps-unseen', 'whether `%s.evaluate(...)` gets steps: %s. If it can be '
                              'None, evaluation reads until the input ends, which a TPU refuses -> make it the number '
                              'of full batches (pad the data, weight the padding 0).' % (text, steps[1]))
 
@@ -466,10 +386,10 @@ class _CallSite(object):
     listed = hooks.hooks_in(self.program, self.module, self.fn, node)
     fetching = [h for h in listed if h.kind == hooks.FETCHES]
     unknown = [h for h in listed if h.kind == hooks.UNKNOWN]
-    text = pyast.render(node)
+    text = syntax.render(node)
     if fetching:
       hook = fetching[0]
-      self.collector.required(self.module, self.call, 8, 'hooks=`%s` for %s holds %s (%s:%d), which fetches tensors: '
+      self.collector.required(self.module, self.call, 'hooks-fetch-tensors', 'hooks=`%s` for %s holds %s (%s:%d), which fetches tensors: '
                               'on a TPU the tensors model_fn makes are inside the TPU computation, and nothing can '
                               'fetch them there -> drop it; log through host_call (or the loss TPUEstimator logs) '
                               'and keep only host-side hooks.' % (text, mode, hook.detail, hook.where.module.path,
@@ -479,21 +399,21 @@ class _CallSite(object):
       named = self._named_tensors(found)
       if named:
         module, call, name = named
-        self.collector.required(self.module, self.call, 8, 'hooks=`%s` for %s (%s) fetch tensors by name: model_fn '
+        self.collector.required(self.module, self.call, 'hooks-fetch-named-tensors', 'hooks=`%s` for %s (%s) fetch tensors by name: model_fn '
                                 'names %r (%s:%d) only to be fetched; on a TPU that tensor is inside the TPU '
                                 'computation, where nothing can fetch it -> log it through host_call and keep only '
                                 'host-side hooks.' % (text, mode, unknown[0].detail, name, module.path,
                                                       call.lineno))
 
   def _named_tensors(self, found):
-    uses = list(self.entries.model_fns.values())
+    uses = list(self.uses.model_fns.values())
     if found:
       nodes = set()
       for site in found:
-        model_fn = pyast.argument(site.call, 0, 'model_fn') if site.kind in ('estimator', 'tpu') else None
+        model_fn = syntax.argument(site.call, 0, 'model_fn') if site.kind in ('estimator', 'tpu') else None
         if model_fn is not None:
-          nodes.update(id(t.node) for t in self.program.resolve_callables(site.module, site.fn, model_fn)
-                       if isinstance(t, program_lib.Fn))
+          nodes.update(id(t.node) for t in self.program.callables.resolve(site.module, site.fn, model_fn)
+                       if isinstance(t, callables.Fn))
       uses = [u for u in uses if id(u.target.node) in nodes]
     for use in uses:
       named = hooks.named_for_fetching(self.program, use.target)
@@ -507,18 +427,18 @@ class _CallSite(object):
     when the scanned files define that flag, and only known at run time when they do not."""
     if node is None:
       return (NONE if missing is None else missing), ''
-    value = pyast.literal(node)
-    if value is not pyast.NO_VALUE:
+    value = syntax.literal(node)
+    if value is not syntax.NO_VALUE:
       return (NONE if value is None else SET), ''
     if not self._reads_flag_values(node):
       return SET, ''
-    definition = self.program.flag_definition(node.attr)
+    definition = self.program.neighbours.flag_definition(node.attr)
     if definition is None:
-      return RUN_TIME, '`%s` is only known at run time (a flag the scanned files do not define?)' % pyast.render(node)
+      return RUN_TIME, '`%s` is only known at run time (a flag the scanned files do not define?)' % syntax.render(node)
     module, call, default = definition
-    if pyast.literal(default) is None:
+    if syntax.literal(default) is None:
       return NONE, ' (`%s` is the flag --%s, which defaults to None: %s:%d)' % (
-          pyast.render(node), node.attr, module.path, call.lineno)
+          syntax.render(node), node.attr, module.path, call.lineno)
     return SET, ''
 
   def _reads_flag_values(self, node):
@@ -538,18 +458,18 @@ def _short(name):
 def _unset(node, missing_is_none):
   if node is None:
     return missing_is_none
-  return pyast.literal(node) is None
+  return syntax.literal(node) is None
 
 
 def _string_value(program, module, fn, node):
   """A string a model_dir argument certainly is (a literal, or a name every assignment of which is one)."""
   if node is None:
     return None
-  value = pyast.literal(node)
-  if value is not pyast.NO_VALUE:
+  value = syntax.literal(node)
+  if value is not syntax.NO_VALUE:
     return value
   if isinstance(node, ast.Name):
-    found = [pyast.literal(o.node) for o in values.origins(program, module, fn, node)]
+    found = [syntax.literal(o.node) for o in values.origins(program, module, fn, node)]
     if found and all(isinstance(v, str) for v in found) and len(set(found)) == 1:
       return found[0]
   return None
@@ -560,8 +480,8 @@ def _surely_set(program, module, fn, node, depth=0, strategies=False):
   every assignment of which is one (BERT's `tpu_cluster_resolver = None; if FLAGS.use_tpu: ...` is not)."""
   if node is None or depth > 2:
     return False
-  value = pyast.literal(node)
-  if value is not pyast.NO_VALUE:
+  value = syntax.literal(node)
+  if value is not syntax.NO_VALUE:
     return value is not None  # RunConfig refuses master='' with a cluster too
   if isinstance(node, ast.Call):
     return True

@@ -9,13 +9,25 @@ from estimator_tpu import rules
 REQUIRED = 'required'
 ADVICE = 'advice'
 UNKNOWN = 'cannot tell statically'
-SEVERITIES = (REQUIRED, ADVICE, UNKNOWN)
 
-# rule: the number of the TPU rule it is about (estimator_tpu/rules.py, docs/MIGRATION.md).
-Finding = collections.namedtuple('Finding', ['path', 'line', 'rule', 'severity', 'message'])
 
-# Input the tool could not read: a path that does not exist, a file that does not parse.
-BadInput = collections.namedtuple('BadInput', ['path', 'problem', 'fix'])
+
+class Finding(collections.namedtuple('Finding', ['path', 'line', 'rule', 'severity', 'message', 'code', 'anchor'])):
+  """One finding. rule: the number of the TPU rule it is about (estimator_tpu/rules.py, docs/MIGRATION.md); code:
+  what kind of finding it is (codes.py), for programs; message: for people; anchor: the node it is at
+  (program/anchors.py). Every message reads `problem -> what to do: why`."""
+
+  @property
+  def key(self):
+    """What makes two findings one: the same place, rule, verdict and words (the same code reached twice)."""
+    return (self.path, self.line, self.rule, self.severity, self.message)
+
+  @property
+  def fix(self):
+    """What to do, from the message: the part after ' -> ', up to its reason."""
+    fix = self.message.split(' -> ', 1)[1] if ' -> ' in self.message else self.message
+    fix = fix.split(': ', 1)[0] if len(fix.split(': ', 1)[0]) > 30 else fix
+    return fix.rstrip('.') + '.'
 
 EXIT_NOTHING_REQUIRED = 0
 EXIT_REQUIRED = 1
@@ -26,12 +38,14 @@ class Report(object):
   """What one scan found: sorted findings, the files read, and the input it could not read."""
 
   def __init__(self, findings, files, bad_inputs):
-    unique = set(findings)
+    first = collections.OrderedDict()
+    for finding in findings:
+      first.setdefault(finding.key, finding)
     # One place, one rule, one verdict: a `cannot tell` beside a definite finding of the same rule on the same line
     # (the same code reached two ways) would contradict it.
-    definite = set((f.path, f.line, f.rule) for f in unique if f.severity != UNKNOWN)
-    unique = [f for f in unique if f.severity != UNKNOWN or (f.path, f.line, f.rule) not in definite]
-    self.findings = sorted(unique, key=lambda f: (f.path, f.line, f.rule, f.severity, f.message))
+    definite = set((f.path, f.line, f.rule) for f in first.values() if f.severity != UNKNOWN)
+    unique = [f for f in first.values() if f.severity != UNKNOWN or (f.path, f.line, f.rule) not in definite]
+    self.findings = sorted(unique, key=lambda f: f.key)
     self.files = list(files)
     self.bad_inputs = list(bad_inputs)
 
@@ -77,7 +91,9 @@ def format_bad_input(bad):
 def format_json(report):
   findings = [collections.OrderedDict([
       ('path', f.path), ('line', f.line), ('rule', f.rule), ('name', rules.rule(f.rule).name),
-      ('title', rules.rule(f.rule).title), ('severity', f.severity), ('message', f.message)])
+      ('title', rules.rule(f.rule).title), ('severity', f.severity), ('code', f.code), ('message', f.message),
+      ('fix', f.fix), ('anchor', collections.OrderedDict([('line', f.anchor.line), ('column', f.anchor.column),
+                                                          ('kind', f.anchor.kind), ('name', f.anchor.name)]))])
       for f in report.findings]
   errors = [collections.OrderedDict([('path', b.path), ('problem', b.problem), ('fix', b.fix)])
             for b in report.bad_inputs]

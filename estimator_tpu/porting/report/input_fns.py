@@ -7,14 +7,14 @@ is followed back to where it was read (data.py): pandas' float64 columns and str
 """
 import ast
 
-from estimator_tpu.porting.report import apis
+from estimator_tpu.porting.program import apis
+from estimator_tpu.porting.program import callables
+from estimator_tpu.porting.program import data
+from estimator_tpu.porting.program import params as params_lib
+from estimator_tpu.porting.program import syntax
+from estimator_tpu.porting.program import values
 from estimator_tpu.porting.report import checks
-from estimator_tpu.porting.report import data
 from estimator_tpu.porting.report import findings
-from estimator_tpu.porting.report import params as params_lib
-from estimator_tpu.porting.report import program as program_lib
-from estimator_tpu.porting.report import pyast
-from estimator_tpu.porting.report import values
 
 FOLLOW_DEPTH = 3
 TRAIN, EVAL, PREDICT = 'train', 'evaluate', 'predict'
@@ -30,19 +30,19 @@ def check_input_fn(collector, target, modes):
   empty when the estimator runs it on the CPU), or None when the scanned files do not pass it to an estimator."""
   # Checks rule 3 (params).
   module, node = target.module, target.node
-  if not checks.accepts_params(target) and 'params' in pyast.param_names(node) and target.partial:
+  if not checks.accepts_params(target) and 'params' in syntax.param_names(node) and target.partial:
     partial_module, partial = target.partial
-    collector.required(partial_module, partial, 3, '`functools.partial(%s, ...)` binds its `params` already: '
+    collector.required(partial_module, partial, 'input-fn-partial-binds-params', '`functools.partial(%s, ...)` binds its `params` already: '
                        'TPUEstimator refuses an input_fn without a params argument left to pass, and passes '
                        'params[\'batch_size\'] there -> leave params unbound (put what you bound into '
                        'TPUEstimator\'s params=).' % node.name)
   elif not checks.accepts_params(target):
     what = 'the lambda given as input_fn' if isinstance(node, ast.Lambda) else 'input_fn %s' % checks.describe_fn(node)
-    collector.required(module, node, 3, '%s takes no `params` -> add a `params` argument and batch with '
+    collector.required(module, node, 'input-fn-without-params', '%s takes no `params` -> add a `params` argument and batch with '
                        'params[\'batch_size\']: TPUEstimator refuses an input_fn without it.' % what)
   walk = _InputWalk(collector, target, modes)
   # params is TPUEstimator's once the signature is fixed, even where a partial binds it today.
-  tainted = {'params': PARAMS} if 'params' in pyast.param_names(node) else {}
+  tainted = {'params': PARAMS} if 'params' in syntax.param_names(node) else {}
   walk.visit(module, node, 0, tainted)
   walk.report_dtypes()
   walk.report_strings()
@@ -74,7 +74,7 @@ def _returns(program, module, fn, depth):
   found = []
   for value in program.returned_values(fn):
     if isinstance(value, ast.Call) and depth < 3 and not apis.is_tf(program.canonical(module, fn, value.func)):
-      callees = [c for c in program.called_defs(module, fn, value) if not c.bound_positional]
+      callees = [c for c in program.callables.called_defs(module, fn, value) if not c.bound_positional]
       for callee in callees:
         found += _returns(program, callee.module, callee.node, depth + 1)
       if callees:
@@ -89,11 +89,11 @@ def report_returned_tensors(collector):
   # Checks rule 3 (params).
   for (module, node), modes in sorted(collector.returns_tensors.items(), key=lambda item: item[0][1].lineno):
     if PREDICT in modes:
-      collector.required(module, node, 3, 'this input_fn returns tensors (features and labels), not a '
+      collector.required(module, node, 'input-fn-returns-tensors', 'this input_fn returns tensors (features and labels), not a '
                          'tf.data.Dataset, and the program predicts with it: on a TPU, TPUEstimator.predict refuses '
                          'that ("input_fn must return Dataset") -> return the batched Dataset itself.')
     elif modes:
-      collector.advice(module, node, 3, 'this input_fn returns tensors (features and labels), not a tf.data.Dataset: '
+      collector.advice(module, node, 'input-fn-returns-tensors', 'this input_fn returns tensors (features and labels), not a tf.data.Dataset: '
                        'TPUEstimator takes that only with PER_HOST_V1 input (TPUConfig\'s default); PER_HOST_V2, which '
                        'a pod slice needs, and predict refuse it -> return the batched Dataset itself.')
 
@@ -102,10 +102,10 @@ def check_in_memory_arguments(collector, module, fn, call):
   """The data a TensorFlow in-memory input_fn maker (numpy_input_fn(x, y)) is given: its dtypes reach the infeed."""
   # Checks rule 15 (TPU dtypes).
   for position, name in ((0, 'x'), (1, 'y')):
-    node = pyast.argument(call, position, name)
+    node = syntax.argument(call, position, name)
     if node is not None:
       for kind, origin, detail in data.dtype_problems(collector.program, module, fn, node):
-        collector.required(module, call, 15, data.message(kind, name, origin, detail, INFEED_DTYPES))
+        collector.required(module, call, 'in-memory-dtype', data.message(kind, name, origin, detail, INFEED_DTYPES))
 
 
 class _InputWalk(object):
@@ -131,7 +131,7 @@ class _InputWalk(object):
     self.flag_reads = []  # (module, FLAGS.x node), reported after the walk unless they are a batch size
 
   def _bind(self, def_node, call, module, fn):
-    bound = program_lib.bind_arguments(call, def_node, program_lib._implicit_arguments(def_node, call))
+    bound = callables.bind_arguments(call, def_node, callables.implicit_arguments(def_node, call))
     self.bindings[id(def_node)] = dict((name, (value, module, fn)) for name, value in bound.items())
 
   def visit(self, module, fn, depth, tainted):
@@ -140,10 +140,10 @@ class _InputWalk(object):
     self.visited.add(id(fn))
     if not isinstance(fn, ast.Lambda):
       self.visited_defs.append(fn)
-    if 'params' in pyast.param_names(fn) and 'params' not in tainted:
+    if 'params' in syntax.param_names(fn) and 'params' not in tainted:
       tainted = dict(tainted, params=PARAMS)  # TPUEstimator's, once the input_fn above it passes its own
     tainted = self._tainted(fn, tainted)
-    for node, conditions in pyast.walk_local(fn):
+    for node, conditions in syntax.walk_local(fn):
       if self._dead(module, fn, conditions):
         continue
       if isinstance(node, ast.Call):
@@ -161,7 +161,7 @@ class _InputWalk(object):
       inner = test.operand if negated else test
       name, none_when_true = None, None
       if isinstance(inner, ast.Compare) and len(inner.ops) == 1 and isinstance(inner.left, ast.Name) and \
-          pyast.is_literal(inner.comparators[0]) and pyast.literal(inner.comparators[0]) is None:
+          syntax.is_literal(inner.comparators[0]) and syntax.literal(inner.comparators[0]) is None:
         name = inner.left.id
         none_when_true = isinstance(inner.ops[0], (ast.Is, ast.Eq))
       if name is None:
@@ -169,7 +169,7 @@ class _InputWalk(object):
       expression, owner_module, owner = self._value_of(module, fn, name)
       if expression is None:
         continue
-      found = [pyast.is_literal(o.node) and pyast.literal(o.node) is None
+      found = [syntax.is_literal(o.node) and syntax.literal(o.node) is None
                for o in values.origins(self.program, owner_module, owner, expression)]
       if not found or (any(found) and not all(found)):
         continue
@@ -183,24 +183,24 @@ class _InputWalk(object):
     """{name: PARAMS or BATCH}: the names holding TPUEstimator's params, and those holding its
     params['batch_size'] (or a value computed from it)."""
     tainted = dict(tainted)
-    assignments = [n for n, _ in pyast.walk_local(fn) if isinstance(n, ast.Assign)]
+    assignments = [n for n, _ in syntax.walk_local(fn) if isinstance(n, ast.Assign)]
     for _ in range(3):
       for node in assignments:
         kind = PARAMS if _holds_params(node.value, tainted) else BATCH if _holds_batch(node.value, tainted) else None
         if kind:
           for target in node.targets:
-            for name in pyast.assigned_names(target):
+            for name in syntax.assigned_names(target):
               tainted[name] = kind
     return tainted
 
   def _follow(self, module, fn, call, depth, tainted):
     canonical = self.program.canonical(module, fn, call.func)
     if not apis.is_tf(canonical):
-      for callee in self.program.called_defs(module, fn, call):
+      for callee in self.program.callables.called_defs(module, fn, call):
         self._bind(callee.node, call, module, fn)
-        skip = program_lib._implicit_arguments(callee.node, call)
+        skip = callables.implicit_arguments(callee.node, call)
         callee_tainted = {}
-        for name, value in program_lib.bind_arguments(call, callee.node, skip).items():
+        for name, value in callables.bind_arguments(call, callee.node, skip).items():
           if _holds_params(value, tainted):
             callee_tainted[name] = PARAMS
           elif _holds_batch(value, tainted):
@@ -209,8 +209,8 @@ class _InputWalk(object):
     if isinstance(call.func, ast.Attribute) and call.func.attr in DATASET_FUNCTION_METHODS:
       for argument in list(call.args) + [kw.value for kw in call.keywords]:
         if isinstance(argument, (ast.Name, ast.Attribute, ast.Lambda)):
-          for target in self.program.resolve_callables(module, fn, argument):
-            if isinstance(target, program_lib.Fn):
+          for target in self.program.callables.resolve(module, fn, argument):
+            if isinstance(target, callables.Fn):
               # A lambda or nested def sees the names of the function it is written in.
               inner = tainted if target.module is module else {}
               self.visit(target.module, target.node, depth + 1, inner)
@@ -238,23 +238,23 @@ class _InputWalk(object):
     if canonical in apis.UINT8_PRODUCERS:
       self.uint8.append((module, call))
     if canonical in apis.QUEUE_BATCHING:
-      self.collector.advice(module, call, 4, '`%s` is queue-based input -> return a tf.data.Dataset batched with '
+      self.collector.advice(module, call, 'queue-input', '`%s` is queue-based input -> return a tf.data.Dataset batched with '
                             'drop_remainder=True: TPUEstimator\'s PER_HOST_V2 input and predict take only a Dataset.'
                             % canonical.replace('tensorflow.', 'tf.', 1))
     elif canonical in apis.BATCH_FUNCTIONS:
       size_position, drop_position = apis.BATCH_FUNCTIONS[canonical]
-      drop = True if canonical in apis.DROPS_REMAINDER else pyast.argument(call, drop_position, 'drop_remainder')
-      self._check_batch(module, fn, call, pyast.argument(call, size_position, 'batch_size'), drop, tainted)
+      drop = True if canonical in apis.DROPS_REMAINDER else syntax.argument(call, drop_position, 'drop_remainder')
+      self._check_batch(module, fn, call, syntax.argument(call, size_position, 'batch_size'), drop, tainted)
     elif (isinstance(call.func, ast.Attribute) and call.func.attr in DROP_POSITION and not apis.is_tf(canonical)
           and (call.args or call.keywords)):
-      drop = pyast.argument(call, DROP_POSITION[call.func.attr], 'drop_remainder')
-      self._check_batch(module, fn, call, pyast.argument(call, 0, 'batch_size'), drop, tainted)
+      drop = syntax.argument(call, DROP_POSITION[call.func.attr], 'drop_remainder')
+      self._check_batch(module, fn, call, syntax.argument(call, 0, 'batch_size'), drop, tainted)
     elif canonical in apis.IN_MEMORY_SOURCES and call.args:
       self._in_memory(module, fn, call)
     elif canonical in apis.DATA_SOURCES and call.args:
-      path = pyast.literal(call.args[0])
+      path = syntax.literal(call.args[0])
       if isinstance(path, str) and is_local_path(path):
-        self.collector.advice(module, call, 17, 'input reads the local path %r: TPU workers cannot read '
+        self.collector.advice(module, call, 'local-input-path', 'input reads the local path %r: TPU workers cannot read '
                               'this machine\'s disk (a TPU Node) -> put the data on gs:// for a TPU run.' % path)
 
   def _in_memory(self, module, fn, call):
@@ -268,25 +268,25 @@ class _InputWalk(object):
         self.strings.append((module, call, 'string columns (%s, %s:%d)' % (detail, origin.module.path,
                                                                            origin.node.lineno)))
       elif self.modes is None or self.modes:
-        self.collector.required(module, call, 15, data.message(kind, pyast.render(call.args[0]), origin, detail,
+        self.collector.required(module, call, 'in-memory-dtype', data.message(kind, syntax.render(call.args[0]), origin, detail,
                                                                INFEED_DTYPES))
     if not problems and not _converts(call.args[0], self.program, module, fn) and \
         not data.settled(self.program, module, fn, call.args[0]):
-      self.collector.unknown(module, call, 15, 'the dtype of the in-memory data `%s`: NumPy and pandas '
+      self.collector.unknown(module, call, 'in-memory-dtype-unseen', 'the dtype of the in-memory data `%s`: NumPy and pandas '
                              'default to float64, which the TPU infeed does not take (it takes %s) -> cast float64 '
-                             'features to float32 on the host.' % (pyast.render(call.args[0]), INFEED_DTYPES))
+                             'features to float32 on the host.' % (syntax.render(call.args[0]), INFEED_DTYPES))
 
   def _check_strings(self, module, fn, call, canonical):
     """Sources of string tensors: decode_csv with string defaults, from_generator yielding tf.string."""
     # Checks rule 15 (TPU dtypes).
     if canonical in apis.CSV_DECODERS:
-      defaults = pyast.argument(call, 1, 'record_defaults')
+      defaults = syntax.argument(call, 1, 'record_defaults')
       columns = data.string_defaults(self.program, module, fn, defaults) if defaults is not None else 0
       if columns:
         self.strings.append((module, call, '%d string column%s (tf.decode_csv\'s record_defaults \'\')' % (
             columns, '' if columns == 1 else 's')))
     elif canonical in apis.GENERATOR_SOURCES:
-      types = pyast.argument(call, 1, 'output_types')
+      types = syntax.argument(call, 1, 'output_types')
       if types is not None and data.holds_string_dtype(self.program, module, fn, types):
         self.strings.append((module, call, 'tf.string elements (from_generator\'s output_types)'))
 
@@ -295,7 +295,7 @@ class _InputWalk(object):
     if size is not None and not _holds_batch(size, tainted):
       severity, source = self._source(module, fn, size, 0)
       if severity:
-        self.collector.add(module, call, 3, severity, 'the batch size is %s, not params[\'batch_size\'] -> '
+        self.collector.add(module, call, 'batch-size-not-params', severity, 'the batch size is %s, not params[\'batch_size\'] -> '
                            'batch with params[\'batch_size\']: TPUEstimator sets it to the per-core batch on a TPU '
                            '(the global batch on CPU) and splits train_batch_size over the cores itself.' % source)
     if isinstance(call.func, ast.Attribute) and call.func.attr == 'padded_batch':
@@ -303,29 +303,29 @@ class _InputWalk(object):
     if self.modes is not None and not self.modes & set([TRAIN, EVAL]):
       return  # only predicts on the TPU (TPUEstimator.predict pads a short last batch itself), or not on a TPU
     verdict = True if drop is True else self._drops(module, fn, drop, 0)
-    text = '`.%s(...)`' % (call.func.attr if isinstance(call.func, ast.Attribute) else pyast.render(call.func))
+    text = '`.%s(...)`' % (call.func.attr if isinstance(call.func, ast.Attribute) else syntax.render(call.func))
     if verdict is False and self.modes:
-      self.collector.required(module, call, 4, '%s without drop_remainder=True in input that trains or evaluates: '
+      self.collector.required(module, call, 'batch-without-drop-remainder', '%s without drop_remainder=True in input that trains or evaluates: '
                               'the batch dimension is None and the last batch may be short; XLA compiles a TPU '
                               'program for one static shape -> drop_remainder=True (pad evaluation data to full '
                               'batches to keep every example).' % text)
     elif verdict is False:
-      self.collector.unknown(module, call, 4, 'whether %s needs drop_remainder=True: the scanned files do not pass '
+      self.collector.unknown(module, call, 'batch-without-drop-remainder', 'whether %s needs drop_remainder=True: the scanned files do not pass '
                              'this input_fn to train/evaluate/predict -> drop_remainder=True if it trains or evaluates '
                              'on a TPU (one static shape); predict alone does not need it (TPUEstimator pads the last '
                              'batch).' % text)
     elif verdict is None:
       unseen = '' if self.modes else ' (and whether this input_fn trains or evaluates: the scanned files do not show)'
-      self.collector.unknown(module, call, 4, 'whether drop_remainder=`%s` of %s is True%s -> make it True where '
+      self.collector.unknown(module, call, 'batch-drop-remainder-unseen', 'whether drop_remainder=`%s` of %s is True%s -> make it True where '
                              'the input trains or evaluates on a TPU (XLA compiles one static shape).'
-                             % (pyast.render(drop), text, unseen))
+                             % (syntax.render(drop), text, unseen))
 
   def _padded_shapes(self, module, fn, call):
     """padded_batch pads each batch to its own longest element unless padded_shapes fixes every dimension."""
     # Checks rule 4 (static shapes).
     if self.modes is not None and not self.modes:
       return
-    shapes = pyast.argument(call, 1, 'padded_shapes')
+    shapes = syntax.argument(call, 1, 'padded_shapes')
     dynamic = data.dynamic_shapes(self.program, module, fn, shapes)
     if not dynamic:
       return
@@ -334,16 +334,16 @@ class _InputWalk(object):
                'with drop_remainder=True) -> pad to fixed lengths (padded_shapes with numbers, truncating longer '
                'elements), or bucket by length into a few fixed shapes.' % dynamic)
     if self.modes is None:
-      self.collector.unknown(module, call, 4, 'if this input feeds a TPU: ' + message)
+      self.collector.unknown(module, call, 'padded-batch-dynamic-shapes', 'if this input feeds a TPU: ' + message)
     else:
-      self.collector.required(module, call, 4, message)
+      self.collector.required(module, call, 'padded-batch-dynamic-shapes', message)
 
   def _drops(self, module, fn, node, depth):
     """True/False when drop_remainder is known to be True/False (on a TPU), None when it cannot be told."""
     if node is None:
       return False
-    value = pyast.literal(node)
-    if value is not pyast.NO_VALUE:
+    value = syntax.literal(node)
+    if value is not syntax.NO_VALUE:
       return bool(value)
     if isinstance(node, ast.IfExp) and checks.mentions_tpu(node.test):
       return self._drops(module, fn, node.body, depth + 1)  # `True if use_tpu else False`: True on a TPU
@@ -364,16 +364,16 @@ class _InputWalk(object):
 
   def _source(self, module, fn, node, depth):
     """(severity, where a batch size that is not from params comes from), for the message."""
-    value = pyast.literal(node)
-    if value is not pyast.NO_VALUE:
+    value = syntax.literal(node)
+    if value is not syntax.NO_VALUE:
       return findings.REQUIRED, 'the fixed number %r' % (value,)
     if isinstance(node, ast.Attribute) and apis.is_flags(self.program.canonical(module, fn, node.value)):
       self.batch_size_flags.add(id(node))
-      return findings.REQUIRED, 'the flag %s' % pyast.render(node)
-    if isinstance(node, ast.Attribute) and pyast.root_name(node):
+      return findings.REQUIRED, 'the flag %s' % syntax.render(node)
+    if isinstance(node, ast.Attribute) and syntax.root_name(node):
       return findings.REQUIRED, self._attribute_source(module, fn, node)
     if not isinstance(node, ast.Name):
-      return findings.REQUIRED, '`%s`' % pyast.render(node)
+      return findings.REQUIRED, '`%s`' % syntax.render(node)
     kind, bound, owner_module, owner = self.program.lookup(module, fn, node.id)
     if kind == 'value' and owner is fn and depth < 3:
       return self._source(module, fn, bound, depth + 1)
@@ -390,9 +390,9 @@ class _InputWalk(object):
 
   def _attribute_source(self, module, fn, node):
     """Where `fv.eval_batch_size` comes from: an argument of the function around input_fn, or of input_fn."""
-    root = pyast.root_name(node)
+    root = syntax.root_name(node)
     kind, bound, _, owner = self.program.lookup(module, fn, root)
-    text = '`%s`' % pyast.render(node)
+    text = '`%s`' % syntax.render(node)
     if kind == 'param' and owner is not fn:
       return '%s, read from `%s`, an argument of %s around it (a closure)' % (text, root, checks.describe_fn(owner))
     if kind == 'param':
@@ -403,8 +403,8 @@ class _InputWalk(object):
     # Checks rule 3 (params).
     for module, node in self.flag_reads:
       if id(node) not in self.batch_size_flags:
-        self.collector.advice(module, node, 3, 'input_fn reads the flag `%s` -> pass the value through params or '
-                              'the input_fn builder, so input_fn depends only on its arguments.' % pyast.render(node))
+        self.collector.advice(module, node, 'flag-in-input-fn', 'input_fn reads the flag `%s` -> pass the value through params or '
+                              'the input_fn builder, so input_fn depends only on its arguments.' % syntax.render(node))
 
   def report_strings(self):
     """Strings the input hands the model: the TPU infeed takes none."""
@@ -417,9 +417,9 @@ class _InputWalk(object):
                'takes %s), and a TPU has no string type -> turn them into integer ids here, in input_fn on the host '
                '(a vocabulary lookup or a hash), and feed the ids.' % (what, INFEED_DTYPES))
     if getattr(self.collector, 'strings_on_device', False) or not self.converts_strings:
-      self.collector.required(module, node, 15, message)
+      self.collector.required(module, node, 'strings-to-the-device', message)
     else:
-      self.collector.unknown(module, node, 15, 'whether the input converts every string it makes to numbers: '
+      self.collector.unknown(module, node, 'strings-to-the-device', 'whether the input converts every string it makes to numbers: '
                              + message)
 
   def report_dtypes(self):
@@ -431,7 +431,7 @@ class _InputWalk(object):
     for sites, dtype in ((self.uint8, 'uint8'), (self.float64, 'float64')):
       if sites:
         module, node = sites[0]
-        self.collector.required(module, node, 15, 'the input makes %s data and never casts it: the TPU '
+        self.collector.required(module, node, 'uncast-input-dtype', 'the input makes %s data and never casts it: the TPU '
                                 'infeed takes %s -> cast on the host in input_fn (e.g. tf.cast(images, tf.float32)).'
                                 % (dtype, INFEED_DTYPES))
 
@@ -464,7 +464,7 @@ def _converts(node, program, module, fn, depth=0):
       if isinstance(child.func, ast.Attribute) and child.func.attr == 'astype':
         return True
       canonical = program.canonical(module, fn, child.func) or ''
-      if apis.is_tf(canonical) or canonical.startswith('numpy.') or pyast.keyword(child, 'dtype') is not None:
+      if apis.is_tf(canonical) or canonical.startswith('numpy.') or syntax.keyword(child, 'dtype') is not None:
         return True
     elif isinstance(child, ast.Name) and isinstance(child.ctx, ast.Load) and depth < 3:
       kind, bound, owner_module, owner = program.lookup(module, fn, child.id)

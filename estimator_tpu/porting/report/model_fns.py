@@ -8,14 +8,14 @@ a PREDICT branch of a program that only trains, evaluates and exports is not the
 """
 import ast
 
-from estimator_tpu.porting.report import apis
+from estimator_tpu.porting.program import apis
+from estimator_tpu.porting.program import columns
+from estimator_tpu.porting.program import hooks
+from estimator_tpu.porting.program import modes as modes_lib
+from estimator_tpu.porting.program import params as params_lib
+from estimator_tpu.porting.program import syntax
+from estimator_tpu.porting.program import values
 from estimator_tpu.porting.report import checks
-from estimator_tpu.porting.report import columns
-from estimator_tpu.porting.report import hooks
-from estimator_tpu.porting.report import modes as modes_lib
-from estimator_tpu.porting.report import params as params_lib
-from estimator_tpu.porting.report import pyast
-from estimator_tpu.porting.report import values
 
 FOLLOW_DEPTH = 2
 HOOK_ARGUMENTS = (('training_hooks', modes_lib.TRAIN), ('evaluation_hooks', modes_lib.EVAL),
@@ -38,7 +38,7 @@ def check_model_fn(collector, use):
   target = use.target
   module, node = target.module, target.node
   if use.ported and not checks.accepts_params(target):
-    collector.required(module, node, 3, '%s takes no `params` -> add a `params` argument: TPUEstimator refuses a '
+    collector.required(module, node, 'model-fn-without-params', '%s takes no `params` -> add a `params` argument: TPUEstimator refuses a '
                        'model_fn without it, and passes params[\'batch_size\'] (per core on a TPU) and '
                        'params[\'use_tpu\'] there.' % checks.describe_fn(node))
   if not use.modes:
@@ -79,7 +79,7 @@ class _DeviceWalk(object):
       if isinstance(node, ast.Call):
         self._check_call(module, fn, node, conditions, runs)
         if depth < FOLLOW_DEPTH and not apis.is_tf(self.program.canonical(module, fn, node.func)):
-          for callee in self.program.called_defs(module, fn, node):
+          for callee in self.program.callables.called_defs(module, fn, node):
             self.visit(callee.module, callee.node, depth + 1, node_modes)
       elif isinstance(node, ast.Attribute) and isinstance(node.ctx, ast.Load):
         self._check_attribute(module, fn, node)
@@ -92,17 +92,17 @@ class _DeviceWalk(object):
     # Checks rule 3 (params), rule 15 (TPU dtypes), rule 18 (XLA ops).
     canonical = self.program.canonical(module, fn, node)
     if canonical in apis.FLOAT64_NAMES:
-      self.collector.required(module, node, 15, '`%s` inside model_fn: TPUs have no float64 -> use '
-                              'tf.float32 (or bfloat16).' % pyast.render(node))
+      self.collector.required(module, node, 'float64-in-model-fn', '`%s` inside model_fn: TPUs have no float64 -> use '
+                              'tf.float32 (or bfloat16).' % syntax.render(node))
     elif apis.no_xla_kernel(canonical):
-      self.collector.required(module, node, 18, '`%s` inside model_fn: its op has no XLA kernel, so the TPU cannot '
+      self.collector.required(module, node, 'no-xla-kernel', '`%s` inside model_fn: its op has no XLA kernel, so the TPU cannot '
                               'run it (XLA refuses it: "No registered ... OpKernel for XLA") -> '
                               'tf.compat.v1.nn.rnn_cell.LSTMCell / GRUCell (with tf.compat.v1.nn.dynamic_rnn) or '
                               'tf.keras.layers.LSTM / GRU, which compile.' % canonical.replace('tensorflow.', 'tf.'))
     elif apis.is_flags(self.program.canonical(module, fn, node.value)):
-      self.collector.advice(module, node, 3, 'model_fn reads the flag `%s` -> pass the value through params or '
+      self.collector.advice(module, node, 'flag-in-model-fn', 'model_fn reads the flag `%s` -> pass the value through params or '
                             'the model_fn builder, so model_fn depends only on its arguments (params[\'batch_size\'] '
-                            'and params[\'use_tpu\'] are set by TPUEstimator).' % pyast.render(node))
+                            'and params[\'use_tpu\'] are set by TPUEstimator).' % syntax.render(node))
 
   def _check_device(self, module, fn, node):
     """`with tf.device(...)` in model_fn: per-device towers, placed by hand."""
@@ -111,11 +111,11 @@ class _DeviceWalk(object):
       context = item.context_expr
       if isinstance(context, ast.Call) and self.program.canonical(module, fn, context.func) == 'tensorflow.device':
         self.saw_device = True
-        self.collector.advice(module, node, 6, '`with tf.device(%s)` inside model_fn places ops by hand (per-device '
+        self.collector.advice(module, node, 'device-placement', '`with tf.device(%s)` inside model_fn places ops by hand (per-device '
                               'towers, a parameter device): TPUEstimator places model_fn on the TPU cores and '
                               'replicates it over them itself -> build one tower without tf.device, and let '
                               'tf.tpu.CrossShardOptimizer combine the gradients instead of averaging them by hand.'
-                              % pyast.render(context.args[0] if context.args else None))
+                              % syntax.render(context.args[0] if context.args else None))
         return
 
   def _own_batch_size(self, module, node):
@@ -123,16 +123,16 @@ class _DeviceWalk(object):
     TPUEstimator's per-core batch. Sizes of tensors (reshape, zeros, ...) mean the per-core batch anyway."""
     # Checks rule 3 (params).
     parent = module.parents.get(id(node))
-    while parent is not None and not isinstance(parent, (ast.stmt,) + pyast.SCOPE_NODES):
-      if isinstance(parent, ast.Call) and apis.last(pyast.render(parent.func)) in apis.SHAPE_CALLS:
+    while parent is not None and not isinstance(parent, (ast.stmt,) + syntax.SCOPE_NODES):
+      if isinstance(parent, ast.Call) and apis.last(syntax.render(parent.func)) in apis.SHAPE_CALLS:
         return
       parent = module.parents.get(id(parent))
     where = self.own_batch_size[0]
-    self.collector.required(module, node, 3, '`%s` reads the program\'s own batch size (params[\'batch_size\'] '
+    self.collector.required(module, node, 'own-batch-size-in-model-fn', '`%s` reads the program\'s own batch size (params[\'batch_size\'] '
                             'set at %s:%d), which TPUEstimator reserves: on a TPU it holds the per-core batch '
                             '(train_batch_size / cores), so what is computed from it here changes -> read the global '
                             'batch under a key of your own (and rename the key where params is built).'
-                            % (pyast.render(node), where.module.path, where.node.lineno))
+                            % (syntax.render(node), where.module.path, where.node.lineno))
 
   def _check_call(self, module, fn, call, conditions, runs):
     canonical = self.program.canonical(module, fn, call.func)
@@ -153,36 +153,36 @@ class _DeviceWalk(object):
     if apis.is_estimator_spec(canonical) or apis.is_tpu_estimator_spec(canonical):
       self._check_spec(module, fn, call, canonical, runs)
     elif apis.is_summary(canonical):
-      add.required(module, call, 7, '`%s` inside model_fn: summary ops cannot run inside the TPU computation (on a '
+      add.required(module, call, 'summary-in-model-fn', '`%s` inside model_fn: summary ops cannot run inside the TPU computation (on a '
                    'TPU they are silently left out) -> return the tensors in TPUEstimatorSpec(host_call=(fn, '
                    'tensors)) and write the summaries in fn, which runs on the host.' % short)
     elif canonical in apis.PYTHON_CALLBACK_OPS:
-      add.required(module, call, 18, '`%s` inside model_fn runs Python, which a TPU cannot -> compute it in '
+      add.required(module, call, 'python-in-model-fn', '`%s` inside model_fn runs Python, which a TPU cannot -> compute it in '
                    'input_fn (on the host) or with TensorFlow ops XLA compiles.' % short)
     elif canonical in apis.DYNAMIC_SHAPE_OPS or (canonical in apis.WHERE_OPS and _one_argument_where(call)):
-      add.required(module, call, 4, '`%s` inside model_fn returns a shape that depends on the data; XLA compiles '
+      add.required(module, call, 'dynamic-shape-op', '`%s` inside model_fn returns a shape that depends on the data; XLA compiles '
                    'a TPU program for fixed shapes only -> keep shapes static (e.g. multiply by a 0/1 mask, or '
                    'tf.where(cond, x, y) with three arguments).' % short)
-    elif canonical in apis.SEQUENCE_MASK and pyast.argument(call, 1, 'maxlen') is None:
-      add.required(module, call, 4, '`%s(lengths)` without maxlen inside model_fn: its width is the largest length '
+    elif canonical in apis.SEQUENCE_MASK and syntax.argument(call, 1, 'maxlen') is None:
+      add.required(module, call, 'sequence-mask-without-maxlen', '`%s(lengths)` without maxlen inside model_fn: its width is the largest length '
                    'in the batch, a value XLA needs at compile time ("Range must be a compile-time constant") -> '
                    'pass maxlen, the padded length (e.g. tf.shape(x)[1] of static-shaped input).' % short)
     elif apis.is_string_op(canonical):
       self.collector.strings_on_device = True
-      add.required(module, call, 15, '`%s` inside model_fn: TPUs have no string type -> do string work (parsing, '
+      add.required(module, call, 'string-op-in-model-fn', '`%s` inside model_fn: TPUs have no string type -> do string work (parsing, '
                    'decoding, vocabulary lookups) in input_fn on the host and feed numbers.' % short)
     elif apis.is_column_applier(canonical):
       self._check_columns(module, fn, call, short)
 
   def _check_columns(self, module, fn, call, short):
     # Checks rule 15 (TPU dtypes).
-    node = pyast.argument(call, 1, 'feature_columns')
+    node = syntax.argument(call, 1, 'feature_columns')
     if short.endswith('DenseFeatures') or short.endswith('LinearModel'):
-      node = pyast.argument(call, 0, 'feature_columns')
+      node = syntax.argument(call, 0, 'feature_columns')
     found = columns.string_columns(self.program, module, fn, node, self.params) if node is not None else []
     if found:
       self.collector.strings_on_device = True
-      self.collector.required(module, call, 15, '`%s` inside model_fn applies feature columns that look strings up '
+      self.collector.required(module, call, 'string-columns-in-model-fn', '`%s` inside model_fn applies feature columns that look strings up '
                               'or hash them (%s): on a TPU, which has no strings and cannot compile those lookups -> '
                               'map the strings to integer ids in input_fn (on the host) and use '
                               'categorical_column_with_identity / embedding_column on the ids.'
@@ -191,43 +191,43 @@ class _DeviceWalk(object):
   def _check_spec(self, module, fn, call, canonical, runs):
     # Checks rule 5 (TPUEstimatorSpec), rule 8 (iterations per loop).
     add = self.collector
-    train_op = pyast.keyword(call, 'train_op')
+    train_op = syntax.keyword(call, 'train_op')
     if train_op is not None:
       self.train_ops.append((module, call, train_op))
     if apis.is_estimator_spec(canonical):
       short = canonical.replace('tensorflow.', 'tf.', 1)
       if runs - {modes_lib.TRAIN}:
-        add.required(module, call, 5, '`%s(...)` -> tf.estimator.tpu.TPUEstimatorSpec: on a TPU, evaluation and '
+        add.required(module, call, 'estimator-spec', '`%s(...)` -> tf.estimator.tpu.TPUEstimatorSpec: on a TPU, evaluation and '
                      'prediction refuse an EstimatorSpec (TPUEstimator rebuilds metrics, summaries and the scaffold '
                      'outside the TPU computation, so it takes them as functions).' % short)
       else:
-        add.advice(module, call, 5, '`%s(...)` returned in training only, which TPUEstimator accepts on a TPU -> '
+        add.advice(module, call, 'estimator-spec-in-training', '`%s(...)` returned in training only, which TPUEstimator accepts on a TPU -> '
                    'tf.estimator.tpu.TPUEstimatorSpec all the same, to report through host_call (evaluation and '
                    'prediction on a TPU refuse an EstimatorSpec).' % short)
-      if modes_lib.EVAL in runs and pyast.keyword(call, 'eval_metric_ops') is not None:
-        add.required(module, call, 5, 'eval_metric_ops= -> eval_metrics=(metric_fn, tensors): metric ops cannot '
+      if modes_lib.EVAL in runs and syntax.keyword(call, 'eval_metric_ops') is not None:
+        add.required(module, call, 'eval-metric-ops', 'eval_metric_ops= -> eval_metrics=(metric_fn, tensors): metric ops cannot '
                      'run on the TPU; TPUEstimator calls metric_fn on the host with the (batch-major) tensors.')
-      if modes_lib.TRAIN in runs and pyast.keyword(call, 'training_chief_hooks') is not None:
-        add.required(module, call, 8, 'training_chief_hooks= -> training_hooks=: TPUEstimator refuses chief hooks '
+      if modes_lib.TRAIN in runs and syntax.keyword(call, 'training_chief_hooks') is not None:
+        add.required(module, call, 'training-chief-hooks', 'training_chief_hooks= -> training_hooks=: TPUEstimator refuses chief hooks '
                      'in an EstimatorSpec.')
-      if runs & {modes_lib.TRAIN, modes_lib.EVAL} and pyast.keyword(call, 'scaffold') is not None:
-        add.required(module, call, 5, 'scaffold= is ignored by TPU training and evaluation -> '
+      if runs & {modes_lib.TRAIN, modes_lib.EVAL} and syntax.keyword(call, 'scaffold') is not None:
+        add.required(module, call, 'scaffold', 'scaffold= is ignored by TPU training and evaluation -> '
                      'TPUEstimatorSpec(scaffold_fn=fn), fn returning the Scaffold (for example to '
                      'init_from_checkpoint).')
     for name, mode in HOOK_ARGUMENTS:
-      value = pyast.keyword(call, name)
+      value = syntax.keyword(call, name)
       if value is None or _is_none(value):
         continue
       listed = hooks.hooks_in(self.program, module, fn, value)
       fetching = [h for h in listed if h.kind == hooks.FETCHES]
       if fetching and mode in runs:
-        add.required(module, call, 8, '%s=`%s` holds %s (%s:%d), which fetches tensors made in model_fn: on a TPU '
+        add.required(module, call, 'spec-hooks-fetch-tensors', '%s=`%s` holds %s (%s:%d), which fetches tensors made in model_fn: on a TPU '
                      'they are inside the TPU computation, where nothing can fetch them -> report them through '
                      'host_call (or the loss TPUEstimator logs), and keep hooks for host-side work.' % (
-                         name, pyast.render(value), fetching[0].detail, fetching[0].where.module.path,
+                         name, syntax.render(value), fetching[0].detail, fetching[0].where.module.path,
                          fetching[0].where.node.lineno))
       else:
-        add.advice(module, call, 8, '%s= run on the host only between loops of iterations_per_loop steps, and '
+        add.advice(module, call, 'spec-hooks', '%s= run on the host only between loops of iterations_per_loop steps, and '
                    'must not fetch tensors made in model_fn (on a TPU those are inside the TPU computation: a '
                    'LoggingTensorHook on the loss fails) -> report values through host_call or the loss TPUEstimator '
                    'logs, and keep hooks for host-side work.' % name)
@@ -235,28 +235,28 @@ class _DeviceWalk(object):
   def _check_optimizer(self, module, fn, call, receiver):
     # Checks rule 6 (gradient all-reduce).
     kind, detail = self._optimizer_kind(module, fn, receiver, (), 0)
-    text = '`%s.%s(...)`' % (pyast.render(receiver), call.func.attr)
+    text = '`%s.%s(...)`' % (syntax.render(receiver), call.func.attr)
     self._report_optimizer(module, call, kind, detail, text)
 
   def _report_optimizer(self, module, call, kind, detail, text):
     # Checks rule 6 (gradient all-reduce).
     add = self.collector
     if kind == PLAIN:
-      add.required(module, call, 6, '%s with an optimizer no CrossShardOptimizer wraps: each TPU core would apply '
+      add.required(module, call, 'optimizer-not-cross-shard', '%s with an optimizer no CrossShardOptimizer wraps: each TPU core would apply '
                    'only its own shard\'s gradients and the cores\' weights drift apart -> optimizer = '
                    'tf.tpu.CrossShardOptimizer(optimizer) when params[\'use_tpu\'] is true (it averages the '
                    'gradients over the cores, reduction=MEAN).' % text)
     elif kind == KERAS:
-      add.required(module, call, 6, '%s with a Keras optimizer (%s): CrossShardOptimizer takes only '
+      add.required(module, call, 'keras-optimizer', '%s with a Keras optimizer (%s): CrossShardOptimizer takes only '
                    'tf.compat.v1.train optimizers (it raises TypeError for a Keras one) -> use the '
                    'tf.compat.v1.train optimizer, wrapped in tf.tpu.CrossShardOptimizer when params[\'use_tpu\'] '
                    'is true.' % (text, detail))
     elif kind == WRAPPED_ALWAYS:
-      add.advice(module, call, 6, '%s: the optimizer is wrapped in CrossShardOptimizer unconditionally; off the TPU '
+      add.advice(module, call, 'cross-shard-always', '%s: the optimizer is wrapped in CrossShardOptimizer unconditionally; off the TPU '
                  '(use_tpu=False, CPU tests) its cross-core sum has no kernel and training fails -> wrap only when '
                  'params[\'use_tpu\'] is true.' % text)
     elif kind == UNKNOWN:
-      add.unknown(module, call, 6, 'whether the optimizer of %s is wrapped in CrossShardOptimizer: %s -> on a '
+      add.unknown(module, call, 'optimizer-unseen', 'whether the optimizer of %s is wrapped in CrossShardOptimizer: %s -> on a '
                   'TPU it must be: tf.tpu.CrossShardOptimizer(optimizer) when params[\'use_tpu\'] is true.'
                   % (text, detail))
 
@@ -264,29 +264,29 @@ class _DeviceWalk(object):
     """tf.contrib.layers.optimize_loss and slim's create_train_op make the optimizer step themselves."""
     # Checks rule 6 (gradient all-reduce), rule 7 (summaries on the host).
     short = canonical.replace('tensorflow.', 'tf.', 1)
-    optimizer = pyast.argument(call, 3 if apis.is_optimize_loss(canonical) else 1, 'optimizer')
+    optimizer = syntax.argument(call, 3 if apis.is_optimize_loss(canonical) else 1, 'optimizer')
     if optimizer is not None:
-      value = pyast.literal(optimizer)
+      value = syntax.literal(optimizer)
       if isinstance(value, str):
         kind, detail = PLAIN, ''
       else:
         kind, detail = self._optimizer_kind(module, fn, optimizer, conditions, 0)
       if checks.tpu_branch(conditions) != 'tpu':
-        self._report_optimizer(module, call, kind, detail, '`%s(optimizer=%s)`' % (short, pyast.render(optimizer)))
+        self._report_optimizer(module, call, kind, detail, '`%s(optimizer=%s)`' % (short, syntax.render(optimizer)))
     if apis.is_optimize_loss(canonical):
-      summaries = pyast.keyword(call, 'summaries')
+      summaries = syntax.keyword(call, 'summaries')
       empty = summaries is not None and isinstance(summaries, (ast.List, ast.Tuple)) and not summaries.elts
       if not empty:
-        self.collector.required(module, call, 7, '`%s` writes summaries (%s) inside model_fn: summary ops cannot run '
+        self.collector.required(module, call, 'summaries-of-optimize-loss', '`%s` writes summaries (%s) inside model_fn: summary ops cannot run '
                                 'inside the TPU computation (on a TPU they are silently left out) -> summaries=[], '
                                 'and report the values through TPUEstimatorSpec(host_call=...).' % (
-                                    short, pyast.render(summaries) if summaries is not None else 'its default '
+                                    short, syntax.render(summaries) if summaries is not None else 'its default '
                                     'loss, learning_rate and gradient norm'))
 
   def _optimizer_kind(self, module, fn, node, conditions, depth):
     """(kind, detail) of an optimizer expression; kinds are the constants above."""
     if depth > 3:
-      return UNKNOWN, '`%s` is built through too many steps to follow' % pyast.render(node)
+      return UNKNOWN, '`%s` is built through too many steps to follow' % syntax.render(node)
     if isinstance(node, ast.IfExp):
       kinds = [self._optimizer_kind(module, fn, branch, conditions, depth + 1) for branch in (node.body, node.orelse)]
       if any(k in (WRAPPED_IF, WRAPPED_ALWAYS) for k, _ in kinds):
@@ -296,7 +296,7 @@ class _DeviceWalk(object):
       return self._constructed_kind(module, fn, node, conditions, depth)
     if isinstance(node, ast.Name):
       return self._name_kind(module, fn, node, depth)
-    return UNKNOWN, '`%s` is only known at run time' % pyast.render(node)
+    return UNKNOWN, '`%s` is only known at run time' % syntax.render(node)
 
   def _constructed_kind(self, module, fn, call, conditions, depth):
     canonical = self.program.canonical(module, fn, call.func)
@@ -313,12 +313,12 @@ class _DeviceWalk(object):
     if classes:
       return _combine(classes)
     kinds = []
-    for callee in self.program.called_defs(module, fn, call):
+    for callee in self.program.callables.called_defs(module, fn, call):
       for value in self.program.returned_values(callee.node):
         kinds.append(self._optimizer_kind(callee.module, callee.node, value, (), depth + 1))
     if kinds:
       return _combine(kinds)
-    return UNKNOWN, '`%s` is not defined in the scanned files' % pyast.render(call.func)
+    return UNKNOWN, '`%s` is not defined in the scanned files' % syntax.render(call.func)
 
   def _optimizer_classes(self, module, fn, func, depth):
     """Kinds of the optimizer classes a called expression can be: `params.get('optimizer', tf.train.AdamOptimizer)`
@@ -350,7 +350,7 @@ class _DeviceWalk(object):
     return kinds
 
   def _name_kind(self, module, fn, name, depth):
-    assignments = [(node.value, conditions) for node, conditions in pyast.walk_local(fn)
+    assignments = [(node.value, conditions) for node, conditions in syntax.walk_local(fn)
                    if isinstance(node, ast.Assign) and any(isinstance(t, ast.Name) and t.id == name.id
                                                            for t in node.targets)]
     if not assignments:
@@ -367,24 +367,24 @@ class _DeviceWalk(object):
     """A TRAIN spec whose train_op is built outside the scanned files: say the optimizer could not be checked."""
     # Checks rule 6 (gradient all-reduce).
     for module, call, train_op in self.train_ops:
-      if pyast.literal(train_op) is None:
+      if syntax.literal(train_op) is None:
         continue
       origin, owner = train_op, self._function_of(module, call)
       if isinstance(train_op, ast.Name):
-        for node, _ in pyast.walk_local(owner or module.tree):
+        for node, _ in syntax.walk_local(owner or module.tree):
           if isinstance(node, ast.Assign) and any(isinstance(t, ast.Name) and t.id == train_op.id
                                                   for t in node.targets):
             origin = node.value
       if not isinstance(origin, ast.Call) or apis.is_tf(self.program.canonical(module, owner, origin.func)):
         continue  # no optimizer call anywhere (e.g. tf.group of assignments): nothing to wrap
-      self.collector.unknown(module, call, 6, 'whether train_op `%s` wraps its optimizer in CrossShardOptimizer: '
+      self.collector.unknown(module, call, 'train-op-unseen', 'whether train_op `%s` wraps its optimizer in CrossShardOptimizer: '
                              'it is built by `%s`, outside the scanned files -> scan them too: on a TPU the optimizer '
                              'must be wrapped, only when params[\'use_tpu\'] is true.'
-                             % (pyast.render(train_op), pyast.render(origin)))
+                             % (syntax.render(train_op), syntax.render(origin)))
 
   def _function_of(self, module, node):
     parent = module.parents.get(id(node))
-    while parent is not None and not isinstance(parent, pyast.FUNCTION_NODES):
+    while parent is not None and not isinstance(parent, syntax.FUNCTION_NODES):
       parent = module.parents.get(id(parent))
     return parent if parent is not None else None
 
@@ -399,8 +399,8 @@ def _combine(kinds):
 
 
 def _one_argument_where(call):
-  return len(call.args) == 1 and pyast.keyword(call, 'x') is None and pyast.keyword(call, 'y') is None
+  return len(call.args) == 1 and syntax.keyword(call, 'x') is None and syntax.keyword(call, 'y') is None
 
 
 def _is_none(node):
-  return pyast.literal(node) is None
+  return syntax.literal(node) is None

@@ -10,6 +10,7 @@ import os
 
 import libcst as cst
 
+from estimator_tpu.porting.program import files
 from estimator_tpu.porting.report import REQUIRED
 from estimator_tpu.porting.report import scan_paths
 from estimator_tpu.porting.rewrite import analysis as analysis_lib
@@ -202,13 +203,12 @@ class Port(object):
 
   def other_files(self):
     """The files in the folders given that are not Python (data, configuration): a copy of the program has them."""
-    from estimator_tpu.porting.report import scan  # pylint: disable=g-import-not-at-top
     others = []
     for path in self.paths:
       if not os.path.isdir(path):
         continue
       for root, folders, names in os.walk(path):
-        folders[:] = sorted(f for f in folders if not f.startswith('.') and f not in scan.SKIPPED_FOLDERS)
+        folders[:] = sorted(f for f in folders if not f.startswith('.') and f not in files.SKIPPED_FOLDERS)
         for name in sorted(names):
           if not name.endswith(('.py', '.pyc')) and not name.startswith('.'):
             full = os.path.join(root, name)

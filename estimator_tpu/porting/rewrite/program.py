@@ -8,7 +8,7 @@ import collections
 
 import libcst as cst
 
-from estimator_tpu.porting.report import program as report_program
+from estimator_tpu.porting.program import reading as report_program
 from estimator_tpu.porting.rewrite import source as source_lib
 
 MAX_DEPTH = 4
@@ -46,7 +46,7 @@ class Program(object):
     """A project module beside the program's files (as the port report finds it), parsed for its signatures only
     (never written)."""
     if module_name not in self._context:
-      found = self._report.source_file_for(module_name)
+      found = self._report.neighbours.source_file_for(module_name)
       parsed = None
       if found is not None and found[0] == module_name:
         try:

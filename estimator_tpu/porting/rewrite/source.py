@@ -15,8 +15,9 @@ from libcst import metadata
 
 # The port report's own rules for a file's module name, its aliases and an API's canonical spelling (the report
 # never imports LibCST).
-from estimator_tpu.porting.report import program as report_program
-from estimator_tpu.porting.report.program import module_name_for
+from estimator_tpu.porting.program import reading as report_program
+from estimator_tpu.porting.program.modules import module_name_for
+from estimator_tpu.porting.program import modules as report_modules
 
 FUNCTIONS = (cst.FunctionDef, cst.Lambda)
 
@@ -80,7 +81,7 @@ class SourceFile(object):
             if isinstance(target.target, cst.Name):
               self.assignments[target.target.value].append(small.value)
     # The aliases as the port report reads them (imports, and `FLAGS = flags.FLAGS`-style module-level names).
-    read = report_program.Module(self.path, ast.parse(self.text, filename=self.path), self.name)
+    read = report_modules.Module(self.path, ast.parse(self.text, filename=self.path), self.name)
     self.read = read  # the report's reading of this file
     self._canonical = {}
     self.aliases = dict(read.aliases)

@@ -171,3 +171,12 @@ def assigned_names(target):
       names += assigned_names(element.value if type(element).__name__ == 'Starred' else element)
     return names
   return []
+
+
+def in_source_order(tree):
+  """Every node of a tree, depth first, each statement's nodes before the next statement's."""
+  stack = [tree]
+  while stack:
+    node = stack.pop()
+    yield node
+    stack.extend(reversed(list(ast.iter_child_nodes(node))))

@@ -2,11 +2,11 @@
 calls on data and model paths."""
 import ast
 
-from estimator_tpu.porting.report import apis
+from estimator_tpu.porting.program import apis
+from estimator_tpu.porting.program import modules
+from estimator_tpu.porting.program import syntax
+from estimator_tpu.porting.program import values
 from estimator_tpu.porting.report import input_fns
-from estimator_tpu.porting.report import program as program_lib
-from estimator_tpu.porting.report import pyast
-from estimator_tpu.porting.report import values
 
 PATH_FLAG_WORDS = ('dir', 'path', 'file', 'pattern', 'output')
 
@@ -59,26 +59,26 @@ def _check_local_file_call(collector, module, call):
       'tempfile.') for o in values.origins(program, module, scope, call_args[0])):
     return  # a temporary file: local by design
   if name:
-    collector.advice(module, call, 17, '`%s(%s)` is a local file call: on a TPU Node, data and model_dir must be '
+    collector.advice(module, call, 'local-file-call', '`%s(%s)` is a local file call: on a TPU Node, data and model_dir must be '
                      'gs:// paths (its TPU workers cannot read this machine\'s disk), which os, open, glob and shutil '
                      'cannot reach (they see a local folder named gs:) -> tf.io.gfile (exists, makedirs, GFile, '
-                     'glob, copy, rmtree) works on both.' % (canonical, pyast.render(call_args[0])))
+                     'glob, copy, rmtree) works on both.' % (canonical, syntax.render(call_args[0])))
 
 
 def _contrib_advice(collector, module, node, name, how):
   # Checks rule 19 (contrib names).
   replacement = apis.contrib_replacement(name)
   if replacement:
-    collector.advice(module, node, 19, '%s `%s`, which TF 2 does not have -> %s.'
+    collector.advice(module, node, 'contrib-name', '%s `%s`, which TF 2 does not have -> %s.'
                      % (how, name.replace('tensorflow.', 'tf.', 1), replacement))
 
 
 def _check_import(collector, module, node):
   if isinstance(node, ast.Import):
-    names = [program_lib.normalize(alias.name) for alias in node.names]
+    names = [modules.normalize(alias.name) for alias in node.names]
   else:
-    base = program_lib.normalize(module._absolute(node.module, node.level))
-    names = [program_lib.normalize('%s.%s' % (base, alias.name)) for alias in node.names if alias.name != '*']
+    base = modules.normalize(module._absolute(node.module, node.level))
+    names = [modules.normalize('%s.%s' % (base, alias.name)) for alias in node.names if alias.name != '*']
     if any(alias.name == '*' for alias in node.names):
       names.append(base)
   for name in names:
@@ -97,11 +97,11 @@ def _check_path_flag(collector, module, call):
   canonical = module.canonical(call.func) or ''
   if not (canonical.endswith('.DEFINE_string') and ('flags' in canonical)):
     return
-  name, default = pyast.argument(call, 0, 'name'), pyast.argument(call, 1, 'default')
-  name = pyast.literal(name) if name is not None else None
-  default = pyast.literal(default) if default is not None else None
+  name, default = syntax.argument(call, 0, 'name'), syntax.argument(call, 1, 'default')
+  name = syntax.literal(name) if name is not None else None
+  default = syntax.literal(default) if default is not None else None
   if isinstance(name, str) and isinstance(default, str) and any(w in name.lower() for w in PATH_FLAG_WORDS):
     if input_fns.is_local_path(default):
-      collector.advice(module, call, 17, 'the flag --%s defaults to the local path %r: TPU workers cannot '
+      collector.advice(module, call, 'local-path-flag', 'the flag --%s defaults to the local path %r: TPU workers cannot '
                        'read or write this machine\'s disk (a TPU Node) -> give a gs:// path for a TPU run, and check '
                        'it when the flags are parsed.' % (name, default))

@@ -7,8 +7,9 @@ read by pandas in one file and sliced into a Dataset in another, the params dict
 import ast
 import collections
 
-from estimator_tpu.porting.report import program as program_lib
-from estimator_tpu.porting.report import pyast
+from estimator_tpu.porting.program import callables
+from estimator_tpu.porting.program import modules
+from estimator_tpu.porting.program import syntax
 
 MAX_DEPTH = 8
 # An expression and where it is: its module and the function it is written in (None: module level).
@@ -40,7 +41,7 @@ def origins(program, module, fn, node, path=(), depth=0):
   if isinstance(node, ast.Call) and not isinstance(node.func, ast.Lambda):
     canonical = program.canonical(module, fn, node.func) or ''
     if not canonical.startswith(('tensorflow', 'numpy', 'pandas')):
-      callees = [c for c in program.called_defs(module, fn, node) if not c.bound_positional]
+      callees = [c for c in program.callables.called_defs(module, fn, node) if not c.bound_positional]
       results = []
       for callee in callees:
         for value in program.returned_values(callee.node):
@@ -73,8 +74,8 @@ def _parameter_origins(program, fn, name, path, depth):
     return []
   results = []
   default = _default(fn, name)
-  for module, caller, call in program.call_sites(fn, depth):
-    bound = program_lib.bind_arguments(call, fn, program_lib._implicit_arguments(fn, call))
+  for module, caller, call in program.callables.call_sites(fn, depth):
+    bound = callables.bind_arguments(call, fn, callables.implicit_arguments(fn, call))
     if name in bound:
       results += origins(program, module, caller, bound[name], path, depth + 1)
     elif default is not None:
@@ -84,7 +85,7 @@ def _parameter_origins(program, fn, name, path, depth):
 
 def _default(fn, name):
   args = fn.args
-  positional = pyast.positional_names(fn)
+  positional = syntax.positional_names(fn)
   defaults = list(args.defaults)
   offset = len(positional) - len(defaults)
   if name in positional and positional.index(name) >= offset:
@@ -102,7 +103,7 @@ def assignments(program, module, fn, name):
 
 def module_level(module):
   """Every node Python runs at module level (not inside defs or classes)."""
-  return [n for s in program_lib.module_statements(module.tree) if not isinstance(s, pyast.SCOPE_NODES)
+  return [n for s in modules.module_statements(module.tree) if not isinstance(s, syntax.SCOPE_NODES)
           for n in ast.walk(s)]
 
 
@@ -114,7 +115,7 @@ def self_assignments(module, fn, attribute):
   found = []
   for method in owner.body:
     if isinstance(method, (ast.FunctionDef, ast.AsyncFunctionDef)):
-      for child, _ in pyast.walk_local(method):
+      for child, _ in syntax.walk_local(method):
         if isinstance(child, ast.Assign):
           for target in child.targets:
             if isinstance(target, ast.Attribute) and target.attr == attribute and \
@@ -126,7 +127,7 @@ def self_assignments(module, fn, attribute):
 def mutations(program, module, fn, name):
   """Values stored into `name` after it is made: `name['key'] = value`, `name.append(v)`, `name.extend(vs)`,
   `name += vs`, `name.update(...)`, as (kind, key or None, value) with kind 'item', 'element' or 'update'."""
-  statements = module_level(module) if fn is None else [n for n, _ in pyast.walk_local(fn)]
+  statements = module_level(module) if fn is None else [n for n, _ in syntax.walk_local(fn)]
   found = []
   for node in statements:
     if isinstance(node, ast.Assign):

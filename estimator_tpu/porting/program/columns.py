@@ -8,9 +8,9 @@ premade estimator): on a TPU that is inside the TPU computation, which has no st
 """
 import ast
 
-from estimator_tpu.porting.report import apis
-from estimator_tpu.porting.report import pyast
-from estimator_tpu.porting.report import values
+from estimator_tpu.porting.program import apis
+from estimator_tpu.porting.program import syntax
+from estimator_tpu.porting.program import values
 
 MAX_DEPTH = 6
 
@@ -64,13 +64,13 @@ def _from_origin(program, origin, params, depth):
 
 def _params_key(node):
   if isinstance(node, ast.Subscript) and isinstance(node.value, ast.Name) and node.value.id == 'params':
-    key = pyast.subscript_key(node)
+    key = syntax.subscript_key(node)
     return key if isinstance(key, str) else None
   if isinstance(node, ast.Attribute) and isinstance(node.value, ast.Name) and node.value.id == 'params':
     return node.attr
   if isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute) and node.func.attr == 'get' and \
       isinstance(node.func.value, ast.Name) and node.func.value.id == 'params' and node.args:
-    key = pyast.literal(node.args[0])
+    key = syntax.literal(node.args[0])
     return key if isinstance(key, str) else None
   return None
 
@@ -79,7 +79,7 @@ def describe(found, limit=3):
   """'education at census.py:98, occupation at census.py:120, ... (5 in all)' for a message."""
   parts = []
   for module, call, name in found[:limit]:
-    key = pyast.literal(pyast.argument(call, 0, 'key')) if pyast.argument(call, 0, 'key') is not None else None
+    key = syntax.literal(syntax.argument(call, 0, 'key')) if syntax.argument(call, 0, 'key') is not None else None
     label = '%s(%r)' % (name, key) if isinstance(key, str) else name
     parts.append('%s at %s:%d' % (label, module.path, call.lineno))
   more = ' ... (%d in all)' % len(found) if len(found) > limit else ''

@@ -9,9 +9,9 @@ and run between loops of iterations_per_loop steps.
 import ast
 import collections
 
-from estimator_tpu.porting.report import apis
-from estimator_tpu.porting.report import pyast
-from estimator_tpu.porting.report import values
+from estimator_tpu.porting.program import apis
+from estimator_tpu.porting.program import syntax
+from estimator_tpu.porting.program import values
 
 FETCHES, HOST, UNKNOWN = 'fetches', 'host', 'unknown'
 # kind, the expression it was read from, and what it fetches or why it cannot be told.
@@ -48,7 +48,7 @@ def _expand(program, origin, depth):
             hooks_in(program, module, fn, node.right, depth + 1))
   if isinstance(node, (ast.ListComp, ast.GeneratorExp)):
     return _expand_element(program, module, fn, node.elt, depth + 1)
-  if pyast.is_literal(node):
+  if syntax.is_literal(node):
     return []  # hooks=None
   if isinstance(node, ast.Call) and isinstance(node.func, ast.Name) and node.func.id in ('list', 'tuple') and \
       node.args:
@@ -69,26 +69,26 @@ def _expand_element(program, module, fn, node, depth):
 def _classify(program, origin):
   module, fn, node = origin
   if not isinstance(node, ast.Call):
-    return [Hook(UNKNOWN, origin, '`%s` is only known at run time' % pyast.render(node))]
+    return [Hook(UNKNOWN, origin, '`%s` is only known at run time' % syntax.render(node))]
   canonical = program.canonical(module, fn, node.func)
   kind = apis.hook_kind(canonical)
   if kind == 'fetches':
-    tensors = pyast.argument(node, 0, 'tensors')
+    tensors = syntax.argument(node, 0, 'tensors')
     names = _literal_names(program, module, fn, tensors) if tensors is not None else None
     if names is not None and set(names) <= set(['global_step']):
       return [Hook(HOST, origin, 'the global step')]
-    return [Hook(FETCHES, origin, '`%s`%s' % (pyast.render(node.func).replace('tensorflow.', 'tf.'),
+    return [Hook(FETCHES, origin, '`%s`%s' % (syntax.render(node.func).replace('tensorflow.', 'tf.'),
                                               ' on %s' % ', '.join(repr(n) for n in names[:4]) if names else ''))]
   if kind == 'host' or (isinstance(node.func, ast.Attribute) and node.func.attr == 'make_session_run_hook'):
     return [Hook(HOST, origin, '')]
-  if program.class_of(module, fn, node) is not None:
+  if program.callables.class_of(module, fn, node) is not None:
     return [Hook(HOST, origin, '')]  # a hook class of the program: what it runs is its own business
   tensor_arguments = [kw.arg for kw in node.keywords if kw.arg and 'tensor' in kw.arg.lower()]
   if tensor_arguments:
     return [Hook(FETCHES, origin, '`%s(%s=...)`, a hook maker given tensors to fetch' % (
-        pyast.render(node.func), tensor_arguments[0]))]
-  elsewhere = program._left_out(canonical) if canonical else None
-  reason = '`%s` %s' % (pyast.render(node.func), 'comes from %s' % elsewhere if elsewhere else
+        syntax.render(node.func), tensor_arguments[0]))]
+  elsewhere = program.neighbours.left_out(canonical) if canonical else None
+  reason = '`%s` %s' % (syntax.render(node.func), 'comes from %s' % elsewhere if elsewhere else
                         'is not defined in the scanned files')
   return [Hook(UNKNOWN, origin, reason)]
 
@@ -104,8 +104,8 @@ def _literal_names(program, module, fn, node):
     else:
       return None
     for item in items:
-      value = pyast.literal(item)
-      names.append(value if isinstance(value, str) else pyast.render(item))
+      value = syntax.literal(item)
+      names.append(value if isinstance(value, str) else syntax.render(item))
   return names
 
 
@@ -116,15 +116,15 @@ def named_for_fetching(program, target, depth=0, seen=None):
   if id(target.node) in seen:
     return None
   seen.add(id(target.node))
-  for node, _ in pyast.walk_local(target.node):
+  for node, _ in syntax.walk_local(target.node):
     if isinstance(node, ast.Expr) and isinstance(node.value, ast.Call):
       call = node.value
       if program.canonical(target.module, target.node, call.func) == 'tensorflow.identity':
-        name = pyast.argument(call, 1, 'name')
-        if name is not None and isinstance(pyast.literal(name), str):
-          return target.module, call, pyast.literal(name)
+        name = syntax.argument(call, 1, 'name')
+        if name is not None and isinstance(syntax.literal(name), str):
+          return target.module, call, syntax.literal(name)
     if isinstance(node, ast.Call) and depth < 2:
-      for callee in program.called_defs(target.module, target.node, node):
+      for callee in program.callables.called_defs(target.module, target.node, node):
         found = named_for_fetching(program, callee, depth + 1, seen)
         if found:
           return found

@@ -8,9 +8,9 @@ stores with `params[key] = value` (HParams: set_hparam), so an argparse Namespac
 import ast
 import collections
 
-from estimator_tpu.porting.report import apis
-from estimator_tpu.porting.report import pyast
-from estimator_tpu.porting.report import values
+from estimator_tpu.porting.program import apis
+from estimator_tpu.porting.program import syntax
+from estimator_tpu.porting.program import values
 
 RESERVED_KEYS = ('batch_size', 'context')
 DICT, HPARAMS, NAMESPACE, FLAGS, OBJECT, UNKNOWN = 'dict', 'HParams', 'argparse Namespace', 'FLAGS', 'object', '?'
@@ -36,8 +36,8 @@ class Params(object):
 def argument(call, kind):
   """The params argument of an estimator constructor (Estimator and TPUEstimator: keyword or 4th positional)."""
   if kind in ('estimator', 'tpu'):
-    return pyast.argument(call, 3, 'params')
-  return pyast.keyword(call, 'params')
+    return syntax.argument(call, 3, 'params')
+  return syntax.keyword(call, 'params')
 
 
 def describe(program, module, fn, node):
@@ -54,7 +54,7 @@ def _describe(program, origin, params, depth):
   if isinstance(node, ast.Dict):
     params.kinds.add(DICT)
     for key, value in zip(node.keys, node.values):
-      literal = pyast.literal(key) if key is not None else None
+      literal = syntax.literal(key) if key is not None else None
       if isinstance(literal, str):
         params.add(literal, values.Value(module, fn, key), values.Value(module, fn, value))
     return
@@ -63,7 +63,7 @@ def _describe(program, origin, params, depth):
     if apis.is_flags(canonical):
       params.kinds.add(FLAGS)
       params.what = origin
-    elif pyast.literal(node) is None and pyast.is_literal(node):
+    elif syntax.literal(node) is None and syntax.is_literal(node):
       params.kinds.add(DICT)  # params=None: Estimator uses {}
     else:
       params.kinds.add(UNKNOWN)
@@ -83,8 +83,8 @@ def _describe(program, origin, params, depth):
     params.kinds.add(NAMESPACE)
     params.what = origin
   else:
-    found = program.class_of(module, fn, node)
-    if found and not any(program.find_method(found[0], found[1], name) for name in _MAPPING_METHODS):
+    found = program.callables.class_of(module, fn, node)
+    if found and not any(program.callables.find_method(found[0], found[1], name) for name in _MAPPING_METHODS):
       params.kinds.add(OBJECT)
       params.what = origin
     else:
@@ -103,11 +103,11 @@ def _add_mutations(program, module, fn, name, params):
     return
   for what, where, value in values.mutations(program, owner_module, owner, name):
     if what == 'item':
-      key = pyast.literal(where.slice.value if type(where.slice).__name__ == 'Index' else where.slice)
+      key = syntax.literal(where.slice.value if type(where.slice).__name__ == 'Index' else where.slice)
       if isinstance(key, str):
         params.add(key, values.Value(owner_module, owner, where), values.Value(owner_module, owner, value))
     elif what == 'hparam' and where.args:
-      key = pyast.literal(where.args[0])
+      key = syntax.literal(where.args[0])
       if isinstance(key, str):
         params.add(key, values.Value(owner_module, owner, where), values.Value(owner_module, owner, value))
 
@@ -123,25 +123,25 @@ def not_a_mapping(params):
 def reads_key(node, key, params_names=('params',)):
   """True for `params['key']`, `params.key` (HParams) and `params.get('key'...)` reads."""
   if isinstance(node, ast.Subscript) and isinstance(node.value, ast.Name) and node.value.id in params_names:
-    return pyast.subscript_key(node) == key
+    return syntax.subscript_key(node) == key
   if isinstance(node, ast.Attribute) and isinstance(node.value, ast.Name) and node.value.id in params_names:
     return node.attr == key
   if isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute) and node.func.attr == 'get' and \
       isinstance(node.func.value, ast.Name) and node.func.value.id in params_names and node.args:
-    return pyast.literal(node.args[0]) == key
+    return syntax.literal(node.args[0]) == key
   return False
 
 
 def key_read(node, params_names=('params',)):
   """The key of a params read (see reads_key), else None."""
   if isinstance(node, ast.Subscript) and isinstance(node.value, ast.Name) and node.value.id in params_names:
-    key = pyast.subscript_key(node)
+    key = syntax.subscript_key(node)
     return key if isinstance(key, str) else None
   if isinstance(node, ast.Attribute) and isinstance(node.value, ast.Name) and node.value.id in params_names and \
       isinstance(node.ctx, ast.Load):
     return node.attr
   if isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute) and node.func.attr == 'get' and \
       isinstance(node.func.value, ast.Name) and node.func.value.id in params_names and node.args:
-    key = pyast.literal(node.args[0])
+    key = syntax.literal(node.args[0])
     return key if isinstance(key, str) else None
   return None

@@ -8,7 +8,7 @@ TPU (estimators.py works those out per estimator).
 """
 import ast
 
-from estimator_tpu.porting.report import pyast
+from estimator_tpu.porting.program import syntax
 
 TRAIN, EVAL, PREDICT = 'train', 'evaluate', 'predict'
 EXPORT = 'export'  # export_saved_model: model_fn in PREDICT mode, on the CPU (and in TPU inference: no spec check)
@@ -22,10 +22,10 @@ MODE_NAMES = ('mode', 'modes', 'estimator_mode')
 def mode_key(node):
   """TRAIN/EVAL/PREDICT for `tf.estimator.ModeKeys.TRAIN`, `Modes.EVAL`, `ModeKeys.INFER`, 'train', else None."""
   if isinstance(node, ast.Attribute) and node.attr in _KEYS:
-    base = pyast.dotted(node.value) or ''
+    base = syntax.dotted(node.value) or ''
     if 'mode' in base.lower():
       return _KEYS[node.attr]
-  value = pyast.literal(node)
+  value = syntax.literal(node)
   return _VALUES.get(value) if isinstance(value, str) else None
 
 
@@ -87,7 +87,7 @@ def split(test, modes, flags):
 def mode_flags(fn, mode_names=MODE_NAMES):
   """{name: test} for local booleans assigned from a mode test (`training = (mode == ModeKeys.TRAIN)`)."""
   flags = {'__mode_names__': mode_names}
-  for node, _ in pyast.walk_local(fn):
+  for node, _ in syntax.walk_local(fn):
     if isinstance(node, ast.Assign) and len(node.targets) == 1 and isinstance(node.targets[0], ast.Name):
       value = node.value
       if isinstance(value, ast.Compare) and split(value, ALL, flags) != (ALL, ALL):
@@ -97,10 +97,10 @@ def mode_flags(fn, mode_names=MODE_NAMES):
 
 def walk(fn, modes, mode_names=MODE_NAMES):
   """Yields (node, conditions, modes) for every node of a function's own code (not of the functions and classes
-  it defines), `conditions` as pyast.walk_local gives them, `modes` the modes that node can run in (a frozenset,
+  it defines), `conditions` as syntax.walk_local gives them, `modes` the modes that node can run in (a frozenset,
   empty for code no mode reaches)."""
   flags = mode_flags(fn, mode_names)
-  body = pyast.body_of(fn)
+  body = syntax.body_of(fn)
   if isinstance(fn, ast.Lambda):
     for item in _walk_expression(fn.body, (), frozenset(modes), flags):
       yield item
@@ -129,7 +129,7 @@ def _walk_block(statements, conditions, modes, flags):
       for item in _walk_expression(statement.test, conditions, modes, flags):
         yield item
       modes = split(statement.test, modes, flags)[0]
-    elif isinstance(statement, pyast.SCOPE_NODES):
+    elif isinstance(statement, syntax.SCOPE_NODES):
       yield statement, conditions, modes
     elif isinstance(statement, (ast.For, ast.AsyncFor, ast.While, ast.With, ast.AsyncWith, ast.Try)):
       yield statement, conditions, modes
@@ -173,7 +173,7 @@ def _walk_expression(node, conditions, modes, flags):
   while stack:
     current, current_conditions, current_modes = stack.pop()
     yield current, current_conditions, current_modes
-    if isinstance(current, pyast.SCOPE_NODES):
+    if isinstance(current, syntax.SCOPE_NODES):
       continue
     if isinstance(current, ast.IfExp):
       true, false = split(current.test, current_modes, flags)

@@ -10,11 +10,11 @@ with an estimator (it is built in a file scanned without its driver), every mode
 import ast
 import collections
 
-from estimator_tpu.porting.report import apis
-from estimator_tpu.porting.report import modes as modes_lib
-from estimator_tpu.porting.report import program as program_lib
-from estimator_tpu.porting.report import pyast
-from estimator_tpu.porting.report import values
+from estimator_tpu.porting.program import apis
+from estimator_tpu.porting.program import callables
+from estimator_tpu.porting.program import modes as modes_lib
+from estimator_tpu.porting.program import syntax
+from estimator_tpu.porting.program import values
 
 TRAIN, EVAL, PREDICT, EXPORT = modes_lib.TRAIN, modes_lib.EVAL, modes_lib.PREDICT, modes_lib.EXPORT
 EVERYTHING = frozenset([TRAIN, EVAL, PREDICT, EXPORT])
@@ -99,7 +99,7 @@ class Index(object):
     canonical = program.canonical(module, fn, call.func)
     kind = site_kind(canonical)
     if kind is None:
-      found = program.class_of(module, fn, call)
+      found = program.callables.class_of(module, fn, call)
       base = estimator_base(program, found[0], found[1]) if found else None
       if base:
         # A subclass's own constructor: its model_fn is what it hands its base (estimators.py, super().__init__).
@@ -112,7 +112,7 @@ class Index(object):
       return
     name = canonical or ''
     if apis.is_train_and_evaluate(name) or apis.is_experiment(name):
-      receiver = pyast.argument(call, 0, 'estimator')
+      receiver = syntax.argument(call, 0, 'estimator')
       if receiver is not None:
         method = 'train_and_evaluate' if apis.is_train_and_evaluate(name) else 'experiment'
         self.drivers.append(Driver(module, fn, call, method, receiver))
@@ -129,11 +129,11 @@ class Index(object):
     """Whether `x.train/evaluate/predict(...)` drives an estimator: x is one built in the scanned code, or the
     call names input_fn=, or x is only named like an estimator (a parameter `estimator`) but is handed a function
     the scanned files define (so sklearn's or Keras' classifier.predict(x) is left alone)."""
-    input_fn = pyast.argument(call, 0, 'input_fn')
+    input_fn = syntax.argument(call, 0, 'input_fn')
     if input_fn is None:
       return False
     kind = estimator_kind(self.program, module, fn, call.func.value, self)
-    if kind == BUILT or pyast.keyword(call, 'input_fn') is not None:
+    if kind == BUILT or syntax.keyword(call, 'input_fn') is not None:
       return True
     return kind == NAMED and passes_a_function(self.program, module, fn, input_fn)
 
@@ -171,12 +171,12 @@ class Index(object):
     runs = site.modes & modes_lib.ALL
     if site.kind in ('tpu', 'tpu_subclass'):
       site.ported = True
-      use_tpu = pyast.keyword(site.call, 'use_tpu')
-      if use_tpu is not None and pyast.literal(use_tpu) is False:
+      use_tpu = syntax.keyword(site.call, 'use_tpu')
+      if use_tpu is not None and syntax.literal(use_tpu) is False:
         site.tpu_modes = frozenset()
         return
-      eval_on_tpu = pyast.keyword(site.call, 'eval_on_tpu')
-      if eval_on_tpu is not None and pyast.literal(eval_on_tpu) is False:
+      eval_on_tpu = syntax.keyword(site.call, 'eval_on_tpu')
+      if eval_on_tpu is not None and syntax.literal(eval_on_tpu) is False:
         runs = runs - {EVAL}
       site.tpu_modes = frozenset(runs)
       return
@@ -188,14 +188,14 @@ def _returned(site):
   """Whether a function hands the estimator to its caller (return it, or return the name it is assigned to)."""
   module, node = site.module, site.call
   parent = module.parents.get(id(node))
-  while parent is not None and not isinstance(parent, pyast.SCOPE_NODES + (ast.Module,)):
+  while parent is not None and not isinstance(parent, syntax.SCOPE_NODES + (ast.Module,)):
     if isinstance(parent, ast.Return):
       return True
     if isinstance(parent, ast.Assign):
-      names = set(name for target in parent.targets for name in pyast.assigned_names(target))
+      names = set(name for target in parent.targets for name in syntax.assigned_names(target))
       scope = site.fn if site.fn is not None else module.tree
-      for child, _ in pyast.walk_local(scope):
-        if isinstance(child, ast.Return) and child.value is not None and pyast.names_in(child.value) & names:
+      for child, _ in syntax.walk_local(scope):
+        if isinstance(child, ast.Return) and child.value is not None and syntax.names_in(child.value) & names:
           return True
       return False
     parent = module.parents.get(id(parent))
@@ -205,10 +205,10 @@ def _returned(site):
 def passes_a_function(program, module, fn, node):
   """A function the scanned files define, one TensorFlow made, or one named as an input_fn (`input_fn`,
   `input_fn_lib.input_fn_builder(...)`) even when its file was not scanned."""
-  if 'input_fn' in pyast.render(node):
+  if 'input_fn' in syntax.render(node):
     return True
-  return any(isinstance(t, program_lib.Fn) or made_by_tf_input_fn(t)
-             for t in program.resolve_callables(module, fn, node))
+  return any(isinstance(t, callables.Fn) or made_by_tf_input_fn(t)
+             for t in program.callables.resolve(module, fn, node))
 
 
 def made_by_tf_input_fn(target):
@@ -221,9 +221,9 @@ def estimator_kind(program, module, fn, node, index=None, depth=0):
   NAMED for a parameter or attribute only named like one (mnist_tpu.py's train(fv, job, estimator, ...)), else
   None."""
   if isinstance(node, ast.Call):
-    if program.constructs(module, fn, node, lambda n: site_kind(n) is not None):
+    if program.callables.constructs(module, fn, node, lambda n: site_kind(n) is not None):
       return BUILT
-    found = program.class_of(module, fn, node)
+    found = program.callables.class_of(module, fn, node)
     if found and estimator_base(program, found[0], found[1]):
       return BUILT
     return None
@@ -248,3 +248,13 @@ def estimator_kind(program, module, fn, node, index=None, depth=0):
 def _named_like_estimator(name):
   name = name.lower().strip('_')
   return 'estimator' in name or name in ('est', 'clf') or name.endswith(('classifier', 'regressor'))
+
+
+def is_estimator_super_init(program, module, fn, call):
+  """super().__init__(model_fn=...) in a class that builds on an Estimator or a TPUEstimator."""
+  func = call.func
+  if not (isinstance(func, ast.Attribute) and func.attr == '__init__' and isinstance(func.value, ast.Call)
+          and isinstance(func.value.func, ast.Name) and func.value.func.id == 'super' and fn is not None):
+    return False
+  owner = module.parents.get(id(fn))
+  return isinstance(owner, ast.ClassDef) and estimator_base(program, module, owner) is not None

@@ -8,9 +8,9 @@ gives uint8 labels (float64 with one_hot=True). A cast on the host (astype, dtyp
 """
 import ast
 
-from estimator_tpu.porting.report import apis
-from estimator_tpu.porting.report import pyast
-from estimator_tpu.porting.report import values
+from estimator_tpu.porting.program import apis
+from estimator_tpu.porting.program import syntax
+from estimator_tpu.porting.program import values
 
 FLOAT64, UINT8, STRINGS = 'float64', 'uint8', 'strings'
 MAX_DEPTH = 8
@@ -56,7 +56,7 @@ def _sources(program, module, fn, node, depth):
 def _source(program, origin, depth):
   module, fn, node = origin
   if isinstance(node, (ast.Tuple, ast.List, ast.Set)) and node.elts and \
-      all(isinstance(pyast.literal(e), (str, bytes)) for e in node.elts):
+      all(isinstance(syntax.literal(e), (str, bytes)) for e in node.elts):
     return [(STRINGS, origin, 'Python strings')]
   if isinstance(node, (ast.Tuple, ast.List, ast.Set)):
     return [s for element in node.elts for s in _sources(program, module, fn, element, depth + 1)]
@@ -74,10 +74,10 @@ def _source(program, origin, depth):
   canonical = program.canonical(module, fn, node.func) or ''
   name = node.func.attr if isinstance(node.func, ast.Attribute) else getattr(node.func, 'id', '')
   cast_to = node.args[0] if name == 'astype' and node.args else (
-      pyast.keyword(node, 'dtype') if canonical not in apis.PANDAS_READERS else None)
+      syntax.keyword(node, 'dtype') if canonical not in apis.PANDAS_READERS else None)
   if cast_to is not None:  # a cast: to uint8 or float64 is where that dtype comes from, to anything else settles it
     target = program.canonical(module, fn, cast_to) if isinstance(cast_to, (ast.Name, ast.Attribute)) else \
-        pyast.literal(cast_to)
+        syntax.literal(cast_to)
     if target in apis.UINT8_NAMES or target == 'uint8':
       return [(UINT8, origin, 'made uint8 here')]
     if target in apis.HOST_FLOAT64_NAMES or target in ('float64', 'float'):
@@ -110,13 +110,13 @@ def _attribute_source(program, origin, depth):
     if isinstance(inner.node, ast.Call) and program.canonical(inner.module, inner.fn, inner.node.func) in \
         apis.MNIST_READERS:
       if node.attr == 'images':
-        dtype = pyast.keyword(inner.node, 'dtype')
+        dtype = syntax.keyword(inner.node, 'dtype')
         return [(UINT8, origin, 'read_data_sets(dtype=uint8) images')] if dtype is not None and \
-            'uint8' in pyast.render(dtype) else []
-      one_hot = pyast.keyword(inner.node, 'one_hot')
+            'uint8' in syntax.render(dtype) else []
+      one_hot = syntax.keyword(inner.node, 'one_hot')
       if one_hot is None and len(inner.node.args) > 1:
         one_hot = inner.node.args[1]
-      if one_hot is not None and pyast.literal(one_hot) is True:
+      if one_hot is not None and syntax.literal(one_hot) is True:
         return [(FLOAT64, origin, 'read_data_sets(one_hot=True) labels are float64')]
       return [(UINT8, origin, 'read_data_sets() labels are uint8')]
   return []
@@ -130,7 +130,7 @@ def _chain_root(node):
 
 def _pandas_source(program, origin):
   module, fn, node = origin
-  dtype = pyast.keyword(node, 'dtype')
+  dtype = syntax.keyword(node, 'dtype')
   reader = apis.last(program.canonical(module, fn, node.func))
   if dtype is None:
     return [(FLOAT64, origin, 'pd.%s without dtype= reads every column with a decimal point or a missing value as '
@@ -165,8 +165,8 @@ def _type_kind(program, module, fn, value):
     module, fn, node = value
   else:
     node = value
-  literal = pyast.literal(node)
-  text = literal if isinstance(literal, str) else (program.canonical(module, fn, node) or pyast.render(node))
+  literal = syntax.literal(node)
+  text = literal if isinstance(literal, str) else (program.canonical(module, fn, node) or syntax.render(node))
   if text in _FLOAT64_TYPES:
     return FLOAT64
   if text in _STRING_TYPES:
@@ -191,9 +191,9 @@ def settled(program, module, fn, node, depth=0):
       if name == 'dict' and current.args:
         if not settled(program, origin.module, origin.fn, current.args[0], depth + 1):
           return False
-      elif not (name == 'astype' or pyast.keyword(current, 'dtype') is not None or apis.is_tf(canonical)):
+      elif not (name == 'astype' or syntax.keyword(current, 'dtype') is not None or apis.is_tf(canonical)):
         return False
-    elif not isinstance(pyast.literal(current), (int, float)):
+    elif not isinstance(syntax.literal(current), (int, float)):
       return False
   return True
 
@@ -205,7 +205,7 @@ def string_defaults(program, module, fn, node):
     if isinstance(origin.node, (ast.List, ast.Tuple)):
       for element in origin.node.elts:
         inner = element.elts[0] if isinstance(element, (ast.List, ast.Tuple)) and element.elts else element
-        value = pyast.literal(inner)
+        value = syntax.literal(inner)
         canonical = program.canonical(origin.module, origin.fn, inner) if isinstance(inner, ast.Attribute) else None
         if isinstance(value, (str, bytes)) or canonical == 'tensorflow.string':
           count += 1
@@ -238,11 +238,11 @@ def dynamic_shapes(program, module, fn, node):
   for origin in values.origins(program, module, fn, node):
     current = origin.node
     if isinstance(current, ast.Attribute) and current.attr in ('output_shapes',):
-      return '`%s`, the elements\' own (variable) shapes' % pyast.render(current)
-    if isinstance(current, ast.Call) and 'get_output_shapes' in pyast.render(current.func):
-      return '`%s`, the elements\' own (variable) shapes' % pyast.render(current)
+      return '`%s`, the elements\' own (variable) shapes' % syntax.render(current)
+    if isinstance(current, ast.Call) and 'get_output_shapes' in syntax.render(current.func):
+      return '`%s`, the elements\' own (variable) shapes' % syntax.render(current)
     if _has_none(program, origin, 0):
-      return '`%s` (None dimensions)' % pyast.render(node)
+      return '`%s` (None dimensions)' % syntax.render(node)
   return None
 
 
@@ -250,7 +250,7 @@ def _has_none(program, origin, depth):
   current = origin.node
   if depth > 6:
     return False
-  if pyast.is_literal(current) and pyast.literal(current) is None:
+  if syntax.is_literal(current) and syntax.literal(current) is None:
     return True
   children = []
   if isinstance(current, (ast.Tuple, ast.List)):

@@ -1,0 +1,352 @@
+"""What an expression can stand for when it is called: the functions of the program a model_fn= or input_fn=
+argument, a builder's result or a parameter can hold, and the calls that reach a function.
+
+Followed: names, assignments, builder calls (to what the builder returns), functools.partial, conditional
+expressions, bound methods of the program's classes, parameters (to what the scanned callers pass) and imported
+project modules, up to MAX_DEPTH steps. What cannot be followed resolves to an Unresolved that says why, so
+checks can say so instead of guessing.
+"""
+import ast
+import collections
+
+from estimator_tpu.porting.program import syntax
+
+MAX_DEPTH = 6  # how many builders, assignments and partials deep a callable is followed
+
+# A function static analysis found: its module and def (or lambda); what functools.partial bound; and `via`, the
+# builder calls it came out of as (module, function, call, builder def), so a closure's values can be looked up.
+Fn = collections.namedtuple('Fn', ['module', 'node', 'bound_positional', 'bound_keywords', 'via', 'partial'])
+Fn.__new__.__defaults__ = (0, frozenset(), (), None)
+
+
+class Unresolved(object):
+  """A callable static analysis could not find; `reason` finishes the sentence "cannot tell statically: ...".
+  `made_by` is the canonical name of the TensorFlow function that made it, when one did (numpy_input_fn ...)."""
+
+  def __init__(self, reason, made_by=None, call=None):
+    self.reason = reason
+    self.made_by = made_by
+    self.call = call  # (module, function, call) of the TensorFlow call that made it, when one did
+
+  def __repr__(self):
+    return 'Unresolved(%r)' % self.reason
+
+
+class Callables(object):
+  """The callable questions about one reading.Program."""
+
+  def __init__(self, program):
+    self.program = program
+
+  def resolve(self, module, fn, node, depth=0):
+    """The functions an expression (a model_fn= or input_fn= argument, ...) can stand for.
+
+    Returns a list of Fn and Unresolved. Follows names, assignments, builder calls (to what the builder
+    returns), functools.partial, conditional expressions and imported project modules.
+    """
+    if depth > MAX_DEPTH:
+      return [Unresolved('`%s` is built through too many steps to follow' % syntax.render(node))]
+    if isinstance(node, ast.Lambda):
+      return [Fn(module, node)]
+    if isinstance(node, ast.IfExp):
+      return (self.resolve(module, fn, node.body, depth + 1) +
+              self.resolve(module, fn, node.orelse, depth + 1))
+    if isinstance(node, ast.BoolOp):
+      # `use_synthetic and synthetic_input_fn() or input_fn`: the callables among the operands.
+      results = [r for value in node.values for r in self.resolve(module, fn, value, depth + 1)]
+      found = [r for r in results if isinstance(r, Fn)]
+      return found or results
+    if isinstance(node, ast.Name):
+      return self._resolve_name(module, fn, node, depth)
+    if isinstance(node, ast.Attribute):
+      method = self._own_method(module, fn, node)
+      if method is not None:
+        return [Fn(method[0], method[1], bound_positional=1)]
+      method = self.bound_method(module, fn, node, depth)
+      if method is not None:
+        return [method]
+      canonical = self.program.canonical(module, fn, node)
+      found = self.program.find_def(canonical)
+      if found and not isinstance(found[1], ast.ClassDef):
+        return [Fn(found[0], found[1])]
+      elsewhere = self.program.neighbours.left_out(canonical)
+      if elsewhere:
+        return [Unresolved('`%s` comes from %s' % (syntax.render(node), elsewhere))]
+      return [Unresolved('`%s` is not a function defined in the scanned files' % syntax.render(node))]
+    if isinstance(node, ast.Call):
+      return self._resolve_call_result(module, fn, node, depth)
+    return [Unresolved('`%s` is computed at run time' % syntax.render(node))]
+
+  def _resolve_name(self, module, fn, node, depth):
+    kind, target, owner_module, owner = self.program.lookup(module, fn, node.id)
+    if kind == 'def':
+      return [Fn(owner_module, target)]
+    if kind in ('value', 'other'):
+      found = self.program.assignments(owner_module, owner, node.id)
+      if owner_module is module and owner is fn:
+        # In the scope that assigns it: the assignment that reaches this use (the last one above it).
+        above = [(value, path) for value, path in found if getattr(value, 'lineno', 0) <= node.lineno]
+        found = above[-1:] or found
+      results = []
+      for value, path in found:
+        results += self._resolve_path(owner_module, owner, value, path, depth + 1)
+      if results or kind == 'value':
+        return results or [Unresolved('`%s` is computed at run time' % node.id)]
+    if kind == 'import':
+      found = self.program.find_def(target)
+      if found and not isinstance(found[1], ast.ClassDef):
+        return [Fn(found[0], found[1])]
+      return [Unresolved('`%s` comes from %s' % (node.id, self.program.neighbours.left_out(target) or
+                                                  '%s, which is not among the scanned files' % target))]
+    if kind == 'param':
+      return self._resolve_parameter(node.id, target, depth)
+    return [Unresolved('`%s` is not bound to a function the scanned files define' % node.id)]
+
+  def _resolve_path(self, module, fn, value, path, depth):
+    """The callables element `path` of a value holds (`train_fn, eval_fn = make_input_fns()`: path (1,))."""
+    if not path:
+      return self.resolve(module, fn, value, depth)
+    if depth > MAX_DEPTH:
+      return []
+    if isinstance(value, (ast.Tuple, ast.List)) and isinstance(path[0], int) and path[0] < len(value.elts):
+      return self._resolve_path(module, fn, value.elts[path[0]], path[1:], depth + 1)
+    if isinstance(value, ast.Name):
+      kind, _, owner_module, owner = self.program.lookup(module, fn, value.id)
+      if kind not in ('value', 'other'):
+        return []
+      results = []
+      for inner, inner_path in self.program.assignments(owner_module, owner, value.id):
+        results += self._resolve_path(owner_module, owner, inner, tuple(inner_path) + tuple(path), depth + 1)
+      return results
+    if isinstance(value, ast.Call):
+      results = []
+      for builder in self.resolve(module, fn, value.func, depth + 1):
+        if isinstance(builder, Fn) and not isinstance(builder.node, ast.Lambda):
+          for returned in self.program.returned_values(builder.node):
+            results += self._resolve_path(builder.module, builder.node, returned, path, depth + 1)
+      return results
+    return []
+
+  def _resolve_parameter(self, name, fn, depth):
+    """What the scanned callers of `fn` pass as its parameter `name` (build_estimator(model_fn) ...)."""
+    results = []
+    for module, caller, call in self.call_sites(fn, depth):
+      value = bind_arguments(call, fn, implicit_arguments(fn, call)).get(name)
+      if value is not None:
+        results += self.resolve(module, caller, value, depth + 1)
+    if not results:
+      results.append(Unresolved('`%s` is a parameter of %s, and no scanned call passes it a function'
+                                % (name, 'a lambda' if isinstance(fn, ast.Lambda) else fn.name + '()')))
+    return results
+
+  def call_sites(self, fn, depth=0, limit=20):
+    """(module, calling function, call) for the scanned calls of a def, by name and then resolved."""
+    if isinstance(fn, ast.Lambda):
+      return []
+    sites = []
+    for module, caller, call in self.program.calls_named(fn.name):
+      if isinstance(call.func, ast.Attribute) and not self.program.canonical(module, caller, call.func):
+        if implicit_arguments(fn, call) and self._same_class(module, caller, fn, call):
+          sites.append((module, caller, call))  # self.method(...) in the method's own class
+        else:
+          method = self.bound_method(module, caller, call.func, depth)
+          if method is not None and method.node is fn:
+            sites.append((module, caller, call))  # obj.method(...), obj an instance of the method's class
+      elif any(isinstance(t, Fn) and t.node is fn
+               for t in self.resolve(module, caller, call.func, max(depth + 1, MAX_DEPTH - 1))):
+        sites.append((module, caller, call))
+      if len(sites) >= limit:
+        break
+    return sites + self._indirect_call_sites(fn, depth)[:max(0, limit - len(sites))]
+
+  def _indirect_call_sites(self, fn, depth):
+    """Calls of a def through a parameter: `run_loop(build_estimator_fn=build_estimator)`, then
+    `build_estimator_fn(...)` inside run_loop."""
+    sites = []
+    for module, caller, call, argument in self.program.passed_as_argument(fn.name):
+      if not any(isinstance(t, Fn) and t.node is fn
+                 for t in self.resolve(module, caller, argument, MAX_DEPTH - 1)):
+        continue
+      for receiver in self.resolve(module, caller, call.func, MAX_DEPTH - 1):
+        if not isinstance(receiver, Fn) or isinstance(receiver.node, ast.Lambda):
+          continue
+        bound = bind_arguments(call, receiver.node, implicit_arguments(receiver.node, call))
+        names = [name for name, value in bound.items() if value is argument]
+        for name in names:
+          for inner_module, inner_caller, inner_call in self.program.calls_named(name):
+            if isinstance(inner_call.func, ast.Name) and inner_module is receiver.module and \
+                self._within(inner_module, inner_caller, receiver.node):
+              sites.append((inner_module, inner_caller, inner_call))
+    return sites
+
+  def _within(self, module, scope, outer):
+    while scope is not None:
+      if scope is outer:
+        return True
+      scope = module.enclosing.get(id(scope))
+    return False
+
+  def _own_method(self, module, fn, node):
+    """(module, def) of `self.name` when `fn` is a method of a class that (or a scanned base of which) defines
+    `name` (not a property)."""
+    if not (isinstance(node.value, ast.Name) and node.value.id == 'self') or fn is None:
+      return None
+    owner = module.parents.get(id(fn))
+    if not isinstance(owner, ast.ClassDef):
+      return None
+    found = self.find_method(module, owner, node.attr)
+    return found if found and not found[1].decorator_list else None
+
+  def find_method(self, module, class_node, name, depth=0):
+    """(module, def) of method `name` of a class, looked for in the class and then its scanned bases."""
+    for statement in class_node.body:
+      if isinstance(statement, (ast.FunctionDef, ast.AsyncFunctionDef)) and statement.name == name:
+        return module, statement
+    if depth < 4:
+      for base in class_node.bases:
+        found = self.program.find_def(module.canonical(base))
+        if found and isinstance(found[1], ast.ClassDef):
+          method = self.find_method(found[0], found[1], name, depth + 1)
+          if method:
+            return method
+    return None
+
+  def class_of(self, module, fn, node, depth=0):
+    """(module, ClassDef) of the scanned class whose instance an expression holds (`ds = Cifar10DataSet(...)`;
+    `ds`), else None."""
+    if depth > 3:
+      return None
+    if isinstance(node, ast.Call):
+      canonical = self.program.canonical(module, fn, node.func)
+      found = self.program.find_def(canonical) if canonical else None
+      if found is None and isinstance(node.func, ast.Name):
+        kind, bound, owner_module, _ = self.program.lookup(module, fn, node.func.id)
+        found = (owner_module, bound) if kind in ('class', 'def') else None
+      return found if found and isinstance(found[1], ast.ClassDef) else None
+    if isinstance(node, ast.Name):
+      kind, bound, owner_module, owner = self.program.lookup(module, fn, node.id)
+      if kind == 'value':
+        return self.class_of(owner_module, owner, bound, depth + 1)
+      if kind == 'other':  # `train, evaluation = [Input(training) for training in (True, False)]`
+        for value, path in self.program.assignments(owner_module, owner, node.id):
+          while path and isinstance(value, (ast.Tuple, ast.List, ast.ListComp)):
+            index, path = path[0], path[1:]
+            if isinstance(value, ast.ListComp):
+              value = value.elt
+            elif isinstance(index, int) and index < len(value.elts):
+              value = value.elts[index]
+            else:
+              break
+          found = self.class_of(owner_module, owner, value, depth + 1) if not path else None
+          if found:
+            return found
+    return None
+
+  def bound_method(self, module, fn, node, depth=0):
+    """An Fn for `obj.method` when `obj` holds an instance of a scanned class (self bound), else None."""
+    if isinstance(node.value, ast.Name) and node.value.id in ('self', 'cls'):
+      return None
+    found = self.class_of(module, fn, node.value)
+    if found is None:
+      return None
+    method = self.find_method(found[0], found[1], node.attr)
+    if method is None:
+      return None
+    static = any(syntax.dotted(d) == 'staticmethod' for d in method[1].decorator_list)
+    return Fn(method[0], method[1], bound_positional=0 if static else 1)
+
+  def _same_class(self, module, caller, fn, call):
+    if not (isinstance(call.func.value, ast.Name) and call.func.value.id in ('self', 'cls')) or caller is None:
+      return False
+    owner = module.parents.get(id(fn))
+    return isinstance(owner, ast.ClassDef) and module.parents.get(id(caller)) is owner
+
+  def _resolve_call_result(self, module, fn, call, depth):
+    callee = self.program.canonical(module, fn, call.func)
+    if callee and (callee == 'tensorflow' or callee.startswith('tensorflow.')):
+      return [Unresolved('`%s` is made by TensorFlow at run time' % syntax.render(call), made_by=callee,
+                         call=(module, fn, call))]
+    if callee == 'functools.partial' and call.args:
+      results = []
+      for target in self.resolve(module, fn, call.args[0], depth + 1):
+        if isinstance(target, Fn):
+          bound = frozenset(kw.arg for kw in call.keywords if kw.arg)
+          target = target._replace(bound_positional=target.bound_positional + len(call.args) - 1,
+                                   bound_keywords=target.bound_keywords | bound, partial=(module, call))
+        results.append(target)
+      return results
+    results = []
+    for builder in self.resolve(module, fn, call.func, depth + 1):
+      if isinstance(builder, Unresolved):
+        results.append(builder)  # its reason names the builder that could not be found
+        continue
+      if isinstance(builder.node, ast.Lambda):
+        results.append(Unresolved('`%s` returns a value only known at run time' % syntax.render(call)))
+        continue
+      returned = self.program.returned_values(builder.node)
+      if not returned:
+        results.append(Unresolved('%s() returns nothing static analysis can follow' % builder.node.name))
+      for value in returned:
+        for target in self.resolve(builder.module, builder.node, value, depth + 1):
+          if isinstance(target, Fn):
+            target = target._replace(via=target.via + ((module, fn, call, builder.node),))
+          results.append(target)
+    return results
+
+  def called_defs(self, module, fn, call):
+    """The project functions a call runs (not classes, not lambdas), for following calls one level down."""
+    if isinstance(call.func, ast.Lambda):
+      return []
+    targets = self.resolve(module, fn, call.func, depth=MAX_DEPTH - 3)
+    return [t for t in targets if isinstance(t, Fn) and not isinstance(t.node, ast.Lambda)]
+
+  def constructs(self, module, fn, call, predicate, depth=0):
+    """True when a call builds something `predicate(canonical name)` accepts, directly or via a project function
+    that returns such a construction (e.g. build_estimator())."""
+    canonical = self.program.canonical(module, fn, call.func)
+    if canonical and predicate(canonical):
+      return True
+    if depth >= 2:
+      return False
+    for target in self.called_defs(module, fn, call):
+      for value in self.program.returned_values(target.node):
+        if isinstance(value, ast.Call) and self.constructs(target.module, target.node, value, predicate, depth + 1):
+          return True
+        if isinstance(value, ast.Name):
+          kind, bound, owner_module, owner = self.program.lookup(target.module, target.node, value.id)
+          if kind == 'value' and isinstance(bound, ast.Call) and self.constructs(
+              owner_module, owner, bound, predicate, depth + 1):
+            return True
+    return False
+
+
+def path_in(target, name):
+  """The index path of `name` in an assignment target, () for the name itself, None when it is not there."""
+  if isinstance(target, ast.Name):
+    return () if target.id == name else None
+  if isinstance(target, (ast.Tuple, ast.List)):
+    for index, element in enumerate(target.elts):
+      inner = path_in(element.value if type(element).__name__ == 'Starred' else element, name)
+      if inner is not None:
+        return (index,) + inner
+  return None
+
+
+def implicit_arguments(fn, call):
+  """1 when `self` or `cls` is passed implicitly (obj.method(...)), else 0."""
+  names = syntax.positional_names(fn)
+  return 1 if names and names[0] in ('self', 'cls') and isinstance(call.func, ast.Attribute) else 0
+
+
+def bind_arguments(call, fn, skip_positional=0):
+  """{parameter name: argument expression} for a call of a def (what can be told without running it)."""
+  names = syntax.positional_names(fn)[skip_positional:]
+  bound = {}
+  for name, value in zip(names, call.args):
+    if type(value).__name__ == 'Starred':
+      break
+    bound[name] = value
+  for kw in call.keywords:
+    if kw.arg:
+      bound[kw.arg] = kw.value
+  return bound

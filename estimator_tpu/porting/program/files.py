@@ -1,0 +1,74 @@
+"""The files of a program, found and read once: each a modules.Module (its text and its `ast` tree), or a BadInput
+that says what is wrong with it and what to do."""
+import ast
+import collections
+import io
+import os
+import sys
+import tokenize
+
+from estimator_tpu.porting.program import modules
+
+SKIPPED_FOLDERS = ('__pycache__', 'site-packages', 'node_modules', 'build', 'dist')
+
+# Input that could not be read: a path that does not exist, a file that does not parse.
+BadInput = collections.namedtuple('BadInput', ['path', 'problem', 'fix'])
+
+
+def find_files(paths):
+  """(files, bad inputs) for the paths given: files as they are, folders searched for *.py (hidden folders and
+  virtualenvs skipped), in a stable order."""
+  files, bad = [], []
+  for path in paths:
+    if os.path.isfile(path):
+      files.append(path)
+    elif os.path.isdir(path):
+      found = []
+      for root, folders, names in os.walk(path):
+        folders[:] = sorted(f for f in folders if not f.startswith('.') and f not in SKIPPED_FOLDERS)
+        found += [os.path.join(root, n) for n in sorted(names) if n.endswith('.py')]
+      if not found:
+        bad.append(BadInput(path, 'holds no Python file.', 'give the folder of the program or its .py files.'))
+      files += found
+    else:
+      bad.append(BadInput(path, 'no such file or folder.', 'give the path of a Python file or a folder.'))
+  unique = []
+  for path in files:
+    if path not in unique:
+      unique.append(path)
+  return unique, bad
+
+
+def read_text(path):
+  """(text, encoding) of a Python file, honouring its coding declaration."""
+  with open(path, 'rb') as f:
+    data = f.read()
+  encoding, _ = tokenize.detect_encoding(io.BytesIO(data).readline)
+  return data.decode(encoding), encoding
+
+
+def read_module(path):
+  """(Module, None) or (None, BadInput)."""
+  try:
+    text, encoding = read_text(path)
+    tree = ast.parse(text, filename=path)
+  except SyntaxError as e:
+    fix = ('fix the syntax; Python 2 code (print statements, `except X, e`) must be converted to Python 3 first, '
+           'and newer syntax needs a newer Python to run this report.')
+    version = '%d.%d' % sys.version_info[:2]
+    return None, BadInput(path, 'does not parse as Python %s (line %s: %s).' % (version, e.lineno, e.msg), fix)
+  except (UnicodeDecodeError, LookupError) as e:
+    return None, BadInput(path, 'cannot be decoded as text (%s).' % e, 'give a Python source file.')
+  except (OSError, ValueError, RecursionError, MemoryError) as e:
+    return None, BadInput(path, 'cannot be read or parsed (%s).' % e, 'give a readable Python source file.')
+  return modules.Module(path, tree, modules.module_name_for(path), text, encoding), None
+
+
+def read_context_module(path, name):
+  """A Module for a file beside the program, read only for context (its flags, its signatures), or None when it
+  cannot be read: it is not the program's input."""
+  try:
+    text, encoding = read_text(path)
+    return modules.Module(path, ast.parse(text, filename=path), name, text, encoding)
+  except (OSError, SyntaxError, ValueError, RecursionError, MemoryError, UnicodeDecodeError, LookupError):
+    return None

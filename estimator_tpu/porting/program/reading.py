@@ -1,0 +1,226 @@
+"""The program as read: its files (modules.Module, each parsed once by files.read_module), and the questions about
+names that every check and every fixer asks, answered once here.
+
+Nothing is imported or run. `lookup` says where a name used in a function is bound (a parameter, a local value, a
+def, an import, a module-level value); `canonical` gives the API a name chain stands for; `assignments` every
+value a name is given in a scope; `calls` every call of the program, by scope. What a callable expression stands
+for is callables.py's (program.callables), files beside the program neighbours.py's (program.neighbours).
+"""
+import ast
+import collections
+
+from estimator_tpu.porting.program import callables as callables_lib
+from estimator_tpu.porting.program import files
+from estimator_tpu.porting.program import modules as modules_lib
+from estimator_tpu.porting.program import neighbours as neighbours_lib
+from estimator_tpu.porting.program import syntax
+
+
+def read(paths):
+  """(Program, bad inputs) for the Python files under `paths`, each read and parsed once."""
+  found, bad = files.find_files(paths)
+  parsed = []
+  for path in found:
+    module, problem = files.read_module(path)
+    if module is None:
+      bad.append(problem)
+    else:
+      parsed.append(module)
+  return Program(parsed), bad
+
+
+class Program(object):
+  """All scanned modules, with lookups across them."""
+
+  def __init__(self, modules):
+    self.modules = list(modules)
+    self.by_name = {}
+    for module in self.modules:
+      self.by_name.setdefault(module.name, module)
+    self.callables = callables_lib.Callables(self)
+    self.neighbours = neighbours_lib.Neighbours(self)
+    self._locals_cache = {}
+    self._calls = None
+    self._calls_by_name = None
+    self._arguments_by_name = None
+    self._module_of = None
+
+  def mentions(self, text):
+    """Whether a scanned file names `text`: in a string (os.environ['TF_CONFIG'], a docstring), an attribute or a
+    name (tf.train.ClusterSpec)."""
+    for module in self.modules:
+      for node in ast.walk(module.tree):
+        value = syntax.literal(node)
+        if isinstance(value, str) and text in value:
+          return True
+        if (isinstance(node, ast.Attribute) and node.attr == text) or (isinstance(node, ast.Name) and node.id == text):
+          return True
+    return False
+
+  def enclosing_function(self, module, node):
+    """The def or lambda a node is written in, None at module level."""
+    parent = module.parents.get(id(node))
+    while parent is not None and not isinstance(parent, syntax.FUNCTION_NODES):
+      parent = module.parents.get(id(parent))
+    return parent
+
+  def module_of(self, node):
+    """The scanned module a def, lambda or class is written in."""
+    if self._module_of is None:
+      self._module_of = {}
+      for module in self.modules:
+        for child in ast.walk(module.tree):
+          if isinstance(child, syntax.SCOPE_NODES):
+            self._module_of[id(child)] = module
+    return self._module_of.get(id(node))
+
+  def find_module(self, dotted_name):
+    """The scanned module named `dotted_name`, or one whose name ends with it (fixtures outside a package)."""
+    if dotted_name in self.by_name:
+      return self.by_name[dotted_name]
+    matches = [m for m in self.modules
+               if m.name.endswith('.' + dotted_name) or dotted_name.endswith('.' + m.name)]
+    return matches[0] if len(matches) == 1 else None
+
+  def find_def(self, canonical):
+    """(module, FunctionDef/ClassDef) for a canonical `module.name`, else None."""
+    if not canonical or '.' not in canonical:
+      return None
+    module_name, _, name = canonical.rpartition('.')
+    module = self.find_module(module_name)
+    if module is None or name not in module.top_level:
+      return None
+    return module, module.top_level[name]
+
+  def local_bindings(self, module, fn):
+    """name -> [(kind, node)] for what a function binds itself: 'def', 'value' (an assigned expression),
+    'param', 'other' (loop variables, with-targets, imports...)."""
+    key = id(fn)
+    if key not in self._locals_cache:
+      bindings = collections.defaultdict(list)
+      for name in syntax.param_names(fn):
+        bindings[name].append(('param', fn))
+      for node, _ in syntax.walk_local(fn):
+        if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)) and node is not fn:
+          bindings[node.name].append(('def', node))
+        elif isinstance(node, ast.Assign):
+          for target in node.targets:
+            names = syntax.assigned_names(target)
+            kind = 'value' if isinstance(target, ast.Name) else 'other'
+            for name in names:
+              bindings[name].append((kind, node.value))
+        elif isinstance(node, (ast.AugAssign, ast.AnnAssign)) and isinstance(node.target, ast.Name):
+          bindings[node.target.id].append(('value', node.value) if isinstance(node, ast.AnnAssign) and node.value
+                                          else ('other', node))
+        elif isinstance(node, (ast.For, ast.AsyncFor, ast.comprehension)):
+          for name in syntax.assigned_names(node.target):
+            bindings[name].append(('other', node))
+        elif isinstance(node, ast.withitem) and node.optional_vars is not None:
+          for name in syntax.assigned_names(node.optional_vars):
+            bindings[name].append(('other', node))
+        elif isinstance(node, ast.Import):
+          for alias in node.names:
+            local = alias.asname or alias.name.split('.')[0]
+            bindings[local].append(('import', modules_lib.normalize(alias.name) if alias.asname else local))
+        elif isinstance(node, ast.ImportFrom):
+          base = module._absolute(node.module, node.level)
+          for alias in node.names:
+            if alias.name != '*':
+              full = '%s.%s' % (base, alias.name) if base else alias.name
+              bindings[alias.asname or alias.name].append(('import', modules_lib.normalize(full)))
+      self._locals_cache[key] = bindings
+    return self._locals_cache[key]
+
+  def lookup(self, module, fn, name):
+    """Where `name`, used inside `fn` (None: at module level), is bound: (kind, node, module, owner function).
+
+    Kinds: 'def', 'class', 'value', 'param', 'other', 'import' (node is the canonical name), or None.
+    """
+    scope = fn
+    while scope is not None:
+      bindings = self.local_bindings(module, scope).get(name)
+      if bindings:
+        kind, node = bindings[-1]
+        return kind, node, module, scope
+      scope = module.enclosing.get(id(scope))
+    if name in module.top_level:
+      node = module.top_level[name]
+      return ('class' if isinstance(node, ast.ClassDef) else 'def'), node, module, None
+    if name in module.aliases:
+      return 'import', module.aliases[name], module, None
+    if name in module.assignments:
+      return 'value', module.assignments[name][-1], module, None
+    return None, None, module, None
+
+  def canonical(self, module, fn, node):
+    """Canonical name of a Name/Attribute chain, unless a local variable shadows its root."""
+    root = syntax.root_name(node)
+    scope = fn if root else None
+    while scope is not None:
+      bindings = self.local_bindings(module, scope).get(root)
+      if bindings:
+        kind, bound = bindings[-1]
+        name = syntax.dotted(node)
+        if kind != 'import' or not name:
+          return None  # a local variable: its value is not an import
+        rest = name.partition('.')[2]
+        return modules_lib.normalize('%s.%s' % (bound, rest) if rest else bound)
+      scope = module.enclosing.get(id(scope))
+    return module.canonical(node)
+
+  def assignments(self, module, fn, name):
+    """(value, path) of every assignment to `name` in a scope (fn None: module level), a tuple target giving the
+    path of the name in it; `for name in values` gives (values, ('*',))."""
+    if fn is None:
+      statements = [n for s in modules_lib.module_statements(module.tree) if not isinstance(s, syntax.SCOPE_NODES)
+                    for n in ast.walk(s)]
+    else:
+      statements = [n for n, _ in syntax.walk_local(fn)]
+    found = []
+    for node in statements:
+      if isinstance(node, ast.Assign):
+        for target in node.targets:
+          target_path = callables_lib.path_in(target, name)
+          if target_path is not None:
+            found.append((node.value, target_path))
+      elif isinstance(node, (ast.AnnAssign, ast.AugAssign)) and isinstance(node.target, ast.Name) and \
+          node.target.id == name and node.value is not None:
+        found.append((node.value, ()))
+      elif isinstance(node, (ast.For, ast.comprehension)) and callables_lib.path_in(node.target, name) is not None:
+        found.append((node.iter, ('*',)))
+    return found
+
+  def passed_as_argument(self, name):
+    """(module, calling function, call, argument) for every call that passes the name `name` as an argument."""
+    self.calls_named(name)  # builds both indexes
+    return self._arguments_by_name.get(name, [])
+
+  def calls(self):
+    """(module, calling function or None, call) for every call of the scanned code, each scope's in order."""
+    if self._calls is None:
+      self._calls = []
+      for module in self.modules:
+        scopes = [module.tree] + [n for n in ast.walk(module.tree) if isinstance(n, syntax.FUNCTION_NODES)]
+        for scope in scopes:
+          caller = None if scope is module.tree else scope
+          self._calls += [(module, caller, node) for node, _ in syntax.walk_local(scope) if isinstance(node, ast.Call)]
+    return self._calls
+
+  def calls_named(self, name):
+    """(module, calling function or None, call) for every call of `name(...)` or `x.name(...)`."""
+    if self._calls_by_name is None:
+      self._calls_by_name = collections.defaultdict(list)
+      self._arguments_by_name = collections.defaultdict(list)
+      for module, caller, node in self.calls():
+        callee = node.func.id if isinstance(node.func, ast.Name) else getattr(node.func, 'attr', None)
+        self._calls_by_name[callee].append((module, caller, node))
+        for argument in list(node.args) + [kw.value for kw in node.keywords]:
+          if isinstance(argument, ast.Name):
+            self._arguments_by_name[argument.id].append((module, caller, node, argument))
+    return self._calls_by_name.get(name, [])
+
+  def returned_values(self, fn):
+    """The expressions a function returns (its own return statements, not nested functions')."""
+    if isinstance(fn, ast.Lambda):
+      return [fn.body]
+    return [node.value for node, _ in syntax.walk_local(fn) if isinstance(node, ast.Return) and node.value]

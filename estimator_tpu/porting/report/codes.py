@@ -1,0 +1,106 @@
+"""Every kind of finding the port report makes, as data: a stable code (what programs read: `--format=json`, the
+rewrite's fixers), the TPU rule it is about, and what it means. A finding's message is for people and may be
+reworded; its code is not.
+
+Codes are kebab-case, grouped by where the finding is: the estimator and its configuration, how the program
+drives it, model_fn, input_fn, whole files, and the tool itself.
+"""
+import collections
+
+Code = collections.namedtuple('Code', ['code', 'rule', 'about'])
+
+CODES = (
+    # The estimator and its configuration.
+    Code('estimator-subclass', 1, 'a class that builds on a plain Estimator'),
+    Code('plain-estimator', 1, 'a tf.estimator.Estimator (or tf.contrib.learn one) that runs on the TPU'),
+    Code('cpu-estimator-shares-model-fn', 1, 'a plain Estimator kept on the CPU with a model_fn the port changes'),
+    Code('premade-estimator', 1, 'a premade estimator, which has no TPU version'),
+    Code('estimator-factory', 1, 'a function that builds and trains a premade (boosted trees) estimator'),
+    Code('keras-estimator', 1, 'model_to_estimator, which makes a plain Estimator'),
+    Code('tpu-estimator-without-config', 1, 'a TPUEstimator without config='),
+    Code('tpu-estimator-without-train-batch-size', 1, 'a TPUEstimator that trains without train_batch_size'),
+    Code('tpu-estimator-without-batch-size', 1, 'a TPUEstimator that evaluates or predicts on a TPU without the '
+         'eval/predict batch size'),
+    Code('tpu-estimator-batch-sizes-unseen', 1, 'a TPUEstimator without eval/predict batch sizes, whose use is not '
+         'seen'),
+    Code('params-reserved-key', 3, 'params holds batch_size or context, which TPUEstimator reserves'),
+    Code('params-not-a-dict', 3, 'params is a Namespace, FLAGS or an object, not a dict'),
+    Code('premade-string-columns', 15, 'the feature columns of a premade estimator look strings up'),
+    Code('model-fn-unresolved', 5, 'the model_fn could not be followed'),
+    Code('run-config-not-tpu', 1, 'a RunConfig that is not tf.estimator.tpu.RunConfig'),
+    Code('run-config-one-step-per-run', 8, 'a plain RunConfig: one step per session.run'),
+    Code('run-config-without-tpu-address', 2, 'nothing says where the TPU is'),
+    Code('tpu-run-config-without-tpu-config', 8, 'a tpu RunConfig without tpu_config'),
+    Code('tpu-run-config-without-tpu-address', 2, 'a tpu RunConfig that names no TPU'),
+    Code('run-config-master-and-cluster', 2, 'a RunConfig with both master= and cluster='),
+    Code('distribution-strategy', 1, 'a distribution strategy in the RunConfig'),
+    Code('tpu-config-without-iterations', 8, 'TPUConfig without iterations_per_loop'),
+    Code('local-model-dir', 17, 'model_dir on this machine\'s disk'),
+    # How the program drives the estimator.
+    Code('input-fn-from-queue-maker', 3, 'an input_fn made by numpy_input_fn/pandas_input_fn'),
+    Code('input-fn-unresolved', 3, 'the input_fn could not be followed'),
+    Code('train-spec-without-max-steps', 9, 'a TrainSpec without max_steps'),
+    Code('eval-spec-steps-none', 9, 'an EvalSpec with steps=None'),
+    Code('train-and-evaluate-cluster', 14, 'train_and_evaluate with a TF_CONFIG cluster'),
+    Code('experiment-without-train-steps', 9, 'an Experiment without train_steps'),
+    Code('experiment-eval-steps-none', 9, 'an Experiment with eval_steps=None'),
+    Code('train-without-steps', 9, 'train() with neither steps nor max_steps'),
+    Code('train-steps-unseen', 9, 'train() steps only known at run time'),
+    Code('evaluate-without-steps', 9, 'evaluate() without steps'),
+    Code('evaluate-steps-unseen', 9, 'evaluate() steps only known at run time'),
+    Code('hooks-fetch-tensors', 8, 'hooks= of train/evaluate/predict or a spec hold a hook that fetches tensors'),
+    Code('hooks-fetch-named-tensors', 8, 'hooks= fetch tensors that model_fn names for them'),
+    # model_fn.
+    Code('model-fn-without-params', 3, 'a model_fn without a params argument'),
+    Code('float64-in-model-fn', 15, 'float64 inside model_fn'),
+    Code('no-xla-kernel', 18, 'an op without an XLA kernel inside model_fn'),
+    Code('flag-in-model-fn', 3, 'model_fn reads a flag'),
+    Code('device-placement', 6, 'with tf.device(...) inside model_fn'),
+    Code('own-batch-size-in-model-fn', 3, 'model_fn reads the program\'s own params[\'batch_size\']'),
+    Code('summary-in-model-fn', 7, 'a summary op inside model_fn'),
+    Code('python-in-model-fn', 18, 'py_func and the like inside model_fn'),
+    Code('dynamic-shape-op', 4, 'an op whose output shape depends on the data'),
+    Code('sequence-mask-without-maxlen', 4, 'tf.sequence_mask without maxlen inside model_fn'),
+    Code('string-op-in-model-fn', 15, 'a string op inside model_fn'),
+    Code('string-columns-in-model-fn', 15, 'feature columns that look strings up, applied inside model_fn'),
+    Code('estimator-spec', 5, 'an EstimatorSpec returned in evaluation or prediction on a TPU'),
+    Code('estimator-spec-in-training', 5, 'an EstimatorSpec returned in training only'),
+    Code('eval-metric-ops', 5, 'eval_metric_ops= of an EstimatorSpec'),
+    Code('training-chief-hooks', 8, 'training_chief_hooks= of an EstimatorSpec'),
+    Code('scaffold', 5, 'scaffold= of an EstimatorSpec'),
+    Code('spec-hooks-fetch-tensors', 8, 'training/evaluation/prediction hooks of a spec that fetch tensors'),
+    Code('spec-hooks', 8, 'training/evaluation/prediction hooks of a spec'),
+    Code('optimizer-not-cross-shard', 6, 'an optimizer no CrossShardOptimizer wraps'),
+    Code('keras-optimizer', 6, 'a Keras optimizer, which CrossShardOptimizer does not take'),
+    Code('cross-shard-always', 6, 'CrossShardOptimizer also off the TPU'),
+    Code('optimizer-unseen', 6, 'whether the optimizer is wrapped cannot be told'),
+    Code('train-op-unseen', 6, 'train_op is built outside the scanned files'),
+    Code('summaries-of-optimize-loss', 7, 'optimize_loss writes summaries inside model_fn'),
+    # input_fn.
+    Code('input-fn-partial-binds-params', 3, 'functools.partial binds input_fn\'s params'),
+    Code('input-fn-without-params', 3, 'an input_fn without a params argument'),
+    Code('input-fn-returns-tensors', 3, 'an input_fn that returns tensors, not a Dataset'),
+    Code('in-memory-dtype', 15, 'in-memory data of a dtype the infeed refuses'),
+    Code('in-memory-dtype-unseen', 15, 'in-memory data whose dtype only NumPy or pandas decide'),
+    Code('queue-input', 4, 'queue-based input (tf.train.batch and the like)'),
+    Code('local-input-path', 17, 'input read from a local path'),
+    Code('batch-size-not-params', 3, 'a batch size that is not params[\'batch_size\']'),
+    Code('batch-without-drop-remainder', 4, 'a batch without drop_remainder=True in input that trains or evaluates'),
+    Code('batch-drop-remainder-unseen', 4, 'whether drop_remainder is True cannot be told'),
+    Code('padded-batch-dynamic-shapes', 4, 'padded_batch to the batch\'s longest element'),
+    Code('flag-in-input-fn', 3, 'input_fn reads a flag'),
+    Code('strings-to-the-device', 15, 'input hands strings to the model'),
+    Code('uncast-input-dtype', 15, 'uint8 or float64 input never cast'),
+    # Whole files.
+    Code('local-file-call', 17, 'a local file call on a data or model path'),
+    Code('contrib-name', 19, 'a tf.contrib name, which TF 2 does not have'),
+    Code('local-path-flag', 17, 'a path flag whose default is a local path'),
+    # The tool.
+    Code('not-analysed', 13, 'the report could not analyse some code'),
+)
+BY_CODE = collections.OrderedDict((code.code, code) for code in CODES)
+
+
+def rule_of(code):
+  """The TPU rule of a code; KeyError for a code the registry does not have."""
+  return BY_CODE[code].rule
