@@ -24,7 +24,8 @@ from flags import training
 KEEP_CHECKPOINT_MAX = 5
 
 
-def build_model_fn(fv):
+def build_model_fn(fv, model_dir):
+  del model_dir  # the Estimator writes model_fn's summaries into it itself
   return model_fn_lib.model_fn_builder(**training.learning_rate_args(fv))
 
 
@@ -36,7 +37,7 @@ def build_estimator(fv, job):
       model_dir=job.model_dir, save_checkpoints_steps=fv.save_checkpoints_steps,
       keep_checkpoint_max=KEEP_CHECKPOINT_MAX, tf_random_seed=job.graph_seed,
       log_step_count_steps=None)
-  return tf.estimator.Estimator(model_fn=build_model_fn(fv), config=config,
+  return tf.estimator.Estimator(model_fn=build_model_fn(fv, job.model_dir), config=config,
                                 warm_start_from=job.warm_start_from)
 
 
@@ -64,8 +65,18 @@ def export(estimator, export_dir, checkpoint):
                                       checkpoint_path=checkpoint)
 
 
-ROUTE = runner.Route(__file__, build_model_fn, build_estimator, train, evaluate, predict, export)
+# TPU rule 1 (TPUEstimator): not the TPU route (no --use_tpu, no TPU flags).
+ROUTE = runner.Route(__file__, False, build_model_fn, build_estimator, train, evaluate, predict,
+                     export)
+
+
+def main(argv):
+  """Runs --mode with the estimator build_estimator makes for each phase of it: by default trains,
+  evaluates on every test image and predicts a few. The model directory, the data, the seed, the
+  progress lines and the results file are estimator_tpu/runner.py's."""
+  runner.run_program(argv, ROUTE)
+
 
 if __name__ == '__main__':
   program_flags.define_flags()
-  app.run(runner.main(ROUTE))
+  app.run(main)

@@ -9,7 +9,7 @@ is what replaces TPUEstimator: TPUClusterResolver -> connect_to_cluster -> initi
 TPUStrategy, a model built and compiled inside strategy.scope(), and steps_per_execution for
 iterations_per_loop. Off TPU the default strategy runs the very same code. It is the route for the
 TPU generations whose TensorFlow runtime is PJRT only (v5e, v5p, v6e; docs/RUNNING.md). --mode is
-`all` (train, evaluate, predict) or `check_tpu` (estimator_tpu/porting/readiness/keras_program.py).
+`all` (train, evaluate, predict) or `check_tpu` (estimator_tpu/porting/readiness/keras_route_check.py).
 TensorFlow 2.x only; on TF 1.x it stops with a message.
 """
 import os
@@ -181,22 +181,22 @@ def log_predictions(model, test_path, count, batch_size):
 
 def check_tpu(fv):
   """--mode=check_tpu: the readiness check of this program's own model, datasets and callbacks."""
-  from estimator_tpu.porting.readiness import keras_program  # pylint: disable=g-import-not-at-top
+  from estimator_tpu.porting.readiness import keras_route_check  # pylint: disable=g-import-not-at-top
 
   def build(strategy):
     return build_model(strategy, steps_per_execution=fv.iterations, precision=fv.precision,
                        **training.learning_rate_args(fv))
 
   def callbacks(model):
-    model_dir = fv.model_dir or keras_program.SCRATCH_MODEL_DIR
+    model_dir = fv.model_dir or keras_route_check.scratch_model_dir()
     manager = keras_checkpoints.build_checkpoint_manager(model, model_dir)
     return training_callbacks(manager, fv.save_checkpoints_steps, fv.iterations)
 
-  route = keras_program.KerasRoute(
+  route = keras_route_check.KerasRoute(
       build, lambda batch_size: make_dataset(fv.data_dir, batch_size),
       lambda split, batch_size: make_eval_dataset(fv.data_dir, split, batch_size),
       lambda count: predict_images(records.split_path(fv.data_dir, 'test'), count), callbacks)
-  return keras_program.check_program(fv, route)
+  return keras_route_check.check_keras_route(fv, route)
 
 
 def run(fv):

@@ -29,12 +29,12 @@ KEEP_CHECKPOINT_MAX = 5
 LOCAL_SUMMARY_FLUSH_STEPS = 5
 
 
-def build_model_fn(fv, summary_dir=None):
-  # TPU rule 7 (summaries on the host): model_fn's host_call writes them into summary_dir, flushed
+def build_model_fn(fv, model_dir):
+  # TPU rule 7 (summaries on the host): model_fn's host_call writes them into model_dir, flushed
   # once per device loop on a TPU (each flush uploads the events file again to gs://).
   flush_steps = fv.iterations if fv.use_tpu else LOCAL_SUMMARY_FLUSH_STEPS
   # TPU rule 20 (bfloat16): --precision=bfloat16 computes the network in bfloat16.
-  return model_fn_lib.model_fn_builder(**training.learning_rate_args(fv), summary_dir=summary_dir,
+  return model_fn_lib.model_fn_builder(**training.learning_rate_args(fv), summary_dir=model_dir,
                                        summary_flush_steps=flush_steps, precision=fv.precision)
 
 
@@ -85,8 +85,18 @@ def export(estimator, export_dir, checkpoint):
                                       checkpoint_path=checkpoint)
 
 
-ROUTE = runner.Route(__file__, build_model_fn, build_estimator, train, evaluate, predict, export)
+# TPU rule 1 (TPUEstimator): the TPU route (--use_tpu and the TPU's flags are this program's).
+ROUTE = runner.Route(__file__, True, build_model_fn, build_estimator, train, evaluate, predict,
+                     export)
+
+
+def main(argv):
+  """Runs --mode with the estimator build_estimator makes for each phase of it: by default trains,
+  evaluates on every test image and predicts a few. The model directory, the data, the seed, the
+  progress lines and the results file are estimator_tpu/runner.py's."""
+  runner.run_program(argv, ROUTE)
+
 
 if __name__ == '__main__':
   program_flags.define_flags()
-  app.run(runner.main(ROUTE))
+  app.run(main)

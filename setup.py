@@ -44,7 +44,7 @@ setuptools.setup(
     # Both run on the user's code from an installed copy: neither needs the flags/ package or the scripts.
     entry_points={
         'console_scripts': [
-            'estimator-tpu-port = estimator_tpu.porting.report.cli:main',  # reads source only, no TensorFlow
+            'estimator-tpu-port = estimator_tpu.porting.cli:main',  # the report reads source only, no TensorFlow
             'estimator-tpu-readiness = estimator_tpu.porting.readiness.cli:main',
         ],
     },

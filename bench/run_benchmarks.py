@@ -117,7 +117,7 @@ def run_throughput_phase(data_dir, batch_size, model_dir):
   train_path = records.require_split(data_dir, 'train')
   examples_per_epoch = records.count_examples(train_path)
   config = machine.session_config(FLAGS.intra_op_threads, FLAGS.inter_op_threads)
-  model_fn = mnist_tpu.build_model_fn(FLAGS)
+  model_fn = mnist_tpu.build_model_fn(FLAGS, None)
   train_input_fn = tpu_input.train_input_fn_builder(data_dir)
   # The real training path, TensorBoard host_call summaries included; the plain loop runs only the train op.
   estimator = build_estimator(model_dir)

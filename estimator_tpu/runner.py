@@ -1,12 +1,11 @@
 """What --mode does for mnist.py and mnist_tpu.py alike: everything around the lesson.
 
-Each program hands over its Route: its builders, and how it trains, evaluates, predicts and exports with its
-estimator. That is where the TPU rules live, so it stays in the programs, side by side. The runner does the rest,
-the same way for both: the mode, the model directory and checkpoint, data preparation, pre-flights (storage, the
-TPU, a checkpoint of another model), seeds, progress lines, the accounting of exact evaluation, results files, and
---mode=check_tpu (estimator_tpu/porting/readiness/program.py).
+Each program's main hands over its Route (estimator_tpu/routes.py): its builders, and how it trains, evaluates,
+predicts and exports with its estimator. That is where the TPU rules live, so it stays in the programs, side by
+side. The runner does the rest, the same way for both: the mode, the model directory and checkpoint, data
+preparation, pre-flights (storage, the TPU, a checkpoint of another model), seeds, progress lines, the accounting
+of exact evaluation, results files, and --mode=check_tpu (estimator_tpu/porting/readiness/route_check.py).
 """
-import collections
 import os
 import sys
 
@@ -16,9 +15,17 @@ from absl import flags
 from absl import logging
 
 from estimator_tpu import model
+from estimator_tpu.routes import EVALUATE
+from estimator_tpu.routes import EXPORT
+from estimator_tpu.routes import Job
+from estimator_tpu.routes import PREDICT
+from estimator_tpu.routes import PREDICT_SPLIT
+from estimator_tpu.routes import Route  # noqa: F401 -- the programs build theirs as runner.Route
+from estimator_tpu.routes import TRAIN
 from estimator_tpu.data import prepare
 from estimator_tpu.data import records
 from estimator_tpu.distributed import training as distributed
+from estimator_tpu.porting.readiness import route_check
 from estimator_tpu.runtime import batch_sizes
 from estimator_tpu.runtime import checkpoints
 from estimator_tpu.runtime import logs
@@ -32,39 +39,8 @@ from estimator_tpu.runtime.errors import UserError
 from estimator_tpu.runtime.errors import exit_on_user_error
 from estimator_tpu.tpu import cluster as tpu_cluster
 
-TRAIN, EVALUATE, PREDICT, EXPORT = 'train', 'evaluate', 'predict', 'export'
 CHECK_TPU = 'check_tpu'
-PREDICT_SPLIT = 'test'
 EXPORT_SUBDIR = 'export'
-
-
-class Route(collections.namedtuple('Route', ['program', 'build_model_fn', 'build_estimator', 'train', 'evaluate',
-                                             'predict', 'export'])):
-  """What a program hands over (mnist.py, mnist_tpu.py): its file, and
-  build_model_fn(fv) -> model_fn; build_estimator(fv, job) -> estimator;
-  train(fv, estimator, max_steps, hooks); evaluate(fv, estimator, checkpoint, hooks) -> metrics;
-  predict(fv, estimator, checkpoint, count) -> outputs; export(estimator, export_dir, checkpoint) -> path.
-  """
-
-  @property
-  def name(self):
-    """The program's name: mnist_tpu for mnist_tpu.py; its default model directory is named after it."""
-    return os.path.splitext(os.path.basename(self.program))[0]
-
-  @property
-  def results_file(self):
-    """What `all` writes into the model directory: mnist_tpu_results.json for mnist_tpu.py."""
-    return self.name + '_results.json'
-
-# What an estimator is built for: the model directory, the resolved TPU (None off the TPU or when --master names
-# it), the checkpoint a new run starts from (--warm_start_from), the graph seed of a training run (None
-# otherwise; runtime/seeds.py) and the phase it serves: TRAIN, EVALUATE, PREDICT or EXPORT.
-Job = collections.namedtuple('Job', ['model_dir', 'cluster', 'warm_start_from', 'graph_seed', 'phase'])
-
-
-def uses_tpu(fv):
-  """True for a TPUEstimator run on a TPU: mnist_tpu.py without --use_tpu=false."""
-  return 'use_tpu' in fv and fv.use_tpu
 
 
 class Run(object):
@@ -96,9 +72,9 @@ class Run(object):
     fv = self.fv
     records.require_split(fv.data_dir, 'train')
     logging.info('Training to step %d, batch %d, on %s.', max_steps, fv.batch_size,
-                 'TPU' if uses_tpu(fv) else 'CPU')
+                 'TPU' if self.route.on_tpu(fv) else 'CPU')
     # The host sees a TPU only between loops of --iterations steps: progress is logged once per loop there.
-    every = progress.every_steps(fv.log_every_steps, uses_tpu(fv), getattr(fv, 'iterations', None))
+    every = progress.every_steps(fv.log_every_steps, self.route.on_tpu(fv), fv.iterations if self.route.tpu else None)
     estimator = self.training_estimator()
     hooks = self.error_hooks + [progress.TrainingProgress(max_steps, fv.batch_size, every),
                                 FlushEventsAtEnd(self.model_dir)]
@@ -156,7 +132,7 @@ def evaluate(fv, route, estimator, checkpoint=None):
   if num_examples == 0:
     raise UserError('%s has no examples.' % path, 'prepare the data again (python -m tools.prepare_data).')
   counted = num_examples if fv.eval_steps is None else min(num_examples, fv.eval_steps * fv.eval_batch_size)
-  if 'use_tpu' in fv:
+  if route.tpu:
     logging.info(evaluation_route(fv.use_tpu, fv.eval_on_tpu, fv.eval_batch_size))
   batches = -(-counted // fv.eval_batch_size)
   # name= gives each split its own TensorBoard directory, model_dir/eval_<split>.
@@ -173,7 +149,7 @@ def predict(fv, route, estimator, checkpoint=None):
   count = available if fv.num_predictions < 0 else min(fv.num_predictions, available)
   if count == 0:
     return []
-  if 'use_tpu' in fv:
+  if route.tpu:
     logging.info(prediction_route(fv.use_tpu, fv.eval_batch_size))
   labels = records.read_split(path)[1][:count]
   rows = results.prediction_rows(route.predict(fv, estimator, checkpoint, count), labels)
@@ -281,34 +257,30 @@ def connect_tpu(fv):
 def run(fv, route):
   """Runs --mode with the route; returns what the mode returns (check_tpu: the exit status)."""
   if fv.mode == CHECK_TPU:
-    from estimator_tpu.porting.readiness import program  # pylint: disable=g-import-not-at-top -- the tooling
-    return program.check_program(fv, route)
-  batch_sizes.resolve(fv, uses_tpu(fv))
+    return route_check.check_route(fv, route)
+  batch_sizes.resolve(fv, route.on_tpu(fv))
   # An unreachable TPU fails in seconds. An export runs on this machine only (TPUEstimator builds even its
   # TPU metagraph without a TPU), so it neither resolves nor probes one.
-  cluster = connect_tpu(fv) if uses_tpu(fv) and fv.mode != EXPORT else None
+  cluster = connect_tpu(fv) if route.on_tpu(fv) and fv.mode != EXPORT else None
   distributed.task_from_tf_config(distributed=False)  # a cluster in TF_CONFIG is tools/mnist_cluster.py's
   storage.check_flag_paths(fv)  # every gs:// path of the run answers, within seconds, before TF touches one
   model_dir = checkpoints.resolve_model_dir(fv.model_dir, fv.checkpoint_path, route.name)
   logging.info('Mode %s; model directory: %s', fv.mode, model_dir)
   # A checkpoint of another architecture fails here, clearly, rather than somewhere inside the restore.
-  checkpoints.check_checkpoint(model_dir, lambda: model.variable_shapes(route.build_model_fn(fv)))
+  checkpoints.check_checkpoint(model_dir, lambda: model.variable_shapes(route.build_model_fn(fv, model_dir)))
   seed = seeds.resolve(fv.seed)
   # TensorFlow errors a user can fix (damaged data, NaN loss, ...) end as one UserError line, not a traceback.
   with tf_errors.TensorFlowErrors(fv.data_dir, model_dir) as guard:
     return MODES[fv.mode](Run(fv, route, model_dir, cluster, seed, list(guard.hooks)))
 
 
-def main(route):
-  """The absl main of a program: runs --mode with `route`; a user's mistake is one `error: ... Fix: ...` line."""
-
-  def program_main(argv):
-    if len(argv) > 1:
-      raise app.UsageError('unexpected arguments: %s' % ' '.join(argv[1:]))
-    fv = flags.FLAGS
-    logs.configure(fv.tf_log)
-    result = exit_on_user_error(run, fv, route)
-    if fv.mode == CHECK_TPU:
-      sys.exit(result)
-
-  return program_main
+def run_program(argv, route):
+  """What a program's main does: runs --mode with its route, the flags absl parsed; a user's mistake is one
+  `error: ... Fix: ...` line, and --mode=check_tpu's verdict is the exit status."""
+  if len(argv) > 1:
+    raise app.UsageError('unexpected arguments: %s' % ' '.join(argv[1:]))
+  fv = flags.FLAGS
+  logs.configure(fv.tf_log)
+  result = exit_on_user_error(run, fv, route)
+  if fv.mode == CHECK_TPU:
+    sys.exit(result)

@@ -43,7 +43,7 @@ def plan(num_shards=2, train_batch_size=16, eval_batch_size=None, predict_batch_
   `num_shards` cores in hosts of `cores_per_host`; `plan_args` are TpuPlan's own (tpu_name, eval_examples, ...).
   The estimator's model_fn is never called: the check is given the model_fn it checks."""
   config = run_config.build_run_config(
-      model_dir=topology.SCRATCH_MODEL_DIR, iterations_per_loop=iterations_per_loop, num_shards=num_shards,
+      model_dir=topology.scratch_model_dir(), iterations_per_loop=iterations_per_loop, num_shards=num_shards,
       save_checkpoints_steps=save_checkpoints_steps, master=master, evaluates_on_tpu=eval_on_tpu,
       host_call_every_n_steps=host_call_every_n_steps)
   estimator = tf.estimator.tpu.TPUEstimator(

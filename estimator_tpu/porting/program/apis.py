@@ -25,6 +25,12 @@ def is_plain_estimator(name):
   return name.startswith(_ESTIMATOR_PACKAGES) and last(name).endswith(_PREMADE_SUFFIXES)
 
 
+def is_core_estimator(name):
+  """tf.estimator.Estimator itself (not a premade one, not tf.contrib.learn's): what the port makes a TPUEstimator."""
+  return is_plain_estimator(name) and last(name) == 'Estimator' and \
+      name.startswith(('tensorflow.estimator.', 'tensorflow.python.estimator.'))
+
+
 def is_keras_to_estimator(name):
   return is_tf(name) and last(name) == 'model_to_estimator'
 

@@ -81,6 +81,7 @@ class Index(object):
     self.program = program
     self.sites = collections.OrderedDict()  # id(call) -> Site
     self.drivers = []
+    self.run_configs = []  # (module, function, call, canonical name) of every RunConfig (tf's) the program makes
     self._sites_cache = {}
     for module, fn, call in program.calls():
       self._collect(module, fn, call)
@@ -97,6 +98,8 @@ class Index(object):
   def _collect(self, module, fn, call):
     program = self.program
     canonical = program.canonical(module, fn, call.func)
+    if apis.is_run_config(canonical):
+      self.run_configs.append((module, fn, call, canonical))
     kind = site_kind(canonical)
     if kind is None:
       found = program.callables.class_of(module, fn, call)

@@ -14,6 +14,7 @@ class Neighbours(object):
     self.program = program
     self._flag_definitions = None
     self._imported = None
+    self._named = {}
 
   def flag_definition(self, name):
     """(module, DEFINE_* call, default expression) of the flag --name, else None. Looked for in the scanned files,
@@ -70,6 +71,14 @@ class Neighbours(object):
             relative = os.path.relpath(candidate)
             return '.'.join(parts[:end]), (candidate if relative.startswith(os.pardir) else relative)
     return None
+
+  def module_named(self, name):
+    """The project module `name` beside the program's files, read for its definitions (never changed), else
+    None."""
+    if name not in self._named:
+      found = self.source_file_for(name)
+      self._named[name] = files.read_context_module(found[1], name) if found and found[0] == name else None
+    return self._named[name]
 
   def left_out(self, canonical):
     """'module (path), which is not among the scanned files' for a project name whose file a scan left out."""

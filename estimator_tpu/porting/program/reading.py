@@ -44,6 +44,7 @@ class Program(object):
     self._calls_by_name = None
     self._arguments_by_name = None
     self._module_of = None
+    self.memo = {}  # facts computed once per program (program/inputs.py's readings ...)
 
   def mentions(self, text):
     """Whether a scanned file names `text`: in a string (os.environ['TF_CONFIG'], a docstring), an attribute or a
@@ -91,6 +92,18 @@ class Program(object):
     if module is None or name not in module.top_level:
       return None
     return module, module.top_level[name]
+
+  def find_definition(self, canonical):
+    """(module, FunctionDef/ClassDef) for a canonical `module.name`: in the program's files, else in a project
+    module beside them (read for its definitions); else None."""
+    if not canonical or '.' not in canonical or canonical.split('.')[0] in ('tensorflow', 'absl', 'numpy'):
+      return None
+    found = self.find_def(canonical)
+    if found is not None:
+      return found
+    module_name, _, name = canonical.rpartition('.')
+    module = self.neighbours.module_named(module_name)
+    return (module, module.top_level[name]) if module is not None and name in module.top_level else None
 
   def local_bindings(self, module, fn):
     """name -> [(kind, node)] for what a function binds itself: 'def', 'value' (an assigned expression),

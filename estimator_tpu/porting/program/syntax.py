@@ -174,9 +174,24 @@ def assigned_names(target):
 
 
 def in_source_order(tree):
-  """Every node of a tree, depth first, each statement's nodes before the next statement's."""
+  """Every node of a tree, depth first, in the order the source writes them."""
   stack = [tree]
   while stack:
     node = stack.pop()
     yield node
-    stack.extend(reversed(list(ast.iter_child_nodes(node))))
+    stack.extend(reversed(_children_in_source_order(node)))
+
+
+def _children_in_source_order(node):
+  if isinstance(node, ast.Dict):
+    children = []
+    for key, value in zip(node.keys, node.values):
+      children += ([key] if key is not None else []) + [value]
+    return children
+  if isinstance(node, ast.IfExp):
+    return [node.body, node.test, node.orelse]
+  if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
+    children = list(ast.iter_child_nodes(node))
+    decorators = [c for c in children if any(c is d for d in node.decorator_list)]
+    return decorators + [c for c in children if not any(c is d for d in node.decorator_list)]
+  return list(ast.iter_child_nodes(node))

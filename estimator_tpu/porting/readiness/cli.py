@@ -106,7 +106,7 @@ def tpu_run_config(fv):
   """The RunConfig a ported program builds from these flags (tpu/run_config.py), pointed at --master; a
   --tpu_name is not resolved here: that would contact the TPU's metadata server."""
   return run_config.build_run_config(
-      model_dir=fv.model_dir or topology.SCRATCH_MODEL_DIR, iterations_per_loop=fv.iterations,
+      model_dir=fv.model_dir or topology.scratch_model_dir(), iterations_per_loop=fv.iterations,
       num_shards=fv.num_shards, save_checkpoints_steps=fv.save_checkpoints_steps, master=fv.master,
       evaluates_on_tpu=True)
 

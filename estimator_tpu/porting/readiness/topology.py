@@ -26,6 +26,7 @@ Internals touched, none modified:
 """
 import collections
 import contextlib
+import functools
 import inspect
 import logging
 import tempfile
@@ -42,8 +43,13 @@ EVAL = tf.estimator.ModeKeys.EVAL
 PREDICT = tf.estimator.ModeKeys.PREDICT
 # A TPU Node's master when the plan names none: a name only, never resolved or dialled.
 SIMULATED_NODE_MASTER = 'grpc://simulated-tpu-worker:8470'
-# Graphs are built, never run, so nothing is written here.
-SCRATCH_MODEL_DIR = tempfile.mkdtemp(prefix='tpu-topology-')
+
+
+@functools.lru_cache(maxsize=None)
+def scratch_model_dir():
+  """The model_dir of the estimators the check builds, made the first time it is asked for: graphs are built,
+  never run, so nothing is written there."""
+  return tempfile.mkdtemp(prefix='tpu-topology-')
 
 
 def device_list(shape, master):
@@ -111,7 +117,7 @@ def simulate(config, shape, model_fn, train_batch_size, eval_batch_size=None, pr
   """
   specs = []
   estimator = tpu_estimator.TPUEstimator(
-      model_fn=_recording_model_fn(model_fn, specs), config=config.replace(model_dir=SCRATCH_MODEL_DIR), params=params,
+      model_fn=_recording_model_fn(model_fn, specs), config=config.replace(model_dir=scratch_model_dir()), params=params,
       use_tpu=True, train_batch_size=train_batch_size, eval_batch_size=eval_batch_size,
       predict_batch_size=predict_batch_size, eval_on_tpu=eval_on_tpu)
   metadata = simulated_metadata(shape, config.master)

@@ -1,4 +1,5 @@
-"""Command line of the port report: python -m estimator_tpu.port PATH [PATH ...] [--format=text|json]."""
+"""Command line of the port report: python -m estimator_tpu.port PATH [PATH ...] [--format=text|json] (porting/cli.py
+hands --write, --diff and --verify to the port's command line, rewrite/cli.py)."""
 import argparse
 import sys
 
@@ -23,18 +24,10 @@ def parse_args(argv):
   return parser.parse_args(argv)
 
 
-def ports(argv):
-  """Whether the command asks for the port itself rather than the report."""
-  return any(arg.split('=', 1)[0] in ('--write', '--diff', '--verify') for arg in argv)
-
-
 def main(argv=None, stdout=None, stderr=None):
   stdout = stdout or sys.stdout
   stderr = stderr or sys.stderr
   argv = sys.argv[1:] if argv is None else argv
-  if ports(argv):
-    from estimator_tpu.porting.rewrite import cli  # pylint: disable=g-import-not-at-top -- LibCST, only here
-    return cli.main(argv, stdout, stderr)
   args = parse_args(argv)
   report = scan_paths(args.paths)
   for bad in report.bad_inputs:
@@ -42,6 +35,3 @@ def main(argv=None, stdout=None, stderr=None):
   stdout.write(findings.format_json(report) if args.format == 'json' else findings.format_text(report))
   return report.exit_status()
 
-
-if __name__ == '__main__':
-  sys.exit(main())

@@ -12,6 +12,7 @@ lists them as required) or a --verify check failed, 2 bad input: one `error: ...
 import argparse
 import sys
 
+from estimator_tpu.porting.proof import verify
 from estimator_tpu.runtime.errors import UserError
 
 EXIT_DONE, EXIT_TODOS, EXIT_BAD_INPUT = 0, 1, 2
@@ -33,7 +34,6 @@ def parse_args(argv):
   mode.add_argument('--verify', metavar='PORTED_DIR', help='check the port in PORTED_DIR against PATH: '
                     'the port report, training and evaluation under TPUEstimator on this CPU, the same metrics '
                     'and losses as the original from its checkpoint, the readiness check')
-  from estimator_tpu.porting.rewrite import verify  # pylint: disable=g-import-not-at-top
   verify.add_arguments(parser)
   return parser.parse_args(argv)
 
@@ -55,14 +55,14 @@ def run(args, stdout):
   except ImportError:
     raise UserError('the port needs LibCST, which is not installed.',
                     "pip install 'libcst==0.4.9' on Python 3.7, 'libcst>=1,<2' on 3.9+ (setup.py installs it).")
+  # The modules that need LibCST, imported once it is known to be there.
+  from estimator_tpu.porting.rewrite import engine  # pylint: disable=g-import-not-at-top
   from estimator_tpu.porting.rewrite import output  # pylint: disable=g-import-not-at-top
-  from estimator_tpu.porting.rewrite import verify  # pylint: disable=g-import-not-at-top
   if args.verify:
     return verify.main(args, stdout)
   if args.write:
     output.check_out_dir(args.write)  # before any work: a bad OUT_DIR is one line, at once
-  from estimator_tpu.porting.rewrite import port  # pylint: disable=g-import-not-at-top
-  result = port(args.paths)
+  result = engine.Port(args.paths).run()
   if not result.changed:
     stdout.write('Nothing to port: the port report requires no change in %s (already TPUEstimator code?); %s.\n'
                  % (', '.join(args.paths), 'nothing was written' if args.write else 'no diff'))

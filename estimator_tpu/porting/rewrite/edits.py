@@ -54,12 +54,12 @@ class Edits(object):
     """The edited module's source text."""
     if self.header:
       self._place_header()
-    return self.source.module.visit(_Apply(self)).code
+    return self.source.tree.visit(_Apply(self)).code
 
   def _place_header(self):
     """The header goes after the module's docstring and imports: new imports right after its TensorFlow import
     (or its last import), the rest after all imports."""
-    body = self.source.module.body
+    body = self.source.tree.body
     last, tf_import = None, None
     for index, statement in enumerate(body):
       if _is_docstring(statement, index) or _is_import_line(statement):
@@ -113,11 +113,11 @@ class _Apply(cst.CSTTransformer):
   def __init__(self, edits):
     super(_Apply, self).__init__()
     self.edits = edits
-    self.unit = len(edits.source.module.default_indent)
+    self.unit = len(edits.source.tree.default_indent)
     self.original_lines = set(edits.source.text.splitlines())
 
   def _fit(self, statement, indent):
-    return fit_tree(statement, indent, self.unit, self.original_lines, self.edits.source.module.default_indent)
+    return fit_tree(statement, indent, self.unit, self.original_lines, self.edits.source.tree.default_indent)
 
   def on_leave(self, original_node, updated_node):
     updated = super(_Apply, self).on_leave(original_node, updated_node)
@@ -366,6 +366,17 @@ def renamed(call, original, func_code, source):
       args[index] = arg.with_changes(comma=arg.comma.with_changes(whitespace_after=whitespace.with_changes(
           last_line=cst.SimpleWhitespace(' ' * new_opening))))
   return call.with_changes(func=expression(func_code), args=args)
+
+
+def arg_node(call, position, keyword):
+  """The Arg of a LibCST call that passes a parameter, by keyword or at its position (None: not passed)."""
+  for arg in call.args:
+    if arg.keyword is not None and arg.keyword.value == keyword:
+      return arg
+  positional = [a for a in call.args if a.keyword is None and not a.star]
+  if position is not None and position < len(positional):
+    return positional[position]
+  return None
 
 
 def set_keyword(call, name, value):

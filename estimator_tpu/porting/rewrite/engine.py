@@ -1,113 +1,111 @@
-"""One port: the port report's findings on the program, the changes with one right answer made in a copy of its
-source, a TODO left at every required finding that needs a human decision.
+"""One port: the program read once (estimator_tpu/porting/program), the port report's findings on that reading,
+the fixers' edits of its LibCST trees, and a TODO at every required finding no fixer resolved.
 
-Detection is the port report's (estimator_tpu.porting.report.scan_paths): each fixer takes the findings it
-resolves, by file, line and rule, and reads the code around them with LibCST. A required finding no fixer takes
-becomes `# TODO(tpu port, rule N): what to do` above its statement.
+Each fixer (rewrite/fixers/) takes facts of the reading (the estimators, their model_fns and input_fns, the batch
+sites) and the findings that require a change there, by code at the node they are anchored at, and edits the
+LibCST node found at that place (located.py). A required finding no fixer takes becomes
+`# TODO(tpu port, rule N): what to do` above its statement.
 """
 import collections
 import os
 
 import libcst as cst
 
-from estimator_tpu.porting.program import files
+from estimator_tpu.porting.program import apis
+from estimator_tpu.porting.program import files as files_lib
+from estimator_tpu.porting.program import reading
+from estimator_tpu.porting.program import uses as uses_lib
 from estimator_tpu.porting.report import REQUIRED
-from estimator_tpu.porting.report import scan_paths
-from estimator_tpu.porting.rewrite import analysis as analysis_lib
+from estimator_tpu.porting.report import codes as codes_lib
+from estimator_tpu.porting.report import scan
 from estimator_tpu.porting.rewrite import edits as edits_lib
-from estimator_tpu.porting.rewrite import program as program_lib
-from estimator_tpu.porting.rewrite import source as source_lib
+from estimator_tpu.porting.rewrite import fixers
+from estimator_tpu.porting.rewrite import located
+from estimator_tpu.porting.rewrite import plans as plans_lib
+from estimator_tpu.porting.rewrite import records
 from estimator_tpu.runtime.errors import UserError
-
-# A change made, or a TODO left: in the file `path` (as given), at `line` of the original, for rule `rule`.
-Change = collections.namedtuple('Change', ['path', 'line', 'rule', 'what'])
-Todo = collections.namedtuple('Todo', ['path', 'line', 'rule', 'what'])
-
-
-class PortedFile(collections.namedtuple('PortedFile', ['path', 'relative', 'original', 'ported', 'encoding'])):
-  """One file of the program: its path as given, where it goes under OUT_DIR, and its text before and after."""
-
-  @property
-  def changed(self):
-    return self.original != self.ported
-
-
-class Result(object):
-  """What a port made: the files (changed or not), the changes, and the TODOs, each TODO also with the line it
-  is at in the ported file."""
-
-  def __init__(self, files, changes, todos, report, others=()):
-    self.files = files
-    self.changes = changes
-    self.todos = todos
-    self.report = report
-    self.others = list(others)  # (path, relative path): the other files of the folders given, copied as they are
-
-  @property
-  def changed(self):
-    return any(f.changed for f in self.files)
 
 
 class Port(object):
-  """The context every fixer works in."""
+  """The context every fixer works in: the reading, the findings, the files being edited, what was done."""
 
   def __init__(self, paths, base=None):
     self.paths = list(paths)
-    self.report = scan_paths(paths)
-    if self.report.bad_inputs:
-      bad = self.report.bad_inputs[0]
-      raise UserError('%s: %s' % (bad.path, bad.problem.rstrip('.') + '.'), bad.fix)
+    program, bad = reading.read(paths)
+    if bad:
+      raise UserError('%s: %s' % (bad[0].path, bad[0].problem.rstrip('.') + '.'), bad[0].fix)
+    self.program = program
+    self.uses = uses_lib.read_uses(program)
+    self.report = scan.check(program)
     self.base = base or common_base(self.report.files)
-    files = []
-    for path in self.report.files:
-      text, encoding = source_lib.read_source(path)
+    self.files = []
+    for module in program.modules:
       try:
-        files.append(source_lib.SourceFile(path, text, encoding))
+        self.files.append(located.LocatedFile(module))
       except cst.ParserSyntaxError as e:
-        raise UserError('%s: LibCST cannot parse it (%s).' % (path, str(e).splitlines()[0]),
-                        'give Python 3 source that parses (python -m py_compile %s).' % path)
-    self.files = files
-    self.program = program_lib.Program(files)
-    self.analysis = analysis_lib.Analysis(self.program)
-    self.edits = collections.OrderedDict((f, edits_lib.Edits(f)) for f in files)
-    self.findings = collections.defaultdict(list)
+        raise UserError('%s: LibCST cannot parse it (%s).' % (module.path, str(e).splitlines()[0]),
+                        'give Python 3 source that parses (python -m py_compile %s).' % module.path)
+    self._file_of = dict((id(f.module), f) for f in self.files)
+    self.edits = collections.OrderedDict((f, edits_lib.Edits(f)) for f in self.files)
+    self._at_anchor = collections.defaultdict(list)  # (path, line, column) -> findings anchored there
     for finding in self.report.findings:
-      self.findings[os.path.abspath(finding.path)].append(finding)
+      self._at_anchor[(os.path.abspath(finding.path), finding.anchor.line, finding.anchor.column)].append(finding)
     self.handled = set()
     self.changes = []
     self.todos = []
     self.header_keys = collections.defaultdict(set)
-    self.exact_eval = set()  # EstimatorSites whose evaluate() the port pads (rule 9)
     self.new_names = collections.defaultdict(set)
+    self.estimators = [site for site in self.uses.index.sites.values()
+                       if site.kind == 'tpu' or (site.kind == 'estimator' and apis.is_core_estimator(site.canonical))]
+    self.settings = {}  # what fixers/tpu_estimator.py added to each file
+    self.plans = plans_lib.Plans(self)
+
+  def file_of(self, module):
+    """The LocatedFile of a module of the program."""
+    return self._file_of[id(module)]
 
   # --- findings -----------------------------------------------------------------------------------------------
 
-  def findings_at(self, f, line, rule=None, severity=None):
-    return [x for x in self.findings.get(os.path.abspath(f.path), ())
-            if x.line == line and (rule is None or x.rule == rule) and (severity is None or x.severity == severity)]
+  def findings(self, module, node, codes=None, severity=None):
+    """The report's findings anchored at an ast node of `module`, of the given codes and severity."""
+    key = (os.path.abspath(module.path), getattr(node, 'lineno', 1), module.column_of(node))
+    return [f for f in self._at_anchor.get(key, ()) if (codes is None or f.code in codes) and
+            (severity is None or f.severity == severity)]
 
-  def take(self, f, node_or_line, rule):
-    """Marks the findings of `rule` at a node's line as resolved; returns them."""
-    line = node_or_line if isinstance(node_or_line, int) else f.line(node_or_line)
-    found = self.findings_at(f, line, rule)
-    for finding in found:
-      self.handled.add(finding)
+  def codes_of_rule(self, rule):
+    """Every finding code of a TPU rule: what a TODO of that rule at a node answers."""
+    return tuple(c.code for c in codes_lib.CODES if c.rule == rule)
+
+  def take(self, module, node, codes):
+    """Marks the findings of `codes` at a node as resolved; returns them."""
+    found = self.findings(module, node, codes)
+    self.handled.update(found)
     return found
 
   def change(self, f, node, rule, what):
-    self.changes.append(Change(f.path, f.line(node), rule, what))
+    """Records a change at a LibCST node of the LocatedFile f (or at an ast node of its module)."""
+    if not isinstance(node, cst.CSTNode):
+      node = f.node(node)
+    self.changes.append(records.Change(f.path, f.line(node), rule, what))
 
-  def todo(self, f, node_or_line, rule, what):
-    """A TODO comment above the statement at a node (or line), and the findings of `rule` there taken."""
-    line = node_or_line if isinstance(node_or_line, int) else f.line(node_or_line)
-    statement = statement_at(f, line) if isinstance(node_or_line, int) else f.statement_of(node_or_line)
+  def todo(self, module, node, codes, rule, what):
+    """A TODO comment above the statement of an ast node, and the findings of `codes` there taken."""
+    f = self.file_of(module)
+    try:
+      statement = f.statement_of(f.node(node))
+    except located.NotLocated:
+      statement = f.statement_at(getattr(node, 'lineno', 1))
+    self.take(module, node, codes)
+    self.todo_at(f, statement, rule, what)
+
+  def todo_at(self, f, statement, rule, what):
+    """A TODO comment above a LibCST statement of f, once per statement, rule and text."""
     if statement is None:
       return
-    self.take(f, line, rule)
-    key = (f.path, f.line(statement), rule, what)
-    if any((t.path, t.line, t.rule, t.what) == key for t in self.todos):
+    todo = records.Todo(f.path, f.line(statement), rule, what)
+    if todo in self.todos:
       return
-    self.todos.append(Todo(f.path, f.line(statement), rule, what))
+    self.todos.append(todo)
     self.edits[f].comment(statement, edits_lib.todo_comment(rule, what))
 
   # --- names the port writes ------------------------------------------------------------------------------------
@@ -125,20 +123,22 @@ class Port(object):
   def tf_v1(self, f):
     """The file's name for the TF 1 API: its `tensorflow.compat.v1` alias, or its `tensorflow` alias (with
     .compat.v1 when the file writes that itself); else an import is added."""
-    for local, raw in sorted(f.raw_aliases.items()):
+    written = f.module.written_imports
+    for local, raw in sorted(written.items()):
       if raw == 'tensorflow.compat.v1':
         return local
-    for local, raw in sorted(f.raw_aliases.items()):
+    for local, raw in sorted(written.items()):
       if raw == 'tensorflow':
         return local + '.compat.v1' if '%s.compat.v1.' % local in f.text else local
     return self.add_import(f, 'tensorflow.compat.v1', 'tf')
 
   def tf_v2(self, f):
     """The file's name for the TF 2 API (tf.compat.v2: summaries written from host_call)."""
-    for local, raw in sorted(f.raw_aliases.items()):
+    written = f.module.written_imports
+    for local, raw in sorted(written.items()):
       if raw == 'tensorflow.compat.v2':
         return local
-    for local, raw in sorted(f.raw_aliases.items()):
+    for local, raw in sorted(written.items()):
       if raw == 'tensorflow':
         return local + '.compat.v2'
     return self.add_import(f, 'tensorflow.compat.v2', 'tf2')
@@ -161,7 +161,7 @@ class Port(object):
     self.header_keys[f].add(key)
     statements = edits_lib.statements(code)
     defined = [s.name.value for s in statements if isinstance(s, cst.FunctionDef)]
-    if defined and all(name in f.top_level for name in defined):
+    if defined and all(name in f.module.top_level for name in defined):
       return  # a port of a port: the helpers are there already
     lines = edits_lib.comment_lines(edits_lib.rule_comment(rule, why), 0)
     blank = [cst.EmptyLine()] * (2 if isinstance(statements[0], (cst.FunctionDef, cst.ClassDef)) else 1)
@@ -172,34 +172,30 @@ class Port(object):
   # --- the port -------------------------------------------------------------------------------------------------
 
   def run(self):
-    from estimator_tpu.porting.rewrite import contrib  # pylint: disable=g-import-not-at-top
-    from estimator_tpu.porting.rewrite import estimators
-    from estimator_tpu.porting.rewrite import inputs
-    from estimator_tpu.porting.rewrite import model_fns
-    if not self.analysis.estimators and not any(x.severity == REQUIRED for x in self.report.findings):
+    if not self.estimators and not any(x.severity == REQUIRED for x in self.report.findings):
       raise UserError('no Estimator is built in %s: nothing to port.' % ', '.join(self.report.files) if len(
           self.report.files) < 4 else 'no Estimator is built in the %d files given: nothing to port.'
           % len(self.report.files),
           'give the files that build the tf.estimator.Estimator (and those of its model_fn and input_fns).')
-    contrib.fix(self)
-    inputs.plan_exact_evaluation(self)
-    estimators.fix(self)
-    inputs.fix(self)
-    model_fns.fix(self)
+    for fixer in fixers.FIXERS:
+      fixer(self)
     for f in self.files:
-      for finding in self.findings.get(os.path.abspath(f.path), ()):
-        if finding.severity == REQUIRED and finding not in self.handled:
-          self.todo(f, finding.line, finding.rule, what_to_do(finding.message))
+      for finding in self.report.findings:
+        if finding.path == f.path and finding.severity == REQUIRED and finding not in self.handled:
+          # One TODO per statement and rule: the first required finding's fix stands for the others.
+          self.handled.update(x for x in self.report.findings if (x.path, x.line, x.rule) ==
+                              (finding.path, finding.line, finding.rule))
+          self.todo_at(f, f.statement_at(finding.line), finding.rule, finding.fix)
     return self.result()
 
   def result(self):
-    files = []
+    ported = []
     for f in self.files:
       edits = self.edits[f]
-      ported = f.text if edits.empty() else edits.apply()
-      files.append(PortedFile(f.path, os.path.relpath(os.path.abspath(f.path), self.base), f.text, ported,
-                              f.encoding))
-    return Result(files, sorted(self.changes), sorted(self.todos), self.report, self.other_files())
+      text = f.text if edits.empty() else edits.apply()
+      ported.append(records.PortedFile(f.path, os.path.relpath(os.path.abspath(f.path), self.base), f.text, text,
+                                       f.encoding))
+    return records.Result(ported, sorted(self.changes), sorted(self.todos), self.report, self.other_files())
 
   def other_files(self):
     """The files in the folders given that are not Python (data, configuration): a copy of the program has them."""
@@ -208,33 +204,12 @@ class Port(object):
       if not os.path.isdir(path):
         continue
       for root, folders, names in os.walk(path):
-        folders[:] = sorted(f for f in folders if not f.startswith('.') and f not in files.SKIPPED_FOLDERS)
+        folders[:] = sorted(f for f in folders if not f.startswith('.') and f not in files_lib.SKIPPED_FOLDERS)
         for name in sorted(names):
           if not name.endswith(('.py', '.pyc')) and not name.startswith('.'):
             full = os.path.join(root, name)
             others.append((full, os.path.relpath(os.path.abspath(full), self.base)))
     return others
-
-
-def what_to_do(message):
-  """The fix part of a finding's message: what follows ' -> ', up to its reason."""
-  fix = message.split(' -> ', 1)[1] if ' -> ' in message else message
-  fix = fix.split(': ', 1)[0] if len(fix.split(': ', 1)[0]) > 30 else fix
-  return fix.rstrip('.') + '.'
-
-
-def statement_at(f, line):
-  """The innermost statement that starts on `line`, or that spans it."""
-  best = None
-  for node, position in f.positions.items():
-    if isinstance(node, (cst.SimpleStatementLine, cst.BaseCompoundStatement)) and \
-        position.start.line <= line <= position.end.line:
-      if isinstance(node, cst.BaseCompoundStatement) and line > f.line(node.body) - 1 and \
-          f.line(node.body) <= line:
-        continue  # in the body of a compound statement: an inner one is meant
-      if best is None or f.line(node) >= f.line(best):
-        best = node
-  return best
 
 
 def common_base(paths):

@@ -9,7 +9,8 @@ import tempfile
 from estimator_tpu import rules
 from estimator_tpu.runtime.errors import UserError
 
-TODO_MARK = 'TODO(tpu port, rule %d): '
+# A TODO comment starts with this; its text follows on the same line, or on the next when it is too long to fit.
+TODO_MARK = 'TODO(tpu port, rule %d):'
 
 
 def check_out_dir(out_dir):
@@ -71,7 +72,7 @@ def todo_lines(result):
       for rule in rules.BY_NUMBER:
         mark = '# ' + TODO_MARK % rule
         if stripped.startswith(mark):
-          text = [stripped[len(mark):]]
+          text = [stripped[len(mark):].strip()] if stripped[len(mark):].strip() else []
           for following in lines[number:]:  # the comment's continuation lines
             following = following.strip()
             if not following.startswith('#') or following.startswith(('# TODO(', '# TPU rule')):

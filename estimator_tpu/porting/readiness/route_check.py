@@ -7,7 +7,7 @@ except for a bounded pre-flight.
 """
 import tensorflow.compat.v1 as tf
 
-from estimator_tpu import runner
+from estimator_tpu import routes
 from estimator_tpu.data import records
 from estimator_tpu.porting import readiness
 from estimator_tpu.porting.readiness import questions
@@ -30,19 +30,19 @@ class RecordedCalls(object):
     return self.calls[phase][0] if phase in self.calls else None
 
   def train(self, input_fn, **kwargs):
-    self.calls[runner.TRAIN] = (input_fn, kwargs)
+    self.calls[routes.TRAIN] = (input_fn, kwargs)
 
   def evaluate(self, input_fn, **kwargs):
-    self.calls[runner.EVALUATE] = (input_fn, kwargs)
+    self.calls[routes.EVALUATE] = (input_fn, kwargs)
     return {}
 
   def predict(self, input_fn, **kwargs):
-    self.calls[runner.PREDICT] = (input_fn, kwargs)
+    self.calls[routes.PREDICT] = (input_fn, kwargs)
     return iter(())
 
   @property
   def eval_steps(self):
-    return self.calls[runner.EVALUATE][1].get('steps') if runner.EVALUATE in self.calls else None
+    return self.calls[routes.EVALUATE][1].get('steps') if routes.EVALUATE in self.calls else None
 
 
 def planned_slice(fv):
@@ -82,7 +82,7 @@ def record_calls(fv, route, eval_examples):
       route.evaluate(fv, calls, None, [])
     except UserError:
       pass  # e.g. --eval_steps beyond the split: eval_coverage says so, from the plan
-  if count_if_present(fv.data_dir, runner.PREDICT_SPLIT):
+  if count_if_present(fv.data_dir, routes.PREDICT_SPLIT):
     route.predict(fv, calls, None, -1)
   return calls
 
@@ -97,7 +97,7 @@ def requiring_data(fv, input_fn):
   return input_fn_with_data
 
 
-def check_program(fv, route):
+def check_route(fv, route):
   """Checks on this CPU whether the run the flags describe would work on a TPU; prints it, returns the exit
   status. The TPU defaults apply whatever --use_tpu says: it plans the TPU run."""
   # Checks rule 14 (pod slices).
@@ -114,8 +114,8 @@ def check_program(fv, route):
   if not all(check.passed for check in runtime):
     return readiness.print_results(storage_checks + runtime)  # TPUEstimator does not run there: nothing to plan
   # The estimator of the run, with a scratch model_dir when none is given: it is never written.
-  model_dir = fv.model_dir or topology.SCRATCH_MODEL_DIR
-  job = runner.Job(model_dir, None, None, None, runner.TRAIN)
+  model_dir = fv.model_dir or topology.scratch_model_dir()
+  job = routes.Job(model_dir, None, None, None, routes.TRAIN)
   train_examples = count_if_present(fv.data_dir, 'train')
   eval_examples = count_if_present(fv.data_dir, fv.eval_split)
   calls = record_calls(fv, route, eval_examples)
@@ -125,6 +125,6 @@ def check_program(fv, route):
       eval_split=fv.eval_split, eval_examples=eval_examples, eval_steps=calls.eval_steps or fv.eval_steps,
       eval_padded=True, requested_checkpoint_steps=fv.save_checkpoints_steps, precision=fv.precision)
   checks = readiness.check_tpu_readiness(
-      route.build_model_fn(fv, model_dir), requiring_data(fv, calls.input_fn(runner.TRAIN)), plan,
-      eval_input_fn=calls.input_fn(runner.EVALUATE), predict_input_fn=calls.input_fn(runner.PREDICT))
+      route.build_model_fn(fv, model_dir), requiring_data(fv, calls.input_fn(routes.TRAIN)), plan,
+      eval_input_fn=calls.input_fn(routes.EVALUATE), predict_input_fn=calls.input_fn(routes.PREDICT))
   return readiness.print_results(storage_checks + runtime + checks)

@@ -7,17 +7,23 @@ defaults whatever --use_tpu says (estimator_tpu/runtime/batch_sizes.py). The che
 prepares it, and contacts no TPU except for a bounded pre-flight of the one named.
 """
 import collections
+import functools
 import tempfile
 
 from estimator_tpu.data import records
 from estimator_tpu.porting.readiness import keras_checks
-from estimator_tpu.porting.readiness import program
+from estimator_tpu.porting.readiness import route_check
 from estimator_tpu.porting.readiness import results
 from estimator_tpu.runtime import batch_sizes
 from estimator_tpu.runtime.errors import UserError
 
-# The checkpoint manager of the callbacks needs a directory when --model_dir is not given: nothing is written.
-SCRATCH_MODEL_DIR = tempfile.mkdtemp(prefix='keras-readiness-')
+
+
+@functools.lru_cache(maxsize=None)
+def scratch_model_dir():
+  """The folder the callbacks' checkpoint manager gets when --model_dir is not given (nothing is written there),
+  made the first time it is asked for."""
+  return tempfile.mkdtemp(prefix='keras-readiness-')
 
 # build_model(strategy) -> compiled Keras model; train_dataset(global batch) -> Dataset; eval_dataset(split, global
 # batch) -> (Dataset, steps); predict_input(count) -> what model.predict gets; callbacks(model) -> fit's callbacks.
@@ -35,20 +41,20 @@ def requiring(data_dir, split, make):
   return made
 
 
-def check_program(fv, route):
+def check_keras_route(fv, route):
   """Checks on this CPU whether the Keras run the flags describe would work under TPUStrategy on the planned slice;
   prints one line per check and returns the exit status."""
   # Checks rule 14 (pod slices).
   fv.use_tpu = True
   batch_sizes.resolve(fv, use_tpu=True)
-  storage_checks = program.check_storage(fv)
+  storage_checks = route_check.check_storage(fv)
   if not all(check.passed for check in storage_checks):
     return results.print_results(storage_checks)  # the other checks read --data_dir: minutes of TF retries
   try:
-    shape, source = program.planned_slice(fv)
+    shape, source = route_check.planned_slice(fv)
   except UserError as e:
     return results.print_results([results.failed('topology', e.problem, e.fix)])
-  eval_examples = program.count_if_present(fv.data_dir, fv.eval_split)
+  eval_examples = route_check.count_if_present(fv.data_dir, fv.eval_split)
   eval_steps = None
   if eval_examples:
     try:
@@ -58,7 +64,7 @@ def check_program(fv, route):
   else:
     eval_dataset = UserError('%s has no %s split.' % (fv.data_dir, fv.eval_split),
                              'prepare the data: python -m tools.prepare_data --data_dir=%s.' % fv.data_dir)
-  test_examples = program.count_if_present(fv.data_dir, 'test')
+  test_examples = route_check.count_if_present(fv.data_dir, 'test')
   plan = keras_checks.KerasPlan(
       shape, fv.batch_size, steps_per_execution=fv.iterations, slice_source=source,
       eval_batch_size=fv.eval_batch_size, save_checkpoints_steps=fv.save_checkpoints_steps, precision=fv.precision,

@@ -1,12 +1,16 @@
 """TPU rule 19 (contrib names): tf.contrib's TPU-era names to their TF 1.15 homes (which TF 2's tf.compat.v1 and
-tf.compat.v2 keep). A contrib name with no home here is left with a TODO naming the port report's replacement.
+tf.compat.v2 keep). A contrib name with no home here keeps the port report's advice; a summary with a family is
+left with a TODO.
 """
+import ast
+
 import libcst as cst
 
+from estimator_tpu.porting.program import syntax
 from estimator_tpu.porting.rewrite import edits as edits_lib
-from estimator_tpu.porting.rewrite import source as source_lib
 
 RULE = 19
+CODES = ('contrib-name',)
 V1, V2 = 'v1', 'v2'
 # canonical prefix -> (API, new dotted name after the API's alias); the longest prefix wins. Same signatures.
 RENAMES = [
@@ -35,6 +39,7 @@ RENAMES = [
 # not the same call in tf.compat.v2.summary (name, data, step).
 SUMMARY_WITH_FAMILY = ('tensorflow.contrib.summary.scalar', 'tensorflow.contrib.summary.histogram',
                        'tensorflow.contrib.summary.image')
+BATCH_AND_DROP = ('.batch_and_drop_remainder', '.padded_batch_and_drop_remainder')
 
 
 def fix(port):
@@ -44,44 +49,47 @@ def fix(port):
 
 def _fix_file(port, f):
   # Ports rule 19 (contrib names).
+  module = f.module
   edits = port.edits[f]
   replaced_roots = []
-  for node in list(f.positions):
-    if isinstance(node, cst.Call):
-      canonical = f.canonical(node.func) or ''
-      if canonical.endswith(('.batch_and_drop_remainder', '.padded_batch_and_drop_remainder')) and \
-          canonical.startswith('tensorflow.contrib.data.'):
+  for node in syntax.in_source_order(module.tree):
+    if isinstance(node, ast.Call):
+      canonical = module.canonical(node.func) or ''
+      if canonical.startswith('tensorflow.contrib.data.') and canonical.endswith(BATCH_AND_DROP):
         _batch_and_drop(port, f, node, canonical, replaced_roots)
-      elif canonical == 'tensorflow.contrib.summary.always_record_summaries' and not node.args:
+      elif canonical == 'tensorflow.contrib.summary.always_record_summaries' and not (node.args or node.keywords):
         code = '%s.summary.record_if(True)' % port.tf_v2(f)
-        edits.replace(node, lambda updated, code=code: edits_lib.expression(code))
+        edits.replace(f.node(node), lambda updated, code=code: edits_lib.expression(code))
         _done(port, f, node, 'tf.contrib.summary.always_record_summaries() -> %s' % code)
-        replaced_roots.append(source_lib.root_name(node.func))
+        replaced_roots.append(syntax.root_name(node.func))
       continue
-    if not isinstance(node, (cst.Attribute, cst.Name)) or _inside_chain(f, node) or _in_import(f, node):
+    if not isinstance(node, (ast.Attribute, ast.Name)) or isinstance(module.parents.get(id(node)), ast.Attribute):
       continue
-    canonical = f.canonical(node) or ''
+    canonical = module.canonical(node) or ''
     if not canonical.startswith('tensorflow.contrib.'):
       continue
-    if canonical in SUMMARY_WITH_FAMILY and _has_family(f, node):
-      port.todo(f, node, RULE, '`%s` passes a family: write the tag with its prefix in tf.compat.v2.summary.%s'
-                % (source_lib.dotted(node), canonical.rsplit('.', 1)[1]))
+    call = module.parents.get(id(node))
+    call = call if isinstance(call, ast.Call) and call.func is node else None
+    if canonical in SUMMARY_WITH_FAMILY and call is not None and _has_family(call):
+      port.todo(module, node, CODES, RULE, '`%s` passes a family: write the tag with its prefix in '
+                'tf.compat.v2.summary.%s' % (syntax.dotted(node), canonical.rsplit('.', 1)[1]))
       continue
     if canonical == 'tensorflow.contrib.summary.always_record_summaries':
       continue  # the call was replaced above
     rename = _rename_for(canonical)
     if rename is None:
-      continue  # the port report's advice stays; nothing required is left unmarked (run() makes TODOs of those)
+      continue  # the port report's advice stays; nothing required is left unmarked (the engine makes TODOs)
     api, new = rename
     alias = port.tf_v1(f) if api == V1 else port.tf_v2(f)
     code = '%s.%s' % (alias, new)
-    parent = f.parent(node)
-    if isinstance(parent, cst.Call) and parent.func is node:
-      edits.replace(parent, lambda updated, code=code, call=parent: edits_lib.renamed(updated, call, code, f))
+    if call is not None:
+      original = f.node(call)
+      edits.replace(original, lambda updated, code=code, original=original: edits_lib.renamed(
+          updated, original, code, f))
     else:
-      edits.replace(node, lambda updated, code=code: edits_lib.expression(code))
-    _done(port, f, node, '%s -> %s' % (source_lib.dotted(node), code))
-    replaced_roots.append(source_lib.root_name(node))
+      edits.replace(f.node(node), lambda updated, code=code: edits_lib.expression(code))
+    _done(port, f, node, '%s -> %s' % (syntax.dotted(node), code))
+    replaced_roots.append(syntax.root_name(node))
   _remove_unused_imports(port, f, replaced_roots)
 
 
@@ -95,17 +103,16 @@ def _rename_for(canonical):
 
 
 def _done(port, f, node, what):
-  port.change(f, node, 19, what)
-  port.take(f, node, 19)
+  port.change(f, node, RULE, what)
+  port.take(f.module, node, CODES)
 
 
 def _batch_and_drop(port, f, call, canonical, replaced_roots):
   """`ds.apply(tf.contrib.data.batch_and_drop_remainder(n))` -> `ds.batch(n, drop_remainder=True)`."""
-  parent_arg = f.parent(call)
-  apply_call = f.parent(parent_arg) if isinstance(parent_arg, cst.Arg) else None
-  if not (isinstance(apply_call, cst.Call) and isinstance(apply_call.func, cst.Attribute)
-          and apply_call.func.attr.value == 'apply' and len(apply_call.args) == 1):
-    port.todo(f, call, RULE, 'write `dataset.batch(batch_size, drop_remainder=True)` instead')
+  apply_call = f.module.parents.get(id(call))
+  if not (isinstance(apply_call, ast.Call) and isinstance(apply_call.func, ast.Attribute) and
+          apply_call.func.attr == 'apply' and len(apply_call.args) + len(apply_call.keywords) == 1):
+    port.todo(f.module, call, CODES, RULE, 'write `dataset.batch(batch_size, drop_remainder=True)` instead')
     return
   method = 'padded_batch' if 'padded' in canonical else 'batch'
 
@@ -117,56 +124,44 @@ def _batch_and_drop(port, f, call, canonical, replaced_roots):
         whitespace_before=cst.SimpleWhitespace(''), whitespace_after=cst.SimpleWhitespace(''))))
     return updated.with_changes(func=updated.func.with_changes(attr=cst.Name(method)), args=args)
 
-  port.edits[f].replace(apply_call, rebuild)
-  _done(port, f, call, '%s -> Dataset.%s(..., drop_remainder=True)' % (source_lib.dotted(call.func), method))
-  replaced_roots.append(source_lib.root_name(call.func))
-  port.take(f, call, 4)
+  port.edits[f].replace(f.node(apply_call), rebuild)
+  _done(port, f, call.func, '%s -> Dataset.%s(..., drop_remainder=True)' % (syntax.dotted(call.func), method))
+  replaced_roots.append(syntax.root_name(call.func))
+  port.take(f.module, call, ('batch-without-drop-remainder',))
 
 
-def _has_family(f, node):
-  call = f.parent(node)
-  if not isinstance(call, cst.Call) or call.func is not node:
-    return False
-  positional = [a for a in call.args if a.keyword is None]
-  return len(positional) > 2 or any(a.keyword is not None and a.keyword.value == 'family' for a in call.args)
-
-
-def _inside_chain(f, node):
-  parent = f.parent(node)
-  return isinstance(parent, cst.Attribute) and parent.value is node
-
-
-def _in_import(f, node):
-  return f.enclosing(node, (cst.Import, cst.ImportFrom)) is not None
+def _has_family(call):
+  return len(call.args) > 2 or any(k.arg == 'family' for k in call.keywords)
 
 
 def _remove_unused_imports(port, f, replaced_roots):
   """Imports of tf.contrib names that no code uses any more."""
   if not replaced_roots:
     return
-  remaining = {}
+  module = f.module
+  remaining = {}  # identifiers of the file outside its imports, as LibCST's tree being edited has them
   for node in f.positions:
-    if isinstance(node, cst.Name) and not _in_import(f, node):
+    if isinstance(node, cst.Name) and f.enclosing(node, (cst.Import, cst.ImportFrom)) is None:
       remaining[node.value] = remaining.get(node.value, 0) + 1
   for local in set(replaced_roots):
-    if local is None or not (f.raw_aliases.get(local, '')).startswith('tensorflow.contrib'):
+    if local is None or not module.written_imports.get(local, '').startswith('tensorflow.contrib'):
       continue
     uses = sum(1 for r in replaced_roots if r == local)
     if remaining.get(local, 0) > uses:
       continue
-    for node in f.positions:
-      if isinstance(node, (cst.Import, cst.ImportFrom)) and not isinstance(getattr(node, 'names', None),
-                                                                           cst.ImportStar):
-        names = [a for a in node.names if (a.asname.name.value if a.asname else
-                                           source_lib.dotted(a.name).split('.')[0]) == local]
-        if not names:
-          continue
-        statement = f.statement_of(node)
-        if len(node.names) == 1 and len(statement.body) == 1:
-          port.edits[f].remove(statement)
-        else:
-          kept = [a for a in node.names if a not in names]
-          kept[-1] = kept[-1].with_changes(comma=cst.MaybeSentinel.DEFAULT)
-          port.edits[f].replace(node, lambda updated, kept=kept: updated.with_changes(names=kept))
-        port.change(f, node, 19, 'removed the import of %s (no longer used)' % local)
-        port.take(f, node, 19)
+    for node in syntax.in_source_order(module.tree):
+      if not isinstance(node, (ast.Import, ast.ImportFrom)) or any(a.name == '*' for a in node.names):
+        continue
+      names = [a for a in node.names if (a.asname or a.name.split('.')[0]) == local]
+      if not names:
+        continue
+      original = f.node(node)
+      statement = f.statement_of(original)
+      if len(node.names) == 1 and len(statement.body) == 1:
+        port.edits[f].remove(statement)
+      else:
+        kept = [a for a, ast_alias in zip(original.names, node.names) if ast_alias not in names]
+        kept[-1] = kept[-1].with_changes(comma=cst.MaybeSentinel.DEFAULT)
+        port.edits[f].replace(original, lambda updated, kept=kept: updated.with_changes(names=kept))
+      port.change(f, original, RULE, 'removed the import of %s (no longer used)' % local)
+      port.take(module, node, ('contrib-name',))

@@ -36,6 +36,14 @@ import subprocess
 import sys
 import tempfile
 
+from estimator_tpu.porting.program import estimators
+from estimator_tpu.porting.program import files
+from estimator_tpu.porting.program import reading
+from estimator_tpu.porting.report import REQUIRED
+from estimator_tpu.porting.report import scan_paths
+from estimator_tpu.porting.rewrite import output
+from estimator_tpu.runtime.errors import UserError
+
 RTOL = 1e-5
 # Each check and the part of the proof it is: (a) to (e) of docs/MIGRATION.md, "Porting your own Estimator code".
 CHECKS = collections.OrderedDict([('report', 'b'), ('imports', 'a'), ('train_evaluate', 'c'), ('same_metrics', 'd'),
@@ -95,7 +103,6 @@ def add_arguments(parser):
 
 def main(args, stdout):
   """--verify from the command line: one line per check, then the summary; 0 when every check passed."""
-  from estimator_tpu.runtime.errors import UserError  # pylint: disable=g-import-not-at-top
   if not args.model_fn or not args.train_input_fn:
     raise UserError('--verify needs the entry points.', 'pass --model_fn=MODULE:NAME and '
                     '--train_input_fn=MODULE:NAME (and --eval_input_fn to compare metrics).')
@@ -160,9 +167,9 @@ def run(paths, ported_dir, request, base=None):
 
 def original_kind(paths):
   """'tpu' when the original program builds TPUEstimators only (it is run as one), else 'plain'."""
-  from estimator_tpu.porting.rewrite import engine  # pylint: disable=g-import-not-at-top
-  sites = engine.Port(paths).analysis.estimators
-  return 'tpu' if sites and all(site.tpu for site in sites) else 'plain'
+  program, _ = reading.read(paths)
+  sites = [s for s in estimators.Index(program).sites.values() if s.kind in ('estimator', 'tpu')]
+  return 'tpu' if sites and all(site.kind == 'tpu' for site in sites) else 'plain'
 
 
 def pads_evaluation(ported_dir):
@@ -179,8 +186,6 @@ def pads_evaluation(ported_dir):
 def check_report(paths, ported_dir, base):
   """(b) The port report on the ported files: every required finding is at a TODO the port wrote."""
   # Checks rule 13 (readiness).
-  from estimator_tpu.porting.report import REQUIRED  # pylint: disable=g-import-not-at-top
-  from estimator_tpu.porting.report import scan_paths  # pylint: disable=g-import-not-at-top
   ported_paths = []
   for path in paths:
     relative = os.path.relpath(os.path.join(base, path), base)
@@ -206,7 +211,6 @@ def check_report(paths, ported_dir, base):
 def at_todo(finding, coverage_cache):
   """Whether a finding is on a statement under a `# TODO(tpu port, rule N)` comment of its rule (coverage_cache:
   {path: coverage}, filled as files are read)."""
-  from estimator_tpu.porting.rewrite import output  # pylint: disable=g-import-not-at-top
   if finding.path not in coverage_cache:
     with open(finding.path) as f:
       coverage_cache[finding.path] = output.todo_coverage(f.read())
@@ -215,16 +219,12 @@ def at_todo(finding, coverage_cache):
 
 def check_parses(ported_dir):
   """None, or what does not parse in the ported copy."""
-  import ast  # pylint: disable=g-import-not-at-top
   for root, _, names in os.walk(ported_dir):
     for name in names:
       if name.endswith('.py'):
-        path = os.path.join(root, name)
-        try:
-          with open(path, 'rb') as f:
-            ast.parse(f.read(), filename=path)
-        except SyntaxError as e:
-          return '%s does not parse (line %s: %s).' % (path, e.lineno, e.msg)
+        _, problem = files.read_module(os.path.join(root, name))
+        if problem is not None:
+          return '%s %s' % (problem.path, problem.problem)
   return None
 
 
@@ -336,7 +336,7 @@ def _worker(role, tree, request):
   tool_root = os.path.dirname(os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__)))))
   env = dict(os.environ, PYTHONPATH=os.pathsep.join([tree, tool_root] + [
       p for p in os.environ.get('PYTHONPATH', '').split(os.pathsep) if p]))
-  completed = subprocess.run([sys.executable, '-m', 'estimator_tpu.porting.rewrite.verify', role, request_path,
+  completed = subprocess.run([sys.executable, '-m', 'estimator_tpu.porting.proof.worker', role, request_path,
                               result_path], cwd=tree, env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
                              universal_newlines=True, timeout=WORKER_TIMEOUT_SECS)
   if os.path.exists(result_path):
@@ -346,7 +346,3 @@ def _worker(role, tree, request):
   return {'error': 'the %s process ended with status %d: %s' % (role, completed.returncode,
                                                                  lines[-1] if lines else '(no output)')}
 
-
-if __name__ == '__main__':
-  from estimator_tpu.porting.rewrite import verify_worker  # pylint: disable=g-import-not-at-top
-  sys.exit(verify_worker.main(sys.argv[1:]))

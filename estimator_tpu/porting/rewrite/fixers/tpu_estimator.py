@@ -3,15 +3,21 @@ sizes of its input_fns; RunConfig -> tf.estimator.tpu.RunConfig with where the T
 TPUConfig(iterations_per_loop, num_shards) (rule 8); the settings a TPU run needs, as flags where the file
 defines absl/tf flags, else as constants at the top of the file.
 """
+import ast
 import collections
 
 import libcst as cst
 
+from estimator_tpu.porting.program import syntax
 from estimator_tpu.porting.report import REQUIRED
-from estimator_tpu.porting.rewrite import analysis as analysis_lib
 from estimator_tpu.porting.rewrite import edits as edits_lib
-from estimator_tpu.porting.rewrite import source as source_lib
+from estimator_tpu.porting.rewrite import plans as plans_lib
+from estimator_tpu.porting.rewrite import records
 
+ESTIMATOR_CODES = ('plain-estimator', 'cpu-estimator-shares-model-fn')
+# What a RunConfig's port answers; a distribution strategy is a human's TODO.
+RUN_CONFIG_CODES = ('run-config-not-tpu', 'run-config-one-step-per-run', 'run-config-without-tpu-address',
+                    'run-config-master-and-cluster')
 # setting -> (flag names a program may already have, flag type, default, help, constant name)
 SETTINGS = collections.OrderedDict([
     ('use_tpu', (('use_tpu',), 'bool', 'False', 'Run on a Cloud TPU; false: TPUEstimator on this machine\'s CPU.',
@@ -25,70 +31,9 @@ SETTINGS = collections.OrderedDict([
     ('num_shards', (('num_shards', 'num_tpu_cores'), 'integer', 'None', 'TPU cores (TPUConfig.num_shards); '
                     'None: those of the TPU.', 'NUM_SHARDS')),
 ])
-MODE_KEYWORDS = [(analysis_lib.TRAIN, 'train_batch_size'), (analysis_lib.EVAL, 'eval_batch_size'),
-                 (analysis_lib.PREDICT, 'predict_batch_size')]
-
-
-def fix(port):
-  for site in port.analysis.estimators:
-    # An Estimator the report does not require to change (one that runs only off the TPU) stays one.
-    if not site.tpu and port.findings_at(site.file, site.file.line(site.call), 1):
-      _port_estimator(port, site)
-  for f, _, call in port.analysis.run_configs:
-    name = f.canonical(call.func) or ''
-    if '.tpu.' not in name and '.contrib.' not in name and port.findings_at(f, f.line(call), 1):
-      _port_run_config(port, f, call)
-
-
-# --- settings ---------------------------------------------------------------------------------------------------
-
-def settings(port, f):
-  """{setting: expression code} in file f, adding the flags or constants the first time."""
-  key = 'settings'
-  cached = getattr(port, '_settings', {})
-  port._settings = cached
-  if f in cached:
-    return cached[f]
-  defines = _flag_definitions(f)
-  names = {}
-  if defines:
-    flags_object = _flags_object(f)
-    defined = set(name for name, _ in defines)
-    new = []
-    for setting, (candidates, kind, default, help_text, _) in SETTINGS.items():
-      existing = [c for c in candidates if c in defined]
-      if existing:
-        names[setting] = '%s.%s' % (flags_object, existing[0])
-      else:
-        names[setting] = '%s.%s' % (flags_object, setting)
-        new.append('%s.DEFINE_%s(%r, %s, %r)' % (_define_prefix(f, defines), kind, setting, default, help_text))
-    if new:
-      last = f.statement_of(defines[-1][1])
-      statements = [cst.parse_statement(code + '\n') for code in new]
-      lines = edits_lib.comment_lines(edits_lib.rule_comment(1, 'the flags of a TPU run: --use_tpu, where the TPU '
-                                                             'is (rule 2), steps per TPU loop (rule 8).'), 0)
-      statements[0] = statements[0].with_changes(leading_lines=[cst.EmptyLine(comment=cst.Comment(line))
-                                                                for line in lines])
-      port.edits[f].insert_after(last, statements)
-      port.changes.append(port_change(f, last, 1, 'flags %s' % ', '.join('--' + s for s in SETTINGS
-                                                                            if names[s].endswith('.' + s))))
-  else:
-    code = []
-    for setting, (_, _, default, help_text, constant) in SETTINGS.items():
-      existing = constant in f.top_level or constant in f.assignments
-      names[setting] = constant
-      if not existing:
-        code.append('%s = %s  # %s' % (constant, default, help_text))
-    if code:
-      port.add_helper(f, key, '\n'.join(code) + '\n', 1, 'how this program runs on a TPU: set USE_TPU, and TPU_NAME '
-                      '(rule 2: where the TPU is), for one.')
-      port.changes.append(port_change(f, None, 1, 'settings %s' % ', '.join(n for n in names.values())))
-  port.add_helper(f, 'cluster', CLUSTER_HELPER.format(tf=port.tf_v1(f)), 2,
-                  'the Cloud TPU RunConfig names; none: this machine.')
-  cached[f] = names
-  return names
-
-
+MODE_KEYWORDS = [(plans_lib.TRAIN, 'train_batch_size'), (plans_lib.EVAL, 'eval_batch_size'),
+                 (plans_lib.PREDICT, 'predict_batch_size')]
+RUN_CONFIG_WHY = 'a tpu RunConfig: where the TPU is (rule 2), and TPUConfig (rule 8: steps per TPU loop).'
 CLUSTER_HELPER = '''
 def tpu_cluster_resolver(tpu_name, zone=None, project=None):
     # The Cloud TPU named tpu_name ('local': the TPU of this TPU VM), for RunConfig(cluster=...);
@@ -99,42 +44,89 @@ def tpu_cluster_resolver(tpu_name, zone=None, project=None):
 '''
 
 
-def port_change(f, node, rule, what):
-  from estimator_tpu.porting.rewrite.engine import Change  # pylint: disable=g-import-not-at-top
-  return Change(f.path, f.line(node) if node is not None else 1, rule, what)
+def fix(port):
+  for site in port.estimators:
+    # An Estimator the report does not require to change (one that runs only off the TPU) stays one.
+    if site.kind == 'estimator' and port.findings(site.module, site.call, ESTIMATOR_CODES):
+      _port_estimator(port, site)
+  for module, _, call, canonical in port.uses.index.run_configs:
+    if '.tpu.' not in canonical and '.contrib.' not in canonical and \
+        port.findings(module, call, RUN_CONFIG_CODES + ('distribution-strategy',)):
+      _port_run_config(port, port.file_of(module), call)
 
 
-def _flag_definitions(f):
+# --- settings ---------------------------------------------------------------------------------------------------
+
+def settings(port, f):
+  """{setting: expression code} in file f, adding the flags or constants the first time."""
+  cached = port.settings.setdefault('names', {})
+  if f in cached:
+    return cached[f]
+  module = f.module
+  defines = _flag_definitions(module)
+  names = {}
+  if defines:
+    flags_object = _flags_object(module)
+    defined = set(name for name, _ in defines)
+    new = []
+    for setting, (candidates, kind, default, help_text, _) in SETTINGS.items():
+      existing = [c for c in candidates if c in defined]
+      if existing:
+        names[setting] = '%s.%s' % (flags_object, existing[0])
+      else:
+        names[setting] = '%s.%s' % (flags_object, setting)
+        new.append('%s.DEFINE_%s(%r, %s, %r)' % (syntax.dotted(defines[-1][1].func).rsplit('.', 1)[0], kind, setting,
+                                                 default, help_text))
+    if new:
+      last = f.statement_of(f.node(defines[-1][1]))
+      statements = [cst.parse_statement(code + '\n') for code in new]
+      lines = edits_lib.comment_lines(edits_lib.rule_comment(1, 'the flags of a TPU run: --use_tpu, where the TPU '
+                                                             'is (rule 2), steps per TPU loop (rule 8).'), 0)
+      statements[0] = statements[0].with_changes(leading_lines=[cst.EmptyLine(comment=cst.Comment(line))
+                                                                for line in lines])
+      port.edits[f].insert_after(last, statements)
+      port.changes.append(records.Change(f.path, f.line(last), 1, 'flags %s' % ', '.join(
+          '--' + s for s in SETTINGS if names[s].endswith('.' + s))))
+  else:
+    code = []
+    for setting, (_, _, default, help_text, constant) in SETTINGS.items():
+      existing = constant in module.top_level or constant in module.assignments
+      names[setting] = constant
+      if not existing:
+        code.append('%s = %s  # %s' % (constant, default, help_text))
+    if code:
+      port.add_helper(f, 'settings', '\n'.join(code) + '\n', 1, 'how this program runs on a TPU: set USE_TPU, and '
+                      'TPU_NAME (rule 2: where the TPU is), for one.')
+      port.changes.append(records.Change(f.path, 1, 1, 'settings %s' % ', '.join(n for n in names.values())))
+  port.add_helper(f, 'cluster', CLUSTER_HELPER.format(tf=port.tf_v1(f)), 2,
+                  'the Cloud TPU RunConfig names; none: this machine.')
+  cached[f] = names
+  return names
+
+
+def _flag_definitions(module):
   """[(flag name, DEFINE call)] at the file's top level (absl.flags, tf.flags, tf.app.flags)."""
   found = []
-  for statement in f.module.body:
-    if not isinstance(statement, cst.SimpleStatementLine):
-      continue
-    for small in statement.body:
-      call = small.value if isinstance(small, cst.Expr) else None
-      if isinstance(call, cst.Call):
-        name = f.canonical(call.func) or ''
-        if 'flags' in name and name.rsplit('.', 1)[-1].startswith('DEFINE_'):
-          flag = source_lib.argument(call, 0, 'name')
-          value = source_lib.literal(flag) if flag is not None else None
-          if isinstance(value, str):
-            found.append((value, call))
+  for statement in module.tree.body:
+    call = statement.value if isinstance(statement, ast.Expr) else None
+    if isinstance(call, ast.Call):
+      name = module.canonical(call.func) or ''
+      if 'flags' in name and name.rsplit('.', 1)[-1].startswith('DEFINE_'):
+        flag = syntax.argument(call, 0, 'name')
+        value = syntax.literal(flag) if flag is not None else None
+        if isinstance(value, str):
+          found.append((value, call))
   return found
 
 
-def _define_prefix(f, defines):
-  """How the file calls DEFINE_*: `flags` in flags.DEFINE_string."""
-  return source_lib.dotted(defines[-1][1].func).rsplit('.', 1)[0]
-
-
-def _flags_object(f):
-  for name, canonical in sorted(f.aliases.items()):
-    if canonical.endswith('flags.FLAGS') and name in f.assignments:
+def _flags_object(module):
+  for name, canonical in sorted(module.aliases.items()):
+    if canonical.endswith('flags.FLAGS') and name in module.assignments:
       return name
-  for name, canonical in sorted(f.aliases.items()):
+  for name, canonical in sorted(module.aliases.items()):
     if canonical.endswith('flags.FLAGS'):
       return name
-  for name, raw in sorted(f.raw_aliases.items()):
+  for name, raw in sorted(module.written_imports.items()):
     if raw.endswith('flags'):
       return name + '.FLAGS'
   return 'flags.FLAGS'
@@ -144,29 +136,32 @@ def _flags_object(f):
 
 def _port_estimator(port, site):
   # Ports rule 1 (TPUEstimator).
-  f, call = site.file, site.call
-  if _star_args(port, f, call, 'tf.estimator.tpu.TPUEstimator with use_tpu and the train/eval/predict batch '
-                'sizes'):
+  module, call = site.module, site.call
+  f = port.file_of(module)
+  if syntax.has_star_args(call):
+    port.todo(module, call, ESTIMATOR_CODES, 1, 'build tf.estimator.tpu.TPUEstimator with use_tpu and the '
+              'train/eval/predict batch sizes (the arguments come from *args/**kwargs here)')
     return
-  names, tpu_api, statement = _context(port, f, call)
+  names, tpu_api, original = settings(port, f), '%s.estimator.tpu' % port.tf_v1(f), f.node(call)
+  statement = f.statement_of(original)
   keywords = []
   missing = []
   # Advice only: it runs off the TPU, with a model_fn the port changed (a plain Estimator refuses its spec).
-  on_cpu = not port.findings_at(f, f.line(call), 1, severity=REQUIRED)
+  on_cpu = not port.findings(module, call, ESTIMATOR_CODES, severity=REQUIRED)
   for mode, keyword in () if on_cpu else MODE_KEYWORDS:
     # TPUEstimator with use_tpu refuses to be built without train_batch_size, trained or not.
-    if any(u.method_call.mode == mode for u in port.analysis.uses_of(site)) or mode == analysis_lib.TRAIN:
-      expression = _batch_expression(port, site, mode)
+    if any(plan.mode == mode for plan in port.plans.uses_of(site)) or mode == plans_lib.TRAIN:
+      expression = port.plans.batch_expression(site, mode)
       if expression is None:
         missing.append(keyword)
       else:
         keywords.append((keyword, expression))
   keywords.insert(0, ('use_tpu', 'False' if on_cpu else names['use_tpu']))
-  if source_lib.argument(call, 2, 'config') is None:
+  if syntax.argument(call, 2, 'config') is None:
     config = port.new_name(f, 'run_config')
     port.edits[f].insert_before(statement, _run_config_statements(port, f, statement, config, tpu_api, names))
     keywords.insert(0, ('config', config))
-  warm_start = source_lib.arg_node(call, 4, 'warm_start_from')
+  warm_start = edits_lib.arg_node(original, 4, 'warm_start_from')
   new_func = '%s.TPUEstimator' % tpu_api
 
   def rebuild(updated):
@@ -174,20 +169,21 @@ def _port_estimator(port, site):
     if warm_start is not None and warm_start.keyword is None and len(args) > 4:  # TPUEstimator: keyword only
       args[4] = args[4].with_changes(keyword=cst.Name('warm_start_from'), equal=cst.AssignEqual(
           whitespace_before=cst.SimpleWhitespace(''), whitespace_after=cst.SimpleWhitespace('')))
-    updated = edits_lib.renamed(updated.with_changes(args=args), call, new_func, f)
+    updated = edits_lib.renamed(updated.with_changes(args=args), original, new_func, f)
     return edits_lib.add_keywords(updated, [(k, edits_lib.expression(v)) for k, v in keywords])
 
-  port.edits[f].replace(call, rebuild)
-  port.take(f, call, 1)
-  port.change(f, call, 1, '%s -> %s(%s)' % (source_lib.dotted(call.func), new_func,
-                                            ', '.join('%s=%s' % kv for kv in keywords)))
+  port.edits[f].replace(original, rebuild)
+  port.take(module, call, ESTIMATOR_CODES)
+  port.change(f, original, 1, '%s -> %s(%s)' % (syntax.dotted(call.func), new_func,
+                                                ', '.join('%s=%s' % kv for kv in keywords)))
   port.edits[f].comment(statement, edits_lib.rule_comment(1, 'TPUEstimator off the TPU (use_tpu=False): here it only '
                                                          'runs on the CPU, with the ported model_fn.' if on_cpu else
                                                          'TPUEstimator, with use_tpu and the global batch sizes the '
                                                          'input_fns were given.'))
   if missing:
-    port.todo(f, call, 1, 'pass %s: the global batch of the %s input_fn (it could not be traced here)'
-              % (' and '.join('%s=...' % m for m in missing), '/'.join(m.split('_')[0] for m in missing)))
+    port.todo(module, call, ESTIMATOR_CODES, 1, 'pass %s: the global batch of the %s input_fn (it could not be '
+              'traced here)' % (' and '.join('%s=...' % m for m in missing), '/'.join(m.split('_')[0]
+                                                                                      for m in missing)))
 
 
 def _run_config_statements(port, f, statement, name, tpu_api, names):
@@ -202,9 +198,6 @@ def _run_config_statements(port, f, statement, name, tpu_api, names):
   return result
 
 
-RUN_CONFIG_WHY = 'a tpu RunConfig: where the TPU is (rule 2), and TPUConfig (rule 8: steps per TPU loop).'
-
-
 def _cluster_code(names):
   return 'tpu_cluster_resolver(%s, %s, %s)' % (names['tpu_name'], names['tpu_zone'], names['gcp_project'])
 
@@ -214,60 +207,18 @@ def _tpu_config_code(name, tpu_api, names, indent):
       ('iterations_per_loop', names['iterations_per_loop']), ('num_shards', names['num_shards'])], indent)
 
 
-def _batch_expression(port, site, mode):
-  """Code of the batch size the estimator's `mode` input_fns use, as seen from where the estimator is built."""
-  origins = port.analysis.batch_origins(site, mode)
-  if not origins or any(o is None for o in origins):
-    return None
-  codes = set()
-  for origin_file, origin_scope, expression in origins:
-    if not _visible(site.file, site.scope, origin_file, origin_scope, expression):
-      return None
-    codes.add(edits_lib.code_of(expression))
-  return codes.pop() if len(codes) == 1 else None
-
-
-def _visible(f, scope, origin_file, origin_scope, expression):
-  """Whether an expression written in (origin_file, origin_scope) means the same where the estimator is built:
-  a literal; names bound to the same thing; or parameters of the same name (the flag values handed to both)."""
-  if source_lib.literal(expression) is not source_lib.NO_VALUE:
-    return True
-  if f is not origin_file:
-    return False
-  for name in origin_file.free_names(expression):
-    here = f.lookup(scope, name)
-    there = origin_file.lookup(origin_scope, name)
-    if here[0] is None or there[0] is None:
-      return False
-    if here[0] == 'param' and there[0] == 'param':
-      continue
-    if here[1] is not there[1] and here[1] != there[1]:
-      return False
-  return True
-
-
-def _context(port, f, call):
-  """The TPU settings of the file (added the first time), its name for tf.estimator.tpu, the call's statement."""
-  return settings(port, f), '%s.estimator.tpu' % port.tf_v1(f), f.statement_of(call)
-
-
-def _star_args(port, f, call, what):
-  """A call whose arguments come from *args/**kwargs is left with a TODO: what it gets cannot be told."""
-  if source_lib.has_star_args(call):
-    port.todo(f, call, 1, 'build %s (the arguments come from *args/**kwargs here)' % what)
-    return True
-  return False
-
-
 # --- RunConfig ------------------------------------------------------------------------------------------------
 
 def _port_run_config(port, f, call):
   # Ports rule 1 (TPUEstimator), rule 2 (where the TPU is), rule 8 (iterations per loop).
-  if _star_args(port, f, call, 'tf.estimator.tpu.RunConfig(tpu_config=tf.estimator.tpu.TPUConfig('
-                'iterations_per_loop, num_shards))'):
+  module = f.module
+  if syntax.has_star_args(call):
+    port.todo(module, call, RUN_CONFIG_CODES, 1, 'build tf.estimator.tpu.RunConfig(tpu_config=tf.estimator.tpu.'
+              'TPUConfig(iterations_per_loop, num_shards)) (the arguments come from *args/**kwargs here)')
     return
-  names, tpu_api, statement = _context(port, f, call)
-  present = [a.keyword.value for a in call.args if a.keyword is not None]
+  names, tpu_api, original = settings(port, f), '%s.estimator.tpu' % port.tf_v1(f), f.node(call)
+  statement = f.statement_of(original)
+  present = [k.arg for k in call.keywords if k.arg]
   tpu_config = port.new_name(f, 'tpu_config')
   keywords = []
   if 'master' not in present and 'cluster' not in present:
@@ -278,14 +229,10 @@ def _port_run_config(port, f, call):
                                                               f.indent_of(statement))])
 
   def rebuild(updated):
-    updated = edits_lib.renamed(updated, call, '%s.RunConfig' % tpu_api, f)
+    updated = edits_lib.renamed(updated, original, '%s.RunConfig' % tpu_api, f)
     return edits_lib.add_keywords(updated, [(k, edits_lib.expression(v)) for k, v in keywords])
 
-  port.edits[f].replace(call, rebuild)
-  strategies = tuple('%s=' % k for k in ('train_distribute', 'eval_distribute') if source_lib.argument(call, None, k))
-  for rule in (1, 2, 8):
-    for finding in port.findings_at(f, f.line(call), rule):
-      if not (strategies and finding.message.startswith(strategies)):  # a distribution strategy: a human's TODO
-        port.handled.add(finding)
-  port.change(f, call, 1, '%s -> %s.RunConfig(%s)' % (source_lib.dotted(call.func), tpu_api,
-                                                     ', '.join('%s=%s' % kv for kv in keywords)))
+  port.edits[f].replace(original, rebuild)
+  port.take(module, call, RUN_CONFIG_CODES)
+  port.change(f, original, 1, '%s -> %s.RunConfig(%s)' % (syntax.dotted(call.func), tpu_api,
+                                                         ', '.join('%s=%s' % kv for kv in keywords)))

@@ -1,0 +1,394 @@
+"""What an input_fn does, read once: the host code that builds its dataset, with the functions it calls and the
+ones it hands to Dataset.map/apply/... (three levels down).
+
+read_input_fn() walks one input_fn (a callables.Fn) for the modes it feeds and returns an InputReading: its batch
+sites (the size each batches with and where that size comes from, drop_remainder), the data it makes (uint8,
+float64, strings, in-memory arrays, casts), the flags it reads, its queue-based batching and local paths. Code
+that a builder or caller's arguments rule out (`if y is None:` when y is always given) is not read.
+"""
+import ast
+import collections
+
+from estimator_tpu.porting.program import apis
+from estimator_tpu.porting.program import callables
+from estimator_tpu.porting.program import data
+from estimator_tpu.porting.program import params as params_lib
+from estimator_tpu.porting.program import syntax
+from estimator_tpu.porting.program import values
+
+FOLLOW_DEPTH = 3
+TRAIN, EVAL, PREDICT = 'train', 'evaluate', 'predict'
+DATASET_FUNCTION_METHODS = ('map', 'apply', 'filter', 'flat_map', 'interleave')
+# Where Dataset.batch / padded_batch take drop_remainder when it is passed by position.
+DROP_POSITION = {'batch': 1, 'padded_batch': 3}
+PARAMS, BATCH = 'params', 'batch size'
+MAX_SIZE_HOPS = 3
+
+# How the walk got from the input_fn to a function: `call` in `caller` runs `callee` (a callables.Fn); `single`:
+# it is the only function that call can run; `handed`: the function is handed to a Dataset method, not called.
+Step = collections.namedtuple('Step', ['module', 'caller', 'call', 'callee', 'single', 'handed'])
+
+
+class SizeOrigin(collections.namedtuple('SizeOrigin', ['kind', 'module', 'scope', 'node', 'owner', 'bound'])):
+  """Where a batch size comes from, followed through the names its function assigns: `node` in `scope` is what
+  it ends in, and kind says what that is: 'literal', 'flag' (FLAGS.x), 'attribute' (x.y of a name: `owner` is the
+  function that binds x, None at module level; bound: (how, what) x is bound, as reading.Program.lookup says),
+  'expression' (anything else that is not a name),
+  'parameter' (a parameter of `owner`), 'closure' (a value of `owner`, a function around `scope`),
+  'module value', 'import' (bound: its canonical name), 'params' (it reads params), 'unknown' (bound: (how, what)
+  the name is bound)."""
+
+
+class BatchSite(object):
+  """One Dataset.batch / padded_batch / batching function the input reaches.
+
+  size: the batch size expression (None: not given). drop: the drop_remainder expression, True for the
+  *_and_drop_remainder functions, None when not given. drops: True/False when drop_remainder is known to be
+  True/False on a TPU, None when it cannot be told. chain: the Steps from the input_fn to `fn`. from_params:
+  whether the size is TPUEstimator's params['batch_size'] (or computed from it). origin: a SizeOrigin.
+  """
+
+  def __init__(self, module, fn, call, method, size, drop, drop_position, chain, from_params):
+    self.module, self.fn, self.call, self.method = module, fn, call, method
+    self.size, self.drop, self.drop_position = size, drop, drop_position
+    self.chain = tuple(chain)
+    self.from_params = from_params
+    self.drops = None
+    self.origin = None
+
+
+class InputReading(object):
+  """What one walk of an input_fn found (see read_input_fn)."""
+
+  def __init__(self, target):
+    self.target = target
+    self.visited_defs = []
+    self.batches = []  # BatchSite
+    self.uint8 = []  # (module, node) where uint8 data is made
+    self.float64 = []
+    self.casts = False
+    self.strings = []  # (module, node, what) where the input makes string tensors
+    self.raw_strings = []  # in-memory text, a problem only when nothing parses it (decode_csv, parse_example ...)
+    self.parses = False
+    self.converts_strings = False  # a lookup, hash or parse turns strings into numbers somewhere in the input
+    self.flag_reads = []  # (module, FLAGS.x node)
+    self.queues = []  # (module, call, canonical) of queue-based batching
+    self.local_paths = []  # (module, call, path) of sources that read a local path
+    self.in_memory = []  # (module, fn, call, data.dtype_problems) of Dataset.from_tensor_slices / from_tensors
+
+
+def read_input_fn(program, target):
+  """The InputReading of one resolved input_fn (a callables.Fn), read once per program."""
+  key = ('input_fn', id(target.node), tuple(id(v[2]) for v in target.via), target.bound_positional,
+         target.bound_keywords)
+  if key not in program.memo:
+    walk = _InputWalk(program, target)
+    # params is TPUEstimator's once the signature is fixed, even where a partial binds it today.
+    tainted = {'params': PARAMS} if 'params' in syntax.param_names(target.node) else {}
+    walk.visit(target.module, target.node, 0, tainted, ())
+    program.memo[key] = walk.reading
+  return program.memo[key]
+
+
+class _InputWalk(object):
+  """Reads the host code that builds the dataset."""
+
+  def __init__(self, program, target):
+    self.program = program
+    self.reading = InputReading(target)
+    self.bindings = {}  # id(def) -> {parameter: (expression, module, function)} from builder and helper calls
+    for module, fn, call, builder in target.via:
+      self._bind(builder, call, module, fn)
+    self.visited = set()
+
+  def _bind(self, def_node, call, module, fn):
+    bound = callables.bind_arguments(call, def_node, callables.implicit_arguments(def_node, call))
+    self.bindings[id(def_node)] = dict((name, (value, module, fn)) for name, value in bound.items())
+
+  def visit(self, module, fn, depth, tainted, chain):
+    if id(fn) in self.visited:
+      return
+    self.visited.add(id(fn))
+    if not isinstance(fn, ast.Lambda):
+      self.reading.visited_defs.append(fn)
+    if 'params' in syntax.param_names(fn) and 'params' not in tainted:
+      tainted = dict(tainted, params=PARAMS)  # TPUEstimator's, once the input_fn above it passes its own
+    tainted = self._tainted(fn, tainted)
+    for node, conditions in syntax.walk_local(fn):
+      if self._dead(module, fn, conditions):
+        continue
+      if isinstance(node, ast.Call):
+        self._call(module, fn, node, tainted, chain)
+        if depth < FOLLOW_DEPTH:
+          self._follow(module, fn, node, depth, tainted, chain)
+      elif isinstance(node, ast.Attribute) and isinstance(node.ctx, ast.Load):
+        self._attribute(module, fn, node)
+
+  def _dead(self, module, fn, conditions):
+    """True for code under `if y is None:` (or its else, or `if y:`) when the builder or caller that gave y says
+    which branch runs (make_dataset(x, y) always passes a y: its `y is None` branch never runs here)."""
+    for test, in_body in conditions:
+      negated = isinstance(test, ast.UnaryOp) and isinstance(test.op, ast.Not)
+      inner = test.operand if negated else test
+      name, none_when_true = None, None
+      if isinstance(inner, ast.Compare) and len(inner.ops) == 1 and isinstance(inner.left, ast.Name) and \
+          syntax.is_literal(inner.comparators[0]) and syntax.literal(inner.comparators[0]) is None:
+        name = inner.left.id
+        none_when_true = isinstance(inner.ops[0], (ast.Is, ast.Eq))
+      if name is None:
+        continue
+      expression, owner_module, owner = self._value_of(module, fn, name)
+      if expression is None:
+        continue
+      found = [syntax.is_literal(o.node) and syntax.literal(o.node) is None
+               for o in values.origins(self.program, owner_module, owner, expression)]
+      if not found or (any(found) and not all(found)):
+        continue
+      is_none = all(found)
+      runs = (is_none == none_when_true) != negated
+      if runs != in_body:
+        return True
+    return False
+
+  def _tainted(self, fn, tainted):
+    """{name: PARAMS or BATCH}: the names holding TPUEstimator's params, and those holding its
+    params['batch_size'] (or a value computed from it)."""
+    tainted = dict(tainted)
+    assignments = [n for n, _ in syntax.walk_local(fn) if isinstance(n, ast.Assign)]
+    for _ in range(3):
+      for node in assignments:
+        kind = PARAMS if _holds_params(node.value, tainted) else BATCH if holds_batch(node.value, tainted) else None
+        if kind:
+          for target in node.targets:
+            for name in syntax.assigned_names(target):
+              tainted[name] = kind
+    return tainted
+
+  def _follow(self, module, fn, call, depth, tainted, chain):
+    canonical = self.program.canonical(module, fn, call.func)
+    if not apis.is_tf(canonical):
+      callees = self.program.callables.called_defs(module, fn, call)
+      for callee in callees:
+        self._bind(callee.node, call, module, fn)
+        skip = callables.implicit_arguments(callee.node, call)
+        callee_tainted = {}
+        for name, value in callables.bind_arguments(call, callee.node, skip).items():
+          if _holds_params(value, tainted):
+            callee_tainted[name] = PARAMS
+          elif holds_batch(value, tainted):
+            callee_tainted[name] = BATCH
+        step = Step(module, fn, call, callee, len(callees) == 1 and not callee.via, False)
+        self.visit(callee.module, callee.node, depth + 1, callee_tainted, chain + (step,))
+    if isinstance(call.func, ast.Attribute) and call.func.attr in DATASET_FUNCTION_METHODS:
+      for argument in list(call.args) + [kw.value for kw in call.keywords]:
+        if isinstance(argument, (ast.Name, ast.Attribute, ast.Lambda)):
+          for target in self.program.callables.resolve(module, fn, argument):
+            if isinstance(target, callables.Fn):
+              # A lambda or nested def sees the names of the function it is written in.
+              inner = tainted if target.module is module else {}
+              step = Step(module, fn, call, target, False, True)
+              self.visit(target.module, target.node, depth + 1, inner, chain + (step,))
+
+  def _attribute(self, module, fn, node):
+    canonical = self.program.canonical(module, fn, node)
+    if canonical in apis.UINT8_NAMES:
+      self.reading.uint8.append((module, node))
+    elif canonical in apis.HOST_FLOAT64_NAMES:
+      self.reading.float64.append((module, node))
+    elif apis.is_flags(self.program.canonical(module, fn, node.value)):
+      self.reading.flag_reads.append((module, node))
+
+  def _call(self, module, fn, call, tainted, chain):
+    reading = self.reading
+    canonical = self.program.canonical(module, fn, call.func)
+    if canonical in apis.CASTS or (isinstance(call.func, ast.Attribute) and call.func.attr == 'astype'):
+      reading.casts = True
+    called = canonical or (call.func.attr if isinstance(call.func, ast.Attribute) else '')
+    if any(word in called for word in apis.STRING_CONVERSIONS):
+      reading.converts_strings = True
+    if any(word in called for word in ('decode_', 'parse_', 'string_split', 'strings.split')):
+      reading.parses = True
+    self._strings(module, fn, call, canonical)
+    if canonical in apis.UINT8_PRODUCERS:
+      reading.uint8.append((module, call))
+    if canonical in apis.QUEUE_BATCHING:
+      reading.queues.append((module, call, canonical))
+    elif canonical in apis.BATCH_FUNCTIONS:
+      size_position, drop_position = apis.BATCH_FUNCTIONS[canonical]
+      drop = True if canonical in apis.DROPS_REMAINDER else syntax.argument(call, drop_position, 'drop_remainder')
+      self._batch(module, fn, call, canonical, syntax.argument(call, size_position, 'batch_size'), drop,
+                  drop_position, tainted, chain)
+    elif (isinstance(call.func, ast.Attribute) and call.func.attr in DROP_POSITION and not apis.is_tf(canonical)
+          and (call.args or call.keywords)):
+      position = DROP_POSITION[call.func.attr]
+      self._batch(module, fn, call, call.func.attr, syntax.argument(call, 0, 'batch_size'),
+                  syntax.argument(call, position, 'drop_remainder'), position, tainted, chain)
+    elif canonical in apis.IN_MEMORY_SOURCES and call.args:
+      self._in_memory(module, fn, call)
+    elif canonical in apis.DATA_SOURCES and call.args:
+      path = syntax.literal(call.args[0])
+      if isinstance(path, str) and is_local_path(path):
+        reading.local_paths.append((module, call, path))
+
+  def _in_memory(self, module, fn, call):
+    """Dataset.from_tensor_slices(data): what the data is made of (program/data.py), strings among the input's."""
+    problems = data.dtype_problems(self.program, module, fn, call.args[0])
+    for kind, origin, detail in problems:
+      if kind == data.STRINGS and detail == 'Python strings':
+        self.reading.raw_strings.append((module, call, 'strings (Python strings at %s:%d)' % (
+            origin.module.path, origin.node.lineno)))
+      elif kind == data.STRINGS:
+        self.reading.strings.append((module, call, 'string columns (%s, %s:%d)' % (
+            detail, origin.module.path, origin.node.lineno)))
+    self.reading.in_memory.append((module, fn, call, problems))
+
+  def _strings(self, module, fn, call, canonical):
+    """Sources of string tensors: decode_csv with string defaults, from_generator yielding tf.string."""
+    if canonical in apis.CSV_DECODERS:
+      defaults = syntax.argument(call, 1, 'record_defaults')
+      columns = data.string_defaults(self.program, module, fn, defaults) if defaults is not None else 0
+      if columns:
+        self.reading.strings.append((module, call, '%d string column%s (tf.decode_csv\'s record_defaults \'\')' % (
+            columns, '' if columns == 1 else 's')))
+    elif canonical in apis.GENERATOR_SOURCES:
+      types = syntax.argument(call, 1, 'output_types')
+      if types is not None and data.holds_string_dtype(self.program, module, fn, types):
+        self.reading.strings.append((module, call, 'tf.string elements (from_generator\'s output_types)'))
+
+  def _batch(self, module, fn, call, method, size, drop, drop_position, tainted, chain):
+    site = BatchSite(module, fn, call, method, size, drop, drop_position, chain,
+                     size is not None and holds_batch(size, tainted))
+    site.drops = True if drop is True else self._drops(module, fn, drop, 0)
+    if size is not None:
+      site.origin = trace_size(self.program, module, fn, size)
+    self.reading.batches.append(site)
+
+  def _drops(self, module, fn, node, depth):
+    """True/False when drop_remainder is known to be True/False (on a TPU), None when it cannot be told."""
+    if node is None:
+      return False
+    value = syntax.literal(node)
+    if value is not syntax.NO_VALUE:
+      return bool(value)
+    if isinstance(node, ast.IfExp) and mentions_tpu(node.test):
+      return self._drops(module, fn, node.body, depth + 1)  # `True if use_tpu else False`: True on a TPU
+    if isinstance(node, ast.Name) and depth < 4:
+      expression, owner_module, owner = self._value_of(module, fn, node.id)
+      if expression is not None:
+        return self._drops(owner_module, owner, expression, depth + 1)
+    return None
+
+  def _value_of(self, module, fn, name):
+    """(expression, module, function) a name was given: an assignment, or the argument of a known call."""
+    kind, bound, owner_module, owner = self.program.lookup(module, fn, name)
+    if kind == 'value':
+      return bound, owner_module, owner
+    if kind == 'param' and name in self.bindings.get(id(bound), {}):
+      return self.bindings[id(bound)][name]
+    return None, None, None
+
+
+def trace_size(program, module, fn, node):
+  """The SizeOrigin of a batch size expression used in `fn`."""
+  for _ in range(MAX_SIZE_HOPS):
+    if not isinstance(node, ast.Name):
+      break
+    kind, bound, _, owner = program.lookup(module, fn, node.id)
+    if not (kind == 'value' and owner is fn):
+      break
+    if reads_params(bound):
+      return SizeOrigin('params', module, fn, bound, fn, None)
+    node = bound
+  if syntax.is_literal(node):
+    return SizeOrigin('literal', module, fn, node, fn, None)
+  if isinstance(node, ast.Attribute) and apis.is_flags(program.canonical(module, fn, node.value)):
+    return SizeOrigin('flag', module, fn, node, None, None)
+  if isinstance(node, ast.Attribute) and syntax.root_name(node):
+    kind, bound, _, owner = program.lookup(module, fn, syntax.root_name(node))
+    return SizeOrigin('attribute', module, fn, node, owner, (kind, bound))
+  if not isinstance(node, ast.Name):
+    return SizeOrigin('expression', module, fn, node, None, None)
+  kind, bound, _, owner = program.lookup(module, fn, node.id)
+  if kind == 'value' and owner is None:
+    return SizeOrigin('module value', module, fn, node, None, bound)
+  if kind == 'import':
+    return SizeOrigin('import', module, fn, node, None, bound)
+  if kind in ('param', 'value') and owner is not fn:
+    return SizeOrigin('closure' if kind == 'value' else 'parameter', module, fn, node, owner, bound)
+  if kind == 'param':
+    return SizeOrigin('parameter', module, fn, node, owner, bound)
+  return SizeOrigin('unknown', module, fn, node, owner, (kind, bound))
+
+
+def returned_tensors(program, target):
+  """(module, return statement) of the returns of an input_fn (and the functions it returns from) that hand
+  TPUEstimator tensors (`iterator.get_next()`, a `features, labels` tuple) rather than a tf.data.Dataset."""
+  found = []
+  for module, fn, value in _returns(program, target.module, target.node, 0):
+    for origin in values.origins(program, module, fn, value):
+      node = origin.node
+      if isinstance(node, (ast.Tuple, ast.List, ast.Dict)) or (
+          isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute) and node.func.attr == 'get_next'):
+        statement = module.parents.get(id(value))
+        found.append((module, statement if isinstance(statement, ast.Return) else value))
+        break
+  return found
+
+
+def _returns(program, module, fn, depth):
+  """(module, function, returned expression) of a function's returns, through the project functions whose call
+  it returns (a lambda input_fn returning iris_data.train_input_fn(...))."""
+  found = []
+  for value in program.returned_values(fn):
+    if isinstance(value, ast.Call) and depth < 3 and not apis.is_tf(program.canonical(module, fn, value.func)):
+      callees = [c for c in program.callables.called_defs(module, fn, value) if not c.bound_positional]
+      for callee in callees:
+        found += _returns(program, callee.module, callee.node, depth + 1)
+      if callees:
+        continue
+    found.append((module, fn, value))
+  return found
+
+
+def _holds_params(node, tainted):
+  return isinstance(node, ast.Name) and tainted.get(node.id) == PARAMS
+
+
+def holds_batch(node, tainted):
+  """Whether an expression reads TPUEstimator's batch size: params['batch_size'] (params.get('batch_size'),
+  HParams' params.batch_size) or a name computed from it; params['train_batch_size'] is the program's own."""
+  params_names = [name for name, kind in tainted.items() if kind == PARAMS]
+  for child in ast.walk(node):
+    if isinstance(child, ast.Name) and tainted.get(child.id) == BATCH:
+      return True
+    if params_lib.reads_key(child, 'batch_size', params_names):
+      return True
+  return False
+
+
+def reads_params(node):
+  """Whether an expression reads a name `params` (anything TPUEstimator's params hold)."""
+  return any(isinstance(child, ast.Name) and child.id == 'params' for child in ast.walk(node))
+
+
+def mentions_tpu(node):
+  """True when an expression reads something named like use_tpu (a name, an attribute or a params key)."""
+  for child in ast.walk(node):
+    text = None
+    if isinstance(child, ast.Name):
+      text = child.id
+    elif isinstance(child, ast.Attribute):
+      text = child.attr
+    else:
+      value = syntax.literal(child)
+      text = value if isinstance(value, str) else None
+    if text and 'tpu' in text.lower():
+      return True
+  return False
+
+
+def is_local_path(path):
+  """A string that names a file or folder on this machine (not gs://, not a bare word like 'train')."""
+  if '://' in path or not path:
+    return False
+  return path.startswith(('/', './', '../', '~')) or ('/' in path and ' ' not in path)

@@ -1,0 +1,124 @@
+"""TPU rule 9 (steps): evaluate() on full batches, padded with rows of weight 0, with the number of steps, where
+the original reads a short last batch; the model_fn of its estimator then weights the loss and the metrics
+(fixers/model_fn.py)."""
+import libcst as cst
+
+from estimator_tpu.porting.program import syntax
+from estimator_tpu.porting.rewrite import edits as edits_lib
+from estimator_tpu.porting.rewrite import plans as plans_lib
+from estimator_tpu.porting.rewrite import templates
+from estimator_tpu.porting.rewrite.fixers import input_params
+
+STEPS_CODES = ('evaluate-without-steps', 'evaluate-steps-unseen', 'eval-spec-steps-none')
+
+
+def plan(port):
+  """Marks the evaluate() calls whose original reads a short last batch (its batch keeps the remainder): the port
+  evaluates them through tpu_exact_eval_input, and their estimators' model_fns weight the loss and metrics."""
+  port.padded_evaluations = []
+  port.exact_eval = set()  # estimator Sites whose evaluate() the port pads
+  for plan_ in port.plans.inputs:
+    use = plan_.use
+    if plan_.mode != plans_lib.EVAL or plan_.proper is None or not plan_.batches:
+      continue
+    if all(batch.drops for batch in plan_.batches):
+      continue  # the original evaluates full batches only: the port evaluates the same ones
+    required = port.findings(use.module, use.call, STEPS_CODES) or any(
+        port.findings(b.module, b.call, input_params.SHAPE_CODES) for b in plan_.batches)
+    if not required:
+      continue  # the port report asks for nothing here (TPU code that pads its data itself, like BERT's)
+    if _returns_tensors(port, plan_):
+      port.todo(use.module, use.call, STEPS_CODES, 9, 'evaluate on full batches: return the batched Dataset from '
+                'the input_fn (rule 3), then wrap it in tpu_exact_eval_input and pass steps=tpu_eval_steps(input_fn, '
+                'EVAL_BATCH_SIZE)')
+      continue
+    port.padded_evaluations.append(plan_)
+    port.exact_eval.update(plan_.estimators)
+
+
+def _returns_tensors(port, plan_):
+  """The port report says this input returns tensors (an iterator's get_next()), not the Dataset that padding
+  takes."""
+  functions = [(plan_.proper.module, plan_.proper.node)] + [(b.module, b.fn) for b in plan_.batches]
+  for module, fn in functions:
+    f = port.file_of(module)
+    node = f.node(fn)
+    first, last = f.line(node), f.end_line(node)
+    for finding in port.report.findings:
+      if finding.code == 'input-fn-returns-tensors' and finding.path == module.path and \
+          first <= finding.line <= last:
+        return True
+  return False
+
+
+def pad(port):
+  for plan_ in port.padded_evaluations:
+    _pad_evaluation(port, plan_)
+
+
+def _pad_evaluation(port, plan_):
+  # Ports rule 9 (steps).
+  use = plan_.use
+  module, call = use.module, use.call
+  f = port.file_of(module)
+  site = plan_.estimators[0] if len(plan_.estimators) == 1 else None
+  batch = port.plans.batch_expression(site, plans_lib.EVAL) if site is not None else None
+  if batch is None or not all(b.origin is not None and port.plans.visible(module, use.fn, b.origin)
+                              for b in plan_.batches):
+    port.todo(module, call, STEPS_CODES, 9, 'evaluate on full batches: wrap the input_fn in tpu_exact_eval_input and '
+              "pass steps=tpu_eval_steps(input_fn, EVAL_BATCH_SIZE) (the eval batch size could not be traced here)")
+    return
+  port.add_helper(f, 'exact_eval', templates.EXACT_EVAL_HELPERS.format(tf=port.tf_v1(f)), 9,
+                  'evaluate() on a TPU runs `steps` full batches: pad them, count every example once.')
+  node = f.node(call)
+  statement = f.statement_of(node)
+  input_arg = edits_lib.arg_node(node, 0, 'input_fn')
+  if isinstance(input_arg.value, cst.Name):
+    name = input_arg.value.value
+    holder = None
+  else:
+    name = port.new_name(f, 'exact_eval_input_fn')
+    holder = {}
+  steps_arg = edits_lib.arg_node(node, 1, 'steps')
+  steps = syntax.argument(call, 1, 'steps')
+  literal = syntax.literal(steps) if steps is not None else None
+  count = 'tpu_eval_steps(%s, %s)' % (name, batch)
+  if steps is None or literal is None:
+    steps_code = count
+  elif literal is syntax.NO_VALUE:
+    steps_code = '%s or %s' % (edits_lib.code_of(steps_arg.value), count)
+  else:
+    steps_code = None  # a number of steps the program chose: kept
+  edits = port.edits[f]
+
+  if holder is not None:
+    def capture(updated):
+      holder['value'] = updated.value
+      return updated.with_changes(value=cst.Name(name))
+    edits.replace(input_arg, capture)
+  if steps_code is not None:
+    column = f.column(node)
+
+    def set_steps(updated):
+      changed = edits_lib.set_keyword(updated, 'steps', edits_lib.expression(steps_code))
+      if changed is None and steps_arg is not None:  # positional
+        args = list(updated.args)
+        index = [i for i, a in enumerate(args) if a.keyword is None][1]
+        args[index] = args[index].with_changes(value=edits_lib.expression(steps_code))
+        return updated.with_changes(args=args)
+      return changed or edits_lib.add_keywords(updated, [('steps', edits_lib.expression(steps_code))], column)
+    edits.replace(node, set_steps)
+
+  def wrap():
+    value = holder['value'] if holder is not None else cst.Name(name)
+    wrapped = cst.Call(func=cst.Name('tpu_exact_eval_input'), args=[cst.Arg(value)])
+    line = cst.SimpleStatementLine([cst.Assign([cst.AssignTarget(cst.Name(name))], wrapped)])
+    text = edits_lib.rule_comment(9, 'a TPU evaluates full batches: padded with copies of weight 0; steps '
+                                  'counts them.')
+    return [edits_lib.commented(line, text, f.indent_of(statement))]
+  edits.insert_before(statement, [wrap])
+  port.take(module, call, STEPS_CODES)
+  port.change(f, node, 9, 'evaluate(): input padded to full batches of %s, steps=%s' % (
+      batch, steps_code or edits_lib.code_of(steps_arg.value)))
+  for batch_plan in plan_.batches:
+    port.take(batch_plan.module, batch_plan.call, input_params.SHAPE_CODES)
