@@ -8,10 +8,11 @@ import shutil
 import subprocess
 import sys
 
+from support import port_expectations
 from support.paths import PORT_FIXTURES
 from support.paths import REPO_ROOT
-from support.port_patterns import PATTERNS
 from bench.port_yardstick import score
+from estimator_tpu.porting.report import codes
 
 
 def test_the_program_list_and_the_judgments_match():
@@ -51,7 +52,8 @@ def run_score(tmp_path, required, not_required=()):
 
 
 def test_the_scorer_counts_true_false_missed_and_unjudged(tmp_path):
-  required = [(path, line, rule) for path, line, rule, severity in PATTERNS['main_block'] if severity == 'required']
+  required = [(path, line, codes.rule_of(code)) for path, line, code, severity in
+              port_expectations.findings('main_block') if severity == 'required']
   completed, summary = run_score(tmp_path, required)
   assert completed.returncode == 0, completed.stdout + completed.stderr
   assert (summary['true'], summary['false'], summary['missed'], summary['unjudged']) == (len(required), 0, 0, 0)

@@ -58,6 +58,8 @@ class Port(object):
     self.estimators = [site for site in self.uses.index.sites.values()
                        if site.kind == 'tpu' or (site.kind == 'estimator' and apis.is_core_estimator(site.canonical))]
     self.settings = {}  # what fixers/tpu_estimator.py added to each file
+    self.padded_evaluations = []  # the InputPlans of the evaluations fixers/exact_evaluation.py pads
+    self.exact_eval = set()  # the estimator Sites whose evaluate() it pads (their model_fns weight, rule 9)
     self.plans = plans_lib.Plans(self)
 
   def file_of(self, module):
@@ -171,15 +173,17 @@ class Port(object):
 
   # --- the port -------------------------------------------------------------------------------------------------
 
-  def run(self):
+  def run(self, only=None):
+    """The port: every fixer in order, then a TODO at each required finding left. `only`: run just these fixers
+    (each a function of fixers.FIXERS), and leave no TODO for the rest (a fixer's own test)."""
     if not self.estimators and not any(x.severity == REQUIRED for x in self.report.findings):
       raise UserError('no Estimator is built in %s: nothing to port.' % ', '.join(self.report.files) if len(
           self.report.files) < 4 else 'no Estimator is built in the %d files given: nothing to port.'
           % len(self.report.files),
           'give the files that build the tf.estimator.Estimator (and those of its model_fn and input_fns).')
-    for fixer in fixers.FIXERS:
+    for fixer in only or fixers.FIXERS:
       fixer(self)
-    for f in self.files:
+    for f in self.files if only is None else ():
       for finding in self.report.findings:
         if finding.path == f.path and finding.severity == REQUIRED and finding not in self.handled:
           # One TODO per statement and rule: the first required finding's fix stands for the others.

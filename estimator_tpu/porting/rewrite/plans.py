@@ -37,7 +37,7 @@ class BatchPlan(object):
     self.chain = site.chain
     self.proper = proper
     self.modes = modes
-    self.drops = site.drop is True or (site.drop is not None and syntax.literal(site.drop) is True)
+    self.drops = site.drops is True  # the reading's drop_remainder, True when it is known to be True
     self.how = None
     self.origin = None
 

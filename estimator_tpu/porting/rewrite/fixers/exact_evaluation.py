@@ -15,8 +15,6 @@ STEPS_CODES = ('evaluate-without-steps', 'evaluate-steps-unseen', 'eval-spec-ste
 def plan(port):
   """Marks the evaluate() calls whose original reads a short last batch (its batch keeps the remainder): the port
   evaluates them through tpu_exact_eval_input, and their estimators' model_fns weight the loss and metrics."""
-  port.padded_evaluations = []
-  port.exact_eval = set()  # estimator Sites whose evaluate() the port pads
   for plan_ in port.plans.inputs:
     use = plan_.use
     if plan_.mode != plans_lib.EVAL or plan_.proper is None or not plan_.batches:

@@ -1,0 +1,118 @@
+"""The one reading of a program (estimator_tpu/porting/program) that the report checks and the rewrite ports: its
+facts (the estimators and what they are given, the batch sites and where their sizes come from), each with an
+anchor, and the registry of finding codes."""
+import glob
+import os
+import re
+import textwrap
+
+from support.paths import REPO_ROOT
+from estimator_tpu import rules
+from estimator_tpu.porting.program import anchors
+from estimator_tpu.porting.program import callables
+from estimator_tpu.porting.program import inputs
+from estimator_tpu.porting.program import reading
+from estimator_tpu.porting.program import uses as uses_lib
+from estimator_tpu.porting.report import codes
+
+PROGRAM = '''\
+import tensorflow as tf
+
+BATCH = 32
+
+
+def model_fn(features, labels, mode, params):
+  return tf.estimator.EstimatorSpec(mode, loss=tf.reduce_mean(features))
+
+
+def make_input_fn(batch_size, training):
+  def input_fn(params):
+    dataset = tf.data.Dataset.from_tensors(([1.0], [1]))
+    return dataset.batch(batch_size, drop_remainder=training)
+  return input_fn
+
+
+def eval_input_fn():
+  return tf.data.Dataset.from_tensors(([1.0], [1])).batch(BATCH)
+
+
+estimator = tf.estimator.Estimator(model_fn, params={'hidden': 8})
+estimator.train(make_input_fn(BATCH, True), max_steps=10)
+estimator.evaluate(eval_input_fn)
+'''
+
+
+def read(tmp_path, source=PROGRAM, name='program.py'):
+  path = tmp_path / name
+  path.write_text(textwrap.dedent(source))
+  program, bad = reading.read([str(path)])
+  assert bad == []
+  return program
+
+
+def test_the_estimators_and_what_they_are_given(tmp_path):
+  program = read(tmp_path)
+  uses = uses_lib.read_uses(program)
+  [site] = uses.index.sites.values()
+  assert (site.kind, site.canonical, sorted(site.modes)) == ('estimator', 'tensorflow.estimator.Estimator',
+                                                              ['evaluate', 'train'])
+  assert [t.node.name for t in uses.model_fns_of(site)] == ['model_fn']
+  assert sorted(uses.params[id(site.call)].entries) == ['hidden']
+  assert [(u.mode, [t.node.name for t in u.targets], u.sites) for u in uses.input_fns] == [
+      ('train', ['input_fn'], [site]), ('evaluate', ['eval_input_fn'], [site])]
+
+
+def test_batch_sites_say_where_their_size_comes_from_and_whether_they_drop(tmp_path):
+  program = read(tmp_path)
+  uses = uses_lib.read_uses(program)
+  train, evaluate = [u.targets[0] for u in uses.input_fns]
+  [built] = inputs.read_input_fn(program, train).batches
+  # The builder's argument BATCH reaches input_fn as the closure's batch_size; drop_remainder=training is True.
+  assert (built.origin.kind, built.origin.node.id, built.origin.owner.name, built.drops) == (
+      'parameter', 'batch_size', 'make_input_fn', True)
+  [plain] = inputs.read_input_fn(program, evaluate).batches
+  assert (plain.origin.kind, plain.origin.node.id, plain.drops, plain.from_params) == (
+      'module value', 'BATCH', False, False)
+  assert inputs.read_input_fn(program, train) is inputs.read_input_fn(program, train)  # read once
+
+
+def test_an_anchor_counts_characters_where_ast_counts_bytes(tmp_path):
+  program = read(tmp_path, 'import tensorflow as tf\nlabel = "ééé"; est = tf.estimator.Estimator(model_fn=None)\n')
+  [module] = program.modules
+  call = [node for node in reading.ast.walk(module.tree) if isinstance(node, reading.ast.Call)][0]
+  assert call.col_offset == len('label = "ééé"; est = '.encode('utf-8'))
+  assert anchors.anchor(program, module, call) == anchors.Anchor(
+      module.path, 2, len('label = "ééé"; est = '), 'Call', 'tensorflow.estimator.Estimator')
+
+
+def test_a_callable_through_a_partial_keeps_what_it_binds(tmp_path):
+  program = read(tmp_path, '''\
+      import functools
+
+      def input_fn(data_dir, params):
+        return data_dir
+
+      bound = functools.partial(input_fn, '/data')
+      ''')
+  [module] = program.modules
+  value = module.assignments['bound'][0]
+  [target] = program.callables.resolve(module, None, value)
+  assert isinstance(target, callables.Fn) and (target.node.name, target.bound_positional) == ('input_fn', 1)
+
+
+def report_sources():
+  return sorted(glob.glob(os.path.join(REPO_ROOT, 'estimator_tpu', 'porting', 'report', '*.py')))
+
+
+def test_every_code_is_registered_with_a_rule_and_every_registered_code_is_made():
+  made = set()
+  for path in report_sources():
+    if path.endswith('codes.py'):
+      continue
+    with open(path) as f:
+      text = f.read()
+    made.update(re.findall(r"\.(?:required|advice|unknown)\(\s*[\w.]+,\s*[\w.\[\]]+,\s*'([a-z0-9-]+)'", text))
+    made.update(re.findall(r"\.add\(\s*[\w.]+,\s*[\w.]+,\s*'([a-z0-9-]+)'", text))
+  assert made == set(codes.BY_CODE), (made - set(codes.BY_CODE), set(codes.BY_CODE) - made)
+  assert all(code.rule in rules.BY_NUMBER and code.about for code in codes.CODES)
+  assert len(codes.CODES) == len(codes.BY_CODE)  # no code twice

@@ -1,0 +1,646 @@
+"""The port report (python -m estimator_tpu.port): exact findings on fixtures of classic legacy shapes, on the
+project's own Estimator program (the "before" of the port) and on its TPUEstimator program (nothing required).
+
+Nothing here needs TensorFlow: the tool reads source only.
+"""
+import collections
+import json
+import os
+import re
+import subprocess
+import sys
+import textwrap
+
+import pytest
+
+from support import port_expectations
+from support.paths import PORT_FIXTURES
+from support.paths import REPO_ROOT
+from support.programs import run_main
+from estimator_tpu.porting.report import ADVICE
+from estimator_tpu.porting.report import REQUIRED
+from estimator_tpu.porting.report import UNKNOWN
+from estimator_tpu.porting.report import scan_paths
+from estimator_tpu.porting.cli import main as port_main
+from estimator_tpu.porting.report import codes
+
+# --- The project's two programs, by role; the expectations below refer to the roles.
+ESTIMATOR_PROGRAM = collections.OrderedDict([
+    ('program', 'mnist.py'),
+    ('model_fn', 'estimator_tpu/estimator/model_fn.py'),
+    ('input_fn', 'estimator_tpu/estimator/input_fn.py'),
+    # The same Estimator trained by a TF_CONFIG cluster; MIGRATION.md's rule 14 names both.
+    ('cluster', 'tools/mnist_cluster.py'),
+    ('distributed', 'estimator_tpu/distributed/training.py'),
+])
+TPU_PROGRAM = collections.OrderedDict([
+    ('program', 'mnist_tpu.py'),
+    ('tpu', 'estimator_tpu/tpu'),
+    ('network', 'estimator_tpu/model.py'),
+    ('runner', 'estimator_tpu/runner.py'),
+    ('serving', 'estimator_tpu/serving.py'),
+    ('data', 'estimator_tpu/data'),
+    ('runtime', 'estimator_tpu/runtime'),
+    ('flags', 'flags'),
+])
+
+FIXTURES = PORT_FIXTURES
+MIGRATION_DOC = os.path.join(REPO_ROOT, 'docs', 'MIGRATION.md')
+
+# (role, a snippet of the line the finding is on, rule, severity[, a snippet of the line below it that is meant]): lines are found by their code, so the
+# expectations survive the files moving.
+ESTIMATOR_EXPECTED = [
+    ('program', 'config = tf.estimator.RunConfig(', 1, REQUIRED),
+    ('program', 'config = tf.estimator.RunConfig(', 2, ADVICE),
+    ('program', 'config = tf.estimator.RunConfig(', 8, ADVICE),
+    ('program', 'return tf.estimator.Estimator(', 1, REQUIRED),
+    ('program', 'return estimator.evaluate(input_fn, steps=fv.eval_steps', 9, REQUIRED),
+    ('model_fn', 'def model_fn(features, labels, mode):', 3, REQUIRED),
+    ('model_fn', 'return tf.estimator.EstimatorSpec(mode, predictions=', 5, REQUIRED),
+    ('model_fn', 'return tf.estimator.EstimatorSpec(mode, loss=loss, eval_metric_ops=', 5, REQUIRED),  # EstimatorSpec
+    ('model_fn', 'return tf.estimator.EstimatorSpec(mode, loss=loss, eval_metric_ops=', 5, REQUIRED),  # eval_metric_ops
+    ('model_fn', "tf.summary.scalar('learning_rate', rate)", 7, REQUIRED),
+    ('model_fn', 'train_op = optimizer.minimize(loss', 6, REQUIRED),
+    ('model_fn', 'return tf.estimator.EstimatorSpec(mode, loss=loss, train_op=train_op)', 5, ADVICE),  # TRAIN only
+    # Each input_fn: no params, and the batch size of its builder; training and evaluation: no drop_remainder.
+    ('input_fn', 'def train_input_fn_builder(', 3, REQUIRED, 'def input_fn():'),
+    ('input_fn', 'dataset = dataset.batch(batch_size)', 3, REQUIRED),
+    ('input_fn', 'dataset = dataset.batch(batch_size)', 4, REQUIRED),
+    ('input_fn', 'def eval_input_fn_builder(', 3, REQUIRED, 'def input_fn():'),
+    ('input_fn', 'dataset = records.read_dataset(path).batch(batch_size)', 3, REQUIRED),
+    ('input_fn', 'dataset = records.read_dataset(path).batch(batch_size)', 4, REQUIRED),
+    ('input_fn', 'def predict_input_fn_builder(', 3, REQUIRED, 'def input_fn():'),
+    ('input_fn', 'dataset = records.read_dataset(path).take(num_examples).batch(batch_size)', 3, REQUIRED),
+    ('distributed', 'run_config = tf.estimator.RunConfig()', 1, REQUIRED),
+    ('distributed', 'run_config = tf.estimator.RunConfig()', 2, ADVICE),
+    ('distributed', 'run_config = tf.estimator.RunConfig()', 8, ADVICE),
+    ('distributed', 'eval_spec = tf.estimator.EvalSpec(', 9, REQUIRED),
+    ('distributed', 'tf.estimator.train_and_evaluate(estimator, train_spec, eval_spec)', 14, ADVICE),
+]
+
+
+def as_tuples(report, root=None):
+  """Sorted (path relative to root, line, rule, severity) of a report's findings."""
+  return sorted((os.path.relpath(f.path, root) if root else f.path, f.line, f.rule, f.severity)
+                for f in report.findings)
+
+
+def line_of(path, snippet, below=None):
+  """The line holding `snippet`, or with `below`, the first line under it that holds `below`."""
+  with open(path) as f:
+    texts = list(f)
+  lines = [number for number, text in enumerate(texts, 1) if snippet in text]
+  assert len(lines) == 1, 'snippet %r is on lines %s of %s' % (snippet, lines, path)
+  if below is None:
+    return lines[0]
+  return next(number for number, text in enumerate(texts, 1) if number > lines[0] and below in text)
+
+
+def program_paths(table):
+  return [os.path.join(REPO_ROOT, path) for path in table.values()]
+
+
+# --- The project's own programs ---------------------------------------------------------------------------------
+
+def test_estimator_program_reports_exactly_its_migration_rows():
+  report = scan_paths(program_paths(ESTIMATOR_PROGRAM))
+  expected = sorted((ESTIMATOR_PROGRAM[role], line_of(os.path.join(REPO_ROOT, ESTIMATOR_PROGRAM[role]), snippet,
+                                                       *below), rule, severity)
+                     for role, snippet, rule, severity, *below in ESTIMATOR_EXPECTED)
+  assert as_tuples(report, REPO_ROOT) == expected
+  assert report.bad_inputs == [] and report.exit_status() == 1
+
+
+def migration_step_rows():
+  """{rule: (Estimator cell, TPUEstimator cell)} of MIGRATION.md's table of the TPU rules."""
+  rows = {}
+  with open(MIGRATION_DOC) as f:
+    for line in f:
+      cells = [cell.strip() for cell in line.split('|')]
+      if len(cells) > 4 and cells[1].isdigit():
+        rows[int(cells[1])] = (cells[3], cells[4])
+  return rows
+
+
+def rows_the_port_changes(rows):
+  """Rules where the Estimator program has something the TPUEstimator one does differently: not '—' (nothing
+  there), not 'As for Estimator' or 'The same', and no '..., unchanged' or 'needs no change' (the same code)."""
+  return set(rule for rule, (estimator, tpu) in rows.items()
+             if estimator != '—' and not tpu.startswith(('As for Estimator', 'The same'))
+             and 'unchanged' not in tpu and 'needs no change' not in tpu)
+
+
+def doc_name(path):
+  """How MIGRATION.md names a file: without the package folder (`estimator/model_fn.py`, `mnist.py`)."""
+  return path[len('estimator_tpu/'):] if path.startswith('estimator_tpu/') else path
+
+
+def test_the_estimator_program_reports_exactly_the_rows_migration_md_lists():
+  report = scan_paths(program_paths(ESTIMATOR_PROGRAM))
+  rows = migration_step_rows()
+  assert rows_the_port_changes(rows) == {1, 2, 3, 4, 5, 6, 7, 8, 9, 14}  # the doc parses
+  reported = set(f.rule for f in report.findings)
+  assert reported == rows_the_port_changes(rows)
+  # A rule that names files of the Estimator program is reported in one of them (rule 14 names two).
+  by_file = collections.defaultdict(set)
+  for finding in report.findings:
+    by_file[doc_name(os.path.relpath(finding.path, REPO_ROOT))].add(finding.rule)
+  for row, (estimator, _) in rows.items():
+    named = [doc_name(path) for path in ESTIMATOR_PROGRAM.values() if doc_name(path) in estimator]
+    assert not named or any(row in by_file.get(name, ()) for name in named), (row, named)
+  assert sorted(by_file) == ['distributed/training.py', 'estimator/input_fn.py', 'estimator/model_fn.py',
+                             'mnist.py']
+
+
+def test_tpu_program_reports_nothing():
+  report = scan_paths(program_paths(TPU_PROGRAM))
+  assert report.findings == [] and report.bad_inputs == []
+  assert report.exit_status() == 0
+  assert len(report.files) > len(TPU_PROGRAM)  # the folders were searched
+
+
+def test_mnist_py_alone_names_the_files_it_could_not_follow():
+  """Scanned without its library, mnist.py's model_fn and input_fns are named with the files to add, and what is
+  in mnist.py itself is still reported."""
+  report = scan_paths([os.path.join(REPO_ROOT, 'mnist.py')])
+  unknown = [(f.line, f.rule, f.message) for f in report.findings if f.severity == UNKNOWN]
+  mnist_py = os.path.join(REPO_ROOT, 'mnist.py')
+  assert [(line, rule) for line, rule, _ in unknown] == [
+      (line_of(mnist_py, 'return tf.estimator.Estimator('), 5),
+      (line_of(mnist_py, 'estimator.train(input_fn, max_steps'), 3),
+      (line_of(mnist_py, 'return estimator.evaluate(input_fn'), 3),
+      (line_of(mnist_py, 'return estimator.predict(input_fn'), 3)]
+  assert ('`model_fn_lib.model_fn_builder` comes from estimator_tpu.estimator.model_fn '
+          '(estimator_tpu/estimator/model_fn.py), which is not among the scanned files') in unknown[0][2]
+  assert all('estimator_tpu/estimator/input_fn.py' in message for _, _, message in unknown[1:])
+  assert sorted(set(f.rule for f in report.findings)) == [1, 2, 3, 5, 8, 9]
+
+
+# --- Fixtures: the classic legacy shapes ------------------------------------------------------------------------
+
+@pytest.mark.parametrize('fixture', port_expectations.names())
+def test_fixture_findings_are_exactly_its_expectations(fixture):
+  """Every finding on the fixture's folder, by file, line, code and severity, as its expected.json lists them;
+  each code of the registry, with its rule, and every message says what to change."""
+  folder = os.path.join(FIXTURES, fixture)
+  report = scan_paths([folder])
+  found = sorted((os.path.relpath(f.path, folder), f.line, f.code, f.severity) for f in report.findings)
+  expected = port_expectations.findings(fixture)
+  assert found == expected
+  assert report.bad_inputs == []
+  assert all(f.rule == codes.rule_of(f.code) for f in report.findings)
+  assert all(' -> ' in f.message and '\n' not in f.message for f in report.findings), report.findings
+  assert report.exit_status() == (1 if any(severity == REQUIRED for _, _, _, severity in expected) else 0)
+
+
+def test_bert_optimizer_outside_the_scanned_files_cannot_be_told():
+  report = scan_paths([os.path.join(FIXTURES, 'bert_like', 'run_classifier.py')])
+  unknown = [f for f in report.findings if f.rule == 6]
+  assert [(f.line, f.severity) for f in unknown] == [(78, UNKNOWN)]
+  assert 'optimization.create_optimizer(...)' in unknown[0].message
+  assert report.count(REQUIRED) == 0
+
+
+def test_messages_say_what_is_there_and_what_to_change():
+  report = scan_paths([os.path.join(FIXTURES, 'custom_estimator')])
+  for finding in report.findings:
+    assert ' -> ' in finding.message, finding  # what to change, cannot-tell findings included
+  messages = [f.message for f in report.findings if f.line == 22 and f.rule == 3]
+  assert messages == ["the batch size is `batch_size`, an argument of train_input_fn(), not params['batch_size'] -> "
+                      "batch with params['batch_size']: TPUEstimator sets it to the per-core batch on a TPU (the "
+                      "global batch on CPU) and splits train_batch_size over the cores itself."]
+
+
+# --- Resolving names --------------------------------------------------------------------------------------------
+
+def write(tmp_path, name, source):
+  path = tmp_path / name
+  path.parent.mkdir(parents=True, exist_ok=True)
+  path.write_text(textwrap.dedent(source))
+  return str(path)
+
+
+def rows_and_lines(report):
+  return sorted((os.path.basename(f.path), f.line, f.rule, f.severity) for f in report.findings)
+
+
+LEGACY_MODEL_FN = '''
+def model_fn(features, labels, mode):
+  loss = tf.reduce_mean(features)
+  return Spec(mode, loss=loss)
+'''
+
+
+@pytest.mark.parametrize('imports,estimator,spec', [
+    ('import tensorflow as tf', 'tf.estimator.Estimator', 'tf.estimator.EstimatorSpec'),
+    ('import tensorflow as tf', 'tf.compat.v1.estimator.Estimator', 'tf.compat.v1.estimator.EstimatorSpec'),
+    ('import tensorflow.compat.v1 as tf', 'tf.estimator.Estimator', 'tf.estimator.EstimatorSpec'),
+    ('import tensorflow as tf\nfrom tensorflow import estimator as est', 'est.Estimator', 'est.EstimatorSpec'),
+    ('import tensorflow as tf\nfrom tensorflow.estimator import Estimator, EstimatorSpec', 'Estimator',
+     'EstimatorSpec'),
+    ('import tensorflow as tf\nimport tensorflow_estimator as tfe', 'tfe.estimator.Estimator',
+     'tfe.estimator.EstimatorSpec'),
+])
+def test_import_aliases_resolve_to_the_same_api(tmp_path, imports, estimator, spec):
+  source = imports + '\nSpec = %s\n' % spec + LEGACY_MODEL_FN + '\nmodel = %s(model_fn=model_fn)\n' % estimator
+  report = scan_paths([write(tmp_path, 'legacy.py', source)])
+  rows = sorted(f.rule for f in report.findings if f.severity == REQUIRED)
+  assert rows == [1, 3, 5], report.findings
+
+
+def test_model_fn_found_through_partial_a_builder_a_parameter_and_another_module(tmp_path):
+  write(tmp_path, 'pkg/__init__.py', '')
+  write(tmp_path, 'pkg/models.py', '''
+      import functools
+      import tensorflow as tf
+
+      def _model_fn(features, labels, mode, hidden):
+        tf.summary.scalar('x', tf.reduce_mean(features))
+        return tf.estimator.tpu.TPUEstimatorSpec(mode, loss=tf.reduce_mean(features))
+
+      def builder(hidden):
+        return functools.partial(_model_fn, hidden=hidden)
+      ''')
+  write(tmp_path, 'pkg/main.py', '''
+      import tensorflow as tf
+      from pkg import models
+
+      def build(model_fn, config):
+        return tf.estimator.tpu.TPUEstimator(model_fn=model_fn, config=config, train_batch_size=8,
+                                             eval_batch_size=8, predict_batch_size=8)
+
+      def run(config):
+        return build(models.builder(3), config)
+      ''')
+  report = scan_paths([str(tmp_path / 'pkg')])
+  assert rows_and_lines(report) == [('models.py', 5, 3, REQUIRED),  # the partial leaves no params
+                                    ('models.py', 6, 7, REQUIRED)]
+
+
+def test_a_model_fn_that_cannot_be_found_is_named_not_guessed(tmp_path):
+  path = write(tmp_path, 'main.py', '''
+      import tensorflow as tf
+      from somewhere_else import make_model_fn
+
+      estimator = tf.estimator.tpu.TPUEstimator(model_fn=make_model_fn(), config=None, train_batch_size=8)
+      ''')
+  report = scan_paths([path])
+  notes = [f for f in report.findings if f.severity == UNKNOWN]
+  assert len(notes) == 1 and 'somewhere_else' in notes[0].message and notes[0].rule == 5
+
+
+def test_correct_tpu_estimator_code_has_nothing_required(tmp_path):
+  path = write(tmp_path, 'good.py', '''
+      import tensorflow.compat.v1 as tf
+
+      def model_fn(features, labels, mode, params):
+        logits = tf.layers.dense(features['x'], 10)
+        loss = tf.losses.sparse_softmax_cross_entropy(labels, logits)
+        optimizer = tf.train.AdamOptimizer(1e-3)
+        optimizer = tf.tpu.CrossShardOptimizer(optimizer) if params['use_tpu'] else optimizer
+        if not params['use_tpu']:
+          tf.summary.scalar('loss', loss)  # only off the TPU
+        train_op = optimizer.minimize(loss, tf.train.get_global_step())
+        return tf.estimator.tpu.TPUEstimatorSpec(mode, loss=loss, train_op=train_op)
+
+      def input_fn(params):
+        batch = params['batch_size']
+        dataset = tf.data.Dataset.range(100).map(lambda i: ({'x': tf.zeros([4])}, tf.cast(i % 10, tf.int32)))
+        return dataset.repeat().batch(batch, drop_remainder=True)
+
+      def predict_input_fn(params):
+        return tf.data.Dataset.range(10).map(lambda i: {'x': tf.zeros([4])}).batch(params['batch_size'])
+
+      def main(master):
+        config = tf.estimator.tpu.RunConfig(
+            master=master, model_dir='gs://bucket/model',
+            tpu_config=tf.estimator.tpu.TPUConfig(iterations_per_loop=100, num_shards=8))
+        estimator = tf.estimator.tpu.TPUEstimator(model_fn=model_fn, config=config, train_batch_size=64,
+                                                  eval_batch_size=64, predict_batch_size=64)
+        estimator.train(input_fn, max_steps=1000)
+        estimator.evaluate(input_fn, steps=10)
+        return list(estimator.predict(predict_input_fn))
+      ''')
+  report = scan_paths([path])
+  assert report.findings == [] and report.exit_status() == 0
+
+
+def test_numpy_input_fn_is_named_as_what_to_replace(tmp_path):
+  path = write(tmp_path, 'numpy_input.py', '''
+      import tensorflow as tf
+
+      def train(estimator, x, y):
+        input_fn = tf.estimator.inputs.numpy_input_fn({'x': x}, y, batch_size=32, shuffle=True)
+        estimator.train(input_fn, max_steps=10)
+      ''')
+  findings = scan_paths([path]).findings
+  assert [(f.line, f.rule, f.severity) for f in findings] == [(6, 3, REQUIRED)]
+  assert 'numpy_input_fn' in findings[0].message
+
+
+STEP_FLAGS = '''
+    import tensorflow as tf
+    from absl import flags
+    flags.DEFINE_integer('train_steps', 1000, 'Total steps.')
+    flags.DEFINE_integer('eval_steps', None, 'Batches to evaluate; None: all.')
+    FLAGS = flags.FLAGS
+
+    def input_fn(params):
+      return tf.data.Dataset.range(8).batch(params['batch_size'], drop_remainder=True)
+
+    def run(fv, estimator):
+      estimator.train(input_fn, max_steps=fv.train_steps)
+      estimator.evaluate(input_fn, steps=fv.eval_steps)
+      estimator.evaluate(input_fn, steps=FLAGS.eval_batches)
+      estimator.evaluate(input_fn, steps=num_batches(fv))
+    '''
+
+
+def test_step_counts_read_from_flags_take_the_flags_defaults(tmp_path):
+  write(tmp_path, 'steps.py', STEP_FLAGS)
+  report = scan_paths([str(tmp_path / 'steps.py')])
+  assert [(f.line, f.rule, f.severity) for f in report.findings] == [(13, 9, REQUIRED), (14, 9, UNKNOWN)]
+  assert '(`fv.eval_steps` is the flag --eval_steps, which defaults to None: %s:5)' % (
+      tmp_path / 'steps.py') in report.findings[0].message
+  assert '`FLAGS.eval_batches` is only known at run time' in report.findings[1].message
+
+
+def test_flags_defined_in_an_imported_module_are_read_but_not_checked(tmp_path):
+  write(tmp_path, 'app_flags.py', '''
+      from absl import flags
+      flags.DEFINE_integer('eval_steps', None, 'Batches to evaluate.')
+      flags.DEFINE_string('data_dir', '/tmp/data', 'A local default: advice, were this file scanned.')
+      ''')
+  path = write(tmp_path, 'main.py', '''
+      import app_flags
+      import tensorflow as tf
+      from absl import flags
+      FLAGS = flags.FLAGS
+
+      def input_fn(params):
+        return tf.data.Dataset.range(8).batch(params['batch_size'], drop_remainder=True)
+
+      def run(estimator):
+        estimator.evaluate(input_fn, steps=FLAGS.eval_steps)
+      ''')
+  report = scan_paths([path])
+  assert [(os.path.basename(f.path), f.line, f.rule, f.severity) for f in report.findings] == [
+      ('main.py', 11, 9, REQUIRED)]
+  assert 'app_flags.py:3)' in report.findings[0].message
+
+
+def test_in_memory_data_converted_a_few_lines_up_has_a_dtype(tmp_path):
+  path = write(tmp_path, 'predict.py', '''
+      import numpy as np
+      import tensorflow as tf
+
+      def predict(estimator, images, batch_size):
+        pixels = images.reshape(-1, 784).astype(np.float32)
+        raw = images.reshape(-1, 784)
+
+        def input_fn(params):
+          return tf.data.Dataset.from_tensor_slices({'x': pixels}).batch(params['batch_size'])
+
+        def raw_input_fn(params):
+          return tf.data.Dataset.from_tensor_slices({'x': raw}).batch(params['batch_size'])
+
+        estimator.predict(input_fn)
+        return estimator.predict(raw_input_fn)
+      ''')
+  report = scan_paths([path])
+  assert [(f.line, f.rule, f.severity) for f in report.findings] == [(13, 15, UNKNOWN)]
+
+
+# --- The command line -------------------------------------------------------------------------------------------
+
+def run_cli(args):
+  return run_main(port_main, args)
+
+
+def test_text_output_is_one_line_per_finding_and_a_summary():
+  status, out, err = run_cli([os.path.join(FIXTURES, 'contrib_tpu')])
+  lines = out.splitlines()
+  assert status == 1 and err == ''
+  assert len(lines) == len(port_expectations.findings('contrib_tpu')) + 1
+  assert re.match(r'.*mnist_contrib\.py:35: \[required\] rule 18 \(XLA ops\): '
+                  r'`tf\.py_func` inside model_fn', lines[7])
+  assert lines[-1] == '1 file(s) checked: 4 required, 18 advice, 0 cannot tell statically.'
+
+
+def test_json_output_for_tools():
+  status, out, _ = run_cli(['--format=json', os.path.join(FIXTURES, 'bert_like')])
+  document = json.loads(out)
+  assert status == 0
+  assert document['summary'] == {'files': 2, 'required': 0, 'advice': 11, 'cannot_tell': 0, 'unreadable': 0,
+                                 'exit_status': 0}
+  first = document['findings'][0]
+  assert sorted(first) == ['anchor', 'code', 'fix', 'line', 'message', 'name', 'path', 'rule', 'severity', 'title']
+  assert (os.path.basename(first['path']), first['line'], first['rule']) == ('optimization.py', 15, 19)
+  # The code says what kind of finding it is; the anchor, the node it is at (column: characters, 0-based).
+  assert first['code'] == 'contrib-name' and first['fix'].startswith('tf.tpu.CrossShardOptimizer')
+  with open(os.path.join(FIXTURES, 'bert_like', 'optimization.py')) as f:
+    line = f.read().splitlines()[14]
+  assert first['anchor'] == {'line': 15, 'column': line.index('tf.contrib.tpu.CrossShardOptimizer'),
+                             'kind': 'Attribute', 'name': 'tensorflow.contrib.tpu.CrossShardOptimizer'}
+  assert set(f['severity'] for f in document['findings']) == {'advice'}
+  assert all(f['rule'] == codes.rule_of(f['code']) for f in document['findings'])
+
+
+def test_a_missing_path_is_one_error_line_and_the_rest_is_still_checked(tmp_path):
+  missing = str(tmp_path / 'nope.py')
+  status, out, err = run_cli([missing, os.path.join(FIXTURES, 'keras_in_model_fn')])
+  assert status == 2
+  assert err == 'error: %s: no such file or folder. Fix: give the path of a Python file or a folder.\n' % missing
+  assert 'trainer.py:25: [required]' in out and out.splitlines()[-1].endswith('1 unreadable.')
+
+
+def test_an_unparsable_file_is_named_and_the_others_are_checked(tmp_path):
+  write(tmp_path, 'py2.py', 'print "hello"\n')
+  write(tmp_path, 'ok.py', 'import tensorflow as tf\nest = tf.estimator.Estimator(model_fn=None)\n')
+  status, out, err = run_cli([str(tmp_path)])
+  assert status == 2  # bad input wins over the required finding in ok.py
+  assert err.startswith('error: %s: does not parse as Python %d.%d (line 1' % (
+      (os.path.join(str(tmp_path), 'py2.py'),) + sys.version_info[:2]))
+  assert 'Python 2 code' in err
+  assert 'ok.py:2: [required] rule 1' in out
+
+
+def test_exit_status_zero_when_nothing_is_required():
+  status, _, _ = run_cli([os.path.join(FIXTURES, 'bert_like')])
+  assert status == 0
+
+
+def test_python_dash_m_runs_without_tensorflow_installed_or_imported(tmp_path):
+  path = write(tmp_path, 'legacy.py', 'import tensorflow as tf\nest = tf.estimator.Estimator(model_fn=None)\n')
+  # -S -I style isolation is not needed: the tool must simply never import what it reads.
+  result = subprocess.run([sys.executable, '-c', 'import sys; from estimator_tpu.porting.cli import main; '
+                           'status = main([%r]); assert "tensorflow" not in sys.modules; sys.exit(status)' % path],
+                          cwd=REPO_ROOT, stdout=subprocess.PIPE, stderr=subprocess.PIPE, universal_newlines=True)
+  assert result.returncode == 1, result.stderr
+  assert 'legacy.py:2: [required] rule 1' in result.stdout
+
+
+def test_bad_arguments_exit_2():
+  with pytest.raises(SystemExit) as exit_info:
+    run_cli(['--format=xml', 'x.py'])
+  assert exit_info.value.code == 2
+
+
+# --- Robustness on code never seen ------------------------------------------------------------------------------
+
+ODD_CODE = '''
+import functools, tensorflow as tf
+from . import sibling
+from .. import cousin
+from tensorflow import *
+
+def recursive_builder():
+  return recursive_builder()
+
+model_fn = recursive_builder()
+loop_a = lambda: loop_b
+loop_b = loop_a
+
+class Trainer(object):
+  input_fn = staticmethod(lambda params: None)
+
+  @property
+  def estimator(self):
+    return tf.estimator.Estimator(model_fn=self.model_fn, params=dict(**{}))
+
+  def model_fn(self, features, labels, mode, params, *args, **kwargs):
+    opt = self.make_optimizer()
+    return opt.minimize(*args)
+
+  def run(self, **kwargs):
+    self.estimator.train(self.input_fn, **kwargs)
+    self.estimator.evaluate(input_fn=lambda *a: a[0])
+    tf.estimator.Estimator(model_fn=recursive_builder(), config=tf.estimator.RunConfig(**kwargs))
+    tf.estimator.Estimator(*[model_fn])
+    return [x async for x in y] if False else None
+
+async def async_input_fn(params):
+  global something
+  return (await something).batch()
+
+def decorated(fn):
+  return functools.wraps(fn)(lambda *a, **k: fn(*a, **k))
+
+@decorated
+def wrapped_model_fn(features, labels, mode, params=None):
+  nonlocal_free = [tf.where(c) for c in features]
+  return tf.estimator.EstimatorSpec(mode)[0][1:2]
+
+est = tf.estimator.Estimator(model_fn=wrapped_model_fn)
+est.train(input_fn=functools.partial(functools.partial(async_input_fn)), steps=None, max_steps=None)
+x: int = 3
+del x
+'''
+
+
+def test_odd_code_never_crashes_the_scan(tmp_path):
+  write(tmp_path, 'pkg/__init__.py', '')
+  write(tmp_path, 'pkg/sub/__init__.py', '')
+  path = write(tmp_path, 'pkg/sub/odd.py', ODD_CODE)
+  report = scan_paths([str(tmp_path)])
+  assert report.bad_inputs == []
+  assert not [f for f in report.findings if 'could not analyse' in f.message]
+  lines = set((f.line, f.rule) for f in report.findings if f.path == path)
+  assert (45, 9) in lines  # train() with neither steps nor max_steps
+  assert (42, 5) in lines  # EstimatorSpec in a decorated model_fn
+  assert (23, 6) in lines  # self.model_fn resolved to the method: its optimizer cannot be told
+
+
+def test_tensorflow_estimators_own_source_scans_without_a_crash():
+  """The largest body of Estimator code at hand: every construct in it must be handled or named."""
+  import tensorflow_estimator  # noqa: F401 -- only to find the installed package's folder
+  folder = os.path.dirname(tensorflow_estimator.__file__)
+  report = scan_paths([os.path.join(folder, 'python', 'estimator', sub) for sub in ('tpu', 'canned', 'export')])
+  assert report.bad_inputs == [] and len(report.files) > 40
+  assert not [f for f in report.findings if 'could not analyse' in f.message]
+
+
+# --- One construct at a time ------------------------------------------------------------------------------------
+
+TPU_ESTIMATOR = ('tf.estimator.tpu.TPUEstimator(model_fn, config=config, train_batch_size=8, eval_batch_size=8, '
+                 'predict_batch_size=8)')
+CASES = {
+    'estimator_subclass': ('''
+        import tensorflow as tf
+
+        class MyEstimator(tf.estimator.Estimator):
+          def __init__(self, config=None):
+            super(MyEstimator, self).__init__(model_fn=self._model_fn, config=config)
+
+          def _model_fn(self, features, labels, mode, params):
+            return tf.estimator.EstimatorSpec(mode, loss=tf.reduce_mean(features))
+        ''', [(4, 1, REQUIRED), (9, 5, REQUIRED)]),
+    'premade_and_keras_estimators': ('''
+        import tensorflow as tf
+        a = tf.estimator.DNNClassifier(hidden_units=[10], feature_columns=[])
+        b = tf.contrib.learn.LinearRegressor(feature_columns=[])
+        c = tf.keras.estimator.model_to_estimator(keras_model=None)
+        ''', [(3, 1, REQUIRED), (4, 1, REQUIRED), (4, 19, ADVICE), (5, 1, REQUIRED)]),
+    'train_and_evaluate_specs': ('''
+        import tensorflow as tf
+        def run(estimator, train_input_fn, eval_input_fn):
+          train_spec = tf.estimator.TrainSpec(train_input_fn)
+          eval_spec = tf.estimator.EvalSpec(eval_input_fn, steps=None)
+          tf.estimator.train_and_evaluate(estimator, train_spec, eval_spec)
+        ''', [(4, 3, UNKNOWN), (4, 9, REQUIRED), (5, 3, UNKNOWN), (5, 9, REQUIRED)]),  # no cluster: no rule 14
+    'run_config_with_master_and_cluster': ('''
+        import tensorflow as tf
+        resolver = tf.distribute.cluster_resolver.TPUClusterResolver(tpu=['my-tpu'])
+        config = tf.estimator.tpu.RunConfig(master='grpc://10.0.0.2:8470', cluster=resolver,
+                                            tpu_config=tf.estimator.tpu.TPUConfig(num_shards=8))
+        ''', [(4, 2, REQUIRED), (5, 8, ADVICE)]),
+    'model_fn_ops': ('''
+        import tensorflow as tf
+        def model_fn(features, labels, mode, params):
+          x = tf.cast(features['x'], tf.float64)
+          words = tf.strings.split(features['text'])
+          kept = tf.where(x > 0, x, tf.zeros_like(x))  # three arguments: static
+          ids, _ = tf.unique(labels)
+          y = tf.numpy_function(lambda v: v, [x], tf.float32)
+          return tf.estimator.tpu.TPUEstimatorSpec(mode, loss=tf.reduce_sum(kept),
+                                                   training_hooks=[tf.train.StopAtStepHook(10)])
+        estimator = %s
+        ''' % TPU_ESTIMATOR, [(4, 15, REQUIRED), (5, 15, REQUIRED), (7, 4, REQUIRED),
+                              (8, 18, REQUIRED), (9, 8, ADVICE)]),
+    'map_and_batch_and_queues': ('''
+        import tensorflow as tf
+        def input_fn(params):
+          d = tf.data.TFRecordDataset('data/train.tfrecord')
+          d = d.apply(tf.data.experimental.map_and_batch(lambda r: r, params['batch_size']))
+          images, labels = tf.train.shuffle_batch([d], batch_size=32, capacity=100, min_after_dequeue=10)
+          return d
+        def main(estimator):
+          estimator.train(input_fn, steps=10)
+        ''', [(4, 17, ADVICE), (5, 4, REQUIRED), (6, 4, ADVICE)]),
+    'flags_in_functions': ('''
+        import tensorflow as tf
+        from absl import flags
+        FLAGS = flags.FLAGS
+        def model_fn(features, labels, mode, params):
+          return tf.estimator.tpu.TPUEstimatorSpec(mode, loss=tf.reduce_sum(features) * FLAGS.scale)
+        def input_fn(params):
+          size = FLAGS.batch_size
+          return tf.data.Dataset.range(FLAGS.limit).batch(size, drop_remainder=True)
+        def main(config):
+          estimator = %s
+          estimator.train(input_fn, max_steps=FLAGS.steps)
+        ''' % TPU_ESTIMATOR, [(6, 3, ADVICE), (9, 3, ADVICE), (9, 3, REQUIRED),  # line 8: the batch size
+                              (12, 9, UNKNOWN)]),  # max_steps=FLAGS.steps: no DEFINE_integer('steps') to read
+    'classifier_that_is_not_an_estimator': ('''
+        def fit_and_score(classifier, x_train, y_train, x_test):
+          classifier.fit(x_train, y_train)
+          return classifier.predict(x_test), classifier.evaluate(x_test)
+        ''', []),
+}
+
+
+@pytest.mark.parametrize('case', sorted(CASES))
+def test_one_construct_at_a_time(tmp_path, case):
+  source, expected = CASES[case]
+  report = scan_paths([write(tmp_path, case + '.py', source)])
+  assert sorted((f.line, f.rule, f.severity) for f in report.findings) == sorted(expected), report.findings

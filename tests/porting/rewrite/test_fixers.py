@@ -1,0 +1,441 @@
+"""Each fixer of the port (estimator_tpu/porting/rewrite/fixers/), alone, on a small program: the code before and
+exactly the code after, as LibCST's own codemod tests check a codemod. The whole port on real shapes of code is
+test_write.py's; these say what each fixer writes.
+"""
+import os
+import textwrap
+
+import pytest
+
+from estimator_tpu.porting.rewrite import engine
+from estimator_tpu.porting.rewrite.fixers import contrib_names
+from estimator_tpu.porting.rewrite.fixers import exact_evaluation
+from estimator_tpu.porting.rewrite.fixers import infeed_dtypes
+from estimator_tpu.porting.rewrite.fixers import input_params
+from estimator_tpu.porting.rewrite.fixers import model_fn
+from estimator_tpu.porting.rewrite.fixers import tpu_estimator
+
+
+def ported(tmp_path, monkeypatch, before, fixers):
+  """The text the given fixers make of `before` (a program of one file), and nothing else of the port."""
+  (tmp_path / 'program.py').write_text(textwrap.dedent(before))
+  monkeypatch.chdir(tmp_path)
+  return engine.Port(['program.py']).run(only=fixers).files[0].ported
+
+
+# rule 19: tf.contrib's TPUEstimator to its TF 1.15 home; the contrib import it no longer needs goes, and the
+# continuation line follows the new parenthesis
+CONTRIB_NAMES_BEFORE = """
+import tensorflow as tf
+from tensorflow.contrib import tpu as contrib_tpu
+
+
+def run(model_fn, config):
+  return contrib_tpu.TPUEstimator(model_fn=model_fn, config=config, use_tpu=False,
+                                  train_batch_size=8)
+"""
+CONTRIB_NAMES_AFTER = """
+import tensorflow as tf
+
+
+def run(model_fn, config):
+  return tf.estimator.tpu.TPUEstimator(model_fn=model_fn, config=config, use_tpu=False,
+                                       train_batch_size=8)
+"""
+
+# rules 1, 2, 8: RunConfig -> tpu.RunConfig with the TPU and a TPUConfig; Estimator -> TPUEstimator; the
+# settings as constants; a batch size already from params cannot be traced: a TODO
+TPU_ESTIMATOR_BEFORE = """
+import tensorflow as tf
+
+
+def model_fn(features, labels, mode, params):
+  return tf.estimator.tpu.TPUEstimatorSpec(mode, loss=tf.reduce_mean(features))
+
+
+def input_fn(params):
+  return tf.data.Dataset.from_tensors(([1.0], [1])).repeat().batch(params['batch_size'], drop_remainder=True)
+
+
+def main():
+  config = tf.estimator.RunConfig(model_dir='/tmp/model')
+  estimator = tf.estimator.Estimator(model_fn, config=config)
+  estimator.train(input_fn, max_steps=10)
+"""
+TPU_ESTIMATOR_AFTER = """
+import tensorflow as tf
+
+# TPU rule 1 (TPUEstimator): how this program runs on a TPU: set USE_TPU, and TPU_NAME (rule 2:
+# where the TPU is), for one.
+USE_TPU = False  # Run on a Cloud TPU; false: TPUEstimator on this machine's CPU.
+TPU_NAME = None  # The Cloud TPU to use (TPUClusterResolver); local on a TPU VM.
+TPU_ZONE = None  # GCE zone of the Cloud TPU.
+GCP_PROJECT = None  # GCP project of the Cloud TPU.
+ITERATIONS_PER_LOOP = 100  # Training steps per TPU loop (TPUConfig.iterations_per_loop).
+NUM_SHARDS = None  # TPU cores (TPUConfig.num_shards); None: those of the TPU.
+
+
+# TPU rule 2 (where the TPU is): the Cloud TPU RunConfig names; none: this machine.
+def tpu_cluster_resolver(tpu_name, zone=None, project=None):
+  # The Cloud TPU named tpu_name ('local': the TPU of this TPU VM), for RunConfig(cluster=...);
+  # None: no TPU.
+  if not tpu_name:
+    return None
+  return tf.distribute.cluster_resolver.TPUClusterResolver(tpu_name, zone=zone, project=project)
+
+
+def model_fn(features, labels, mode, params):
+  return tf.estimator.tpu.TPUEstimatorSpec(mode, loss=tf.reduce_mean(features))
+
+
+def input_fn(params):
+  return tf.data.Dataset.from_tensors(([1.0], [1])).repeat().batch(params['batch_size'], drop_remainder=True)
+
+
+def main():
+  # TPU rule 1 (TPUEstimator): a tpu RunConfig: where the TPU is (rule 2), and TPUConfig (rule 8:
+  # steps per TPU loop).
+  tpu_config = tf.estimator.tpu.TPUConfig(
+      iterations_per_loop=ITERATIONS_PER_LOOP,
+      num_shards=NUM_SHARDS)
+  config = tf.estimator.tpu.RunConfig(model_dir='/tmp/model',
+                                      cluster=tpu_cluster_resolver(TPU_NAME, TPU_ZONE, GCP_PROJECT),
+                                      tpu_config=tpu_config)
+  # TPU rule 1 (TPUEstimator): TPUEstimator, with use_tpu and the global batch sizes the input_fns
+  # were given.
+  # TODO(tpu port, rule 1): pass train_batch_size=...: the global batch of the train input_fn (it
+  # could not be traced here)
+  estimator = tf.estimator.tpu.TPUEstimator(model_fn, config=config, use_tpu=USE_TPU)
+  estimator.train(input_fn, max_steps=10)
+"""
+
+# rules 3, 4: input_fn(params) batches with params['batch_size'] and drop_remainder=True, its batches pinned to
+# the static shape the map after the batch loses
+INPUT_PARAMS_BEFORE = """
+import tensorflow as tf
+
+BATCH_SIZE = 32
+
+
+def train_input_fn():
+  dataset = tf.data.Dataset.from_tensors(([1.0], [1])).repeat()
+  return dataset.batch(BATCH_SIZE).map(lambda x, y: (x * 2, y))
+
+
+def model_fn(features, labels, mode, params):
+  return tf.estimator.tpu.TPUEstimatorSpec(mode, loss=tf.reduce_mean(features))
+
+
+estimator = tf.estimator.Estimator(model_fn)
+estimator.train(train_input_fn, max_steps=10)
+"""
+INPUT_PARAMS_AFTER = """
+import tensorflow as tf
+
+
+# TPU rule 4 (static shapes): XLA compiles a TPU program for one static shape.
+def tpu_static_batch(dataset, batch_size):
+  # dataset with the leading dimension of every tensor set to batch_size: its batches are all
+  # full (drop_remainder=True), which the steps after the batch may not keep in the shapes.
+
+  def pin(*elements):
+    for tensor in tf.nest.flatten(elements):
+      if tensor.shape.ndims:
+        tensor.set_shape([batch_size] + tensor.shape.as_list()[1:])
+    return elements if len(elements) > 1 else elements[0]
+
+  return dataset.map(pin)
+
+
+BATCH_SIZE = 32
+
+
+# TPU rule 3 (params): TPUEstimator calls input_fn with params, where the batch size is.
+def train_input_fn(params):
+  dataset = tf.data.Dataset.from_tensors(([1.0], [1])).repeat()
+  # TPU rule 3 (params): the batch size is params['batch_size'], which TPUEstimator sets.
+  # TPU rule 4 (static shapes): full batches only (drop_remainder=True): one static shape for XLA.
+  return tpu_static_batch(
+      dataset.batch(params['batch_size'], drop_remainder=True).map(lambda x, y: (x * 2, y)),
+      params['batch_size'])
+
+
+def model_fn(features, labels, mode, params):
+  return tf.estimator.tpu.TPUEstimatorSpec(mode, loss=tf.reduce_mean(features))
+
+
+estimator = tf.estimator.Estimator(model_fn)
+estimator.train(train_input_fn, max_steps=10)
+"""
+
+# rule 9: evaluate() of an input that keeps the short last batch: padded to full batches, with the number of
+# steps
+EXACT_EVALUATION_BEFORE = """
+import tensorflow as tf
+
+EVAL_BATCH = 16
+
+
+def eval_input_fn(params):
+  return tf.data.Dataset.from_tensor_slices(([[1.0]] * 20, [1] * 20)).batch(EVAL_BATCH)
+
+
+def model_fn(features, labels, mode, params):
+  return tf.estimator.tpu.TPUEstimatorSpec(mode, loss=tf.reduce_mean(features))
+
+
+estimator = tf.estimator.Estimator(model_fn)
+print(estimator.evaluate(eval_input_fn))
+"""
+EXACT_EVALUATION_AFTER = """
+import tensorflow as tf
+
+
+# TPU rule 9 (steps): evaluate() on a TPU runs `steps` full batches: pad them, count every example
+# once.
+def tpu_exact_eval_input(input_fn):
+  # input_fn for evaluate() on a TPU, which runs full batches of params['batch_size'] only:
+  # input_fn is read one example at a time (batches of 1 lose none), each example weighted 1
+  # in features['tpu_weight'], then padded with copies of the first one, weighted 0: the
+  # padding counts in no metric and in no loss.
+
+  def add_weight(weight):
+    def weighted(features, *labels):
+      features = dict(features, tpu_weight=weight)
+      return (features,) + labels if labels else features
+    return weighted
+
+  def padded_input_fn(params):
+    examples = input_fn(params=dict(params, batch_size=1)).unbatch()
+    padding = examples.take(1).map(add_weight(0.0)).repeat(params['batch_size'] - 1)
+    dataset = examples.map(add_weight(1.0)).concatenate(padding)
+    return dataset.batch(params['batch_size'], drop_remainder=True)
+
+  return padded_input_fn
+
+
+def tpu_eval_steps(input_fn, batch_size):
+  # The number of batches of batch_size that input_fn (a tpu_exact_eval_input) yields; it reads
+  # the input once.
+  with tf.Graph().as_default():
+    dataset = input_fn(params={'batch_size': batch_size})
+    count = dataset.reduce(tf.constant(0, tf.int64), lambda count, *batch: count + 1)
+    with tf.Session() as session:
+      return int(session.run(count))
+
+
+EVAL_BATCH = 16
+
+
+def eval_input_fn(params):
+  return tf.data.Dataset.from_tensor_slices(([[1.0]] * 20, [1] * 20)).batch(EVAL_BATCH)
+
+
+def model_fn(features, labels, mode, params):
+  return tf.estimator.tpu.TPUEstimatorSpec(mode, loss=tf.reduce_mean(features))
+
+
+estimator = tf.estimator.Estimator(model_fn)
+# TPU rule 9 (steps): a TPU evaluates full batches: padded with copies of weight 0; steps counts
+# them.
+eval_input_fn = tpu_exact_eval_input(eval_input_fn)
+print(estimator.evaluate(eval_input_fn, steps=tpu_eval_steps(eval_input_fn, EVAL_BATCH)))
+"""
+
+# rule 15: float64 NumPy data cast to float32 on the host as it enters the Dataset
+INFEED_DTYPES_BEFORE = """
+import numpy as np
+import tensorflow as tf
+
+
+def input_fn(params):
+  features = np.loadtxt('iris.csv', delimiter=',')
+  dataset = tf.data.Dataset.from_tensor_slices((features[:, :4], features[:, 4]))
+  return dataset.repeat().batch(params['batch_size'], drop_remainder=True)
+
+
+def model_fn(features, labels, mode, params):
+  return tf.estimator.tpu.TPUEstimatorSpec(mode, loss=tf.reduce_mean(features))
+
+
+estimator = tf.estimator.Estimator(model_fn)
+estimator.train(input_fn, max_steps=10)
+"""
+INFEED_DTYPES_AFTER = """
+import numpy as np
+import tensorflow as tf
+
+
+# TPU rule 15 (TPU dtypes): the TPU infeed takes no float64 (NumPy and pandas default to it).
+def tpu_float32(value):
+  # value (NumPy or pandas data) with its float64 made float32, on the host: the TPU infeed takes
+  # no float64. Models that compute in float32 get the same values.
+  if hasattr(value, 'select_dtypes'):  # a pandas DataFrame: its float64 columns
+    return value.astype(dict.fromkeys(value.select_dtypes('float64').columns, 'float32'))
+  return value.astype('float32') if str(getattr(value, 'dtype', '')) == 'float64' else value
+
+
+def input_fn(params):
+  features = np.loadtxt('iris.csv', delimiter=',')
+  # TPU rule 15 (TPU dtypes): the TPU infeed takes no float64: tpu_float32 casts it on the host.
+  dataset = tf.data.Dataset.from_tensor_slices(
+      tf.nest.map_structure(tpu_float32, (features[:, :4], features[:, 4])))
+  return dataset.repeat().batch(params['batch_size'], drop_remainder=True)
+
+
+def model_fn(features, labels, mode, params):
+  return tf.estimator.tpu.TPUEstimatorSpec(mode, loss=tf.reduce_mean(features))
+
+
+estimator = tf.estimator.Estimator(model_fn)
+estimator.train(input_fn, max_steps=10)
+"""
+
+# rules 3, 5, 6, 7: the specs, their metrics in a metric_fn, the optimizer wrapped when params['use_tpu'], the
+# summary written by host_call, params and config in the signature
+MODEL_FN_BEFORE = """
+import tensorflow as tf
+
+
+def model_fn(features, labels, mode):
+  logits = tf.layers.dense(features, 2)
+  loss = tf.losses.sparse_softmax_cross_entropy(labels, logits)
+  if mode == tf.estimator.ModeKeys.EVAL:
+    accuracy = tf.metrics.accuracy(labels, tf.argmax(logits, 1))
+    return tf.estimator.EstimatorSpec(mode, loss=loss, eval_metric_ops={'accuracy': accuracy})
+  tf.summary.scalar('loss', loss)
+  optimizer = tf.train.AdamOptimizer(0.01)
+  train_op = optimizer.minimize(loss, tf.train.get_global_step())
+  return tf.estimator.EstimatorSpec(mode, loss=loss, train_op=train_op)
+
+
+def input_fn(params):
+  return tf.data.Dataset.from_tensors(([[1.0]], [1])).repeat().batch(params['batch_size'], drop_remainder=True)
+
+
+estimator = tf.estimator.Estimator(model_fn)
+estimator.train(input_fn, max_steps=10)
+estimator.evaluate(input_fn, steps=1)
+"""
+MODEL_FN_AFTER = """
+import tensorflow as tf
+
+
+# TPU rule 3 (params): TPUEstimator passes params (use_tpu, the per-core batch size);
+# config.model_dir: where host_call writes.
+def model_fn(features, labels, mode, params, config):
+  logits = tf.layers.dense(features, 2)
+  loss = tf.losses.sparse_softmax_cross_entropy(labels, logits)
+  if mode == tf.estimator.ModeKeys.EVAL:
+    accuracy = tf.metrics.accuracy(labels, tf.argmax(logits, 1))
+    # TPU rule 5 (TPUEstimatorSpec): metric ops cannot run on the TPU: TPUEstimator runs metric_fn
+    # on the host.
+    def metric_fn(labels, logits):
+      accuracy = tf.metrics.accuracy(labels, tf.argmax(logits, 1))
+      return {'accuracy': accuracy}
+    # TPU rule 5 (TPUEstimatorSpec): TPUEstimator takes a TPUEstimatorSpec.
+    return tf.estimator.tpu.TPUEstimatorSpec(mode, loss=loss,
+                                             eval_metrics=(metric_fn, [labels, logits]))
+  optimizer = tf.train.AdamOptimizer(0.01)
+  # TPU rule 6 (gradient all-reduce): CrossShardOptimizer averages the cores' gradients; it has no
+  # kernel off the TPU.
+  if params['use_tpu']:
+    optimizer = tf.tpu.CrossShardOptimizer(optimizer)
+  train_op = optimizer.minimize(loss, tf.train.get_global_step())
+  # TPU rule 7 (summaries on the host): summary ops cannot run on the TPU: host_call writes them on
+  # the host, every step.
+  def tpu_host_call(global_step, loss):
+    writer = tf.compat.v2.summary.create_file_writer(config.model_dir)
+    with writer.as_default(), tf.compat.v2.summary.record_if(True):
+      tf.compat.v2.summary.scalar('loss', tf.reduce_mean(loss), step=global_step[0])
+      return tf.summary.all_v2_summary_ops()
+  host_call = (tpu_host_call, [tf.reshape(tf.train.get_global_step(), [1]), tf.reshape(loss, [1])])
+  # TPU rule 5 (TPUEstimatorSpec): TPUEstimator takes a TPUEstimatorSpec.
+  return tf.estimator.tpu.TPUEstimatorSpec(mode, loss=loss, train_op=train_op, host_call=host_call)
+
+
+def input_fn(params):
+  return tf.data.Dataset.from_tensors(([[1.0]], [1])).repeat().batch(params['batch_size'], drop_remainder=True)
+
+
+estimator = tf.estimator.Estimator(model_fn)
+estimator.train(input_fn, max_steps=10)
+estimator.evaluate(input_fn, steps=1)
+"""
+
+# rule 9 in model_fn: where evaluation is padded, the weights leave the features and weight the loss and the
+# metrics
+EXAMPLE_WEIGHTS_BEFORE = """
+import tensorflow as tf
+
+
+def model_fn(features, labels, mode, params):
+  logits = tf.layers.dense(features['x'], 2)
+  loss = tf.losses.sparse_softmax_cross_entropy(labels, logits)
+  if mode == tf.estimator.ModeKeys.EVAL:
+    accuracy = tf.metrics.accuracy(labels, tf.argmax(logits, 1))
+    return tf.estimator.EstimatorSpec(mode, loss=loss, eval_metric_ops={'accuracy': accuracy})
+  optimizer = tf.train.AdamOptimizer(0.01)
+  if params['use_tpu']:
+    optimizer = tf.tpu.CrossShardOptimizer(optimizer)
+  train_op = optimizer.minimize(loss, tf.train.get_global_step())
+  return tf.estimator.tpu.TPUEstimatorSpec(mode, loss=loss, train_op=train_op)
+
+
+def eval_input_fn(params):
+  return tf.data.Dataset.from_tensor_slices(({'x': [[1.0]] * 20}, [1] * 20)).batch(params['batch_size'])
+
+
+estimator = tf.estimator.Estimator(model_fn)
+estimator.evaluate(eval_input_fn)
+"""
+EXAMPLE_WEIGHTS_AFTER = """
+import tensorflow as tf
+
+
+def model_fn(features, labels, mode, params):
+  # TPU rule 9 (steps): rows that pad evaluation have weight 0: it leaves the features, weights loss
+  # and metrics.
+  features = dict(features)
+  tpu_weights = features.pop('tpu_weight', 1.0)
+  logits = tf.layers.dense(features['x'], 2)
+  # TPU rule 9 (steps): rows that pad the last evaluation batch count in no loss.
+  loss = tf.losses.sparse_softmax_cross_entropy(labels, logits, weights=tpu_weights)
+  if mode == tf.estimator.ModeKeys.EVAL:
+    accuracy = tf.metrics.accuracy(labels, tf.argmax(logits, 1))
+    # TPU rule 5 (TPUEstimatorSpec): metric ops cannot run on the TPU: TPUEstimator runs metric_fn
+    # on the host.
+    def metric_fn(labels, logits, tpu_weights):
+      accuracy = tf.metrics.accuracy(labels, tf.argmax(logits, 1), weights=tpu_weights)
+      return {'accuracy': accuracy}
+    # TPU rule 5 (TPUEstimatorSpec): TPUEstimator takes a TPUEstimatorSpec.
+    return tf.estimator.tpu.TPUEstimatorSpec(
+        mode, loss=loss, eval_metrics=(metric_fn, [labels, logits, tpu_weights]))
+  optimizer = tf.train.AdamOptimizer(0.01)
+  if params['use_tpu']:
+    optimizer = tf.tpu.CrossShardOptimizer(optimizer)
+  train_op = optimizer.minimize(loss, tf.train.get_global_step())
+  return tf.estimator.tpu.TPUEstimatorSpec(mode, loss=loss, train_op=train_op)
+
+
+def eval_input_fn(params):
+  return tf.data.Dataset.from_tensor_slices(({'x': [[1.0]] * 20}, [1] * 20)).batch(params['batch_size'])
+
+
+estimator = tf.estimator.Estimator(model_fn)
+estimator.evaluate(eval_input_fn)
+"""
+
+
+@pytest.mark.parametrize('before, fixers, after', [
+    (CONTRIB_NAMES_BEFORE, (contrib_names.fix,), CONTRIB_NAMES_AFTER),
+    (TPU_ESTIMATOR_BEFORE, (tpu_estimator.fix,), TPU_ESTIMATOR_AFTER),
+    (INPUT_PARAMS_BEFORE, (input_params.give_params_and_batch, input_params.pin_static_batches), INPUT_PARAMS_AFTER),
+    (EXACT_EVALUATION_BEFORE, (exact_evaluation.plan, exact_evaluation.pad), EXACT_EVALUATION_AFTER),
+    (INFEED_DTYPES_BEFORE, (infeed_dtypes.fix,), INFEED_DTYPES_AFTER),
+    (MODEL_FN_BEFORE, (model_fn.fix,), MODEL_FN_AFTER),
+    (EXAMPLE_WEIGHTS_BEFORE, (exact_evaluation.plan, model_fn.fix), EXAMPLE_WEIGHTS_AFTER),
+], ids=['contrib_names', 'tpu_estimator', 'input_params', 'exact_evaluation', 'infeed_dtypes', 'model_fn',
+        'example_weights'])
+def test_each_fixer_writes_exactly_this(tmp_path, monkeypatch, before, fixers, after):
+  assert ported(tmp_path, monkeypatch, before, fixers) == after

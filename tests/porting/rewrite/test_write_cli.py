@@ -1,0 +1,294 @@
+"""python -m estimator_tpu.port --write / --diff / --verify as a user meets them: what they print, their exit
+status, bad input (one `error: ... Fix: ...` line, exit 2, nothing half-written), code that is already ported,
+the user's bytes kept, and the port report that still runs without LibCST.
+"""
+import io
+import os
+import shutil
+import subprocess
+import sys
+import textwrap
+
+import pytest
+
+from support.paths import PORT_FIXTURES
+from support.paths import REPO_ROOT
+from estimator_tpu.porting.cli import main as port_main
+from estimator_tpu.porting.rewrite import output
+from estimator_tpu.porting.proof import verify
+from estimator_tpu.porting.rewrite import port
+
+LEGACY = '''
+import tensorflow.compat.v1 as tf
+
+
+def model_fn(features, labels, mode):
+  logits = tf.layers.dense(features['x'], 3)
+  loss = tf.losses.sparse_softmax_cross_entropy(labels=labels, logits=logits)
+  train_op = tf.train.GradientDescentOptimizer(0.1).minimize(loss, tf.train.get_global_step())
+  return tf.estimator.EstimatorSpec(mode, loss=loss, train_op=train_op)
+
+
+def input_fn():
+  return tf.data.Dataset.from_tensors(({'x': [[1.0, 2.0]]}, [1])).repeat().batch(32)
+
+
+estimator = tf.estimator.Estimator(model_fn)
+estimator.train(input_fn, max_steps=10)
+'''
+
+
+def cli(args, cwd):
+  """(exit status, stdout, stderr) of the command line, run in-process from `cwd`."""
+  out, err = io.StringIO(), io.StringIO()
+  here = os.getcwd()
+  os.chdir(cwd)
+  try:
+    status = port_main(args, stdout=out, stderr=err)
+  finally:
+    os.chdir(here)
+  return status, out.getvalue(), err.getvalue()
+
+
+def write(folder, name, text, **kwargs):
+  path = os.path.join(str(folder), name)
+  os.makedirs(os.path.dirname(path), exist_ok=True)
+  with open(path, 'w', **kwargs) as f:
+    f.write(textwrap.dedent(text))
+  return path
+
+
+def copy_fixture(name, tmp_path):
+  folder = str(tmp_path / name)
+  shutil.copytree(os.path.join(PORT_FIXTURES, name), folder)
+  return folder
+
+
+# --- What it prints and writes ----------------------------------------------------------------------------------
+
+def test_write_ports_every_file_says_what_it_changed_and_leaves_the_input_alone(tmp_path):
+  folder = copy_fixture('custom_estimator', tmp_path)
+  before = open(os.path.join(folder, 'iris_classifier.py')).read()
+  status, out, err = cli(['--write', str(tmp_path / 'out'), '.'], folder)
+  assert (status, err) == (0, '')
+  lines = out.splitlines()
+  assert lines[0].startswith('Ported 1 of 1 Python file(s) in %s (and 1 other file(s) copied): '
+                             % (tmp_path / 'out'))  # expected.json
+  assert 'rule 1 (TPUEstimator): ' in lines[0] and 'rule 9 (steps): ' in lines[0]
+  assert any(': rule 6 (gradient all-reduce): optimizer wrapped in CrossShardOptimizer' in line for line in lines)
+  assert lines[-1] == 'No TODO left: the port report requires nothing more.'
+  assert sorted(os.listdir(str(tmp_path / 'out'))) == ['expected.json', 'iris_classifier.py']
+  assert open(os.path.join(folder, 'iris_classifier.py')).read() == before
+  ported = open(str(tmp_path / 'out' / 'iris_classifier.py')).read()
+  assert 'tf.estimator.tpu.TPUEstimator(' in ported and '# TPU rule 1 (TPUEstimator): ' in ported
+
+
+def test_todos_are_listed_with_their_place_and_make_the_exit_status_1(tmp_path):
+  folder = copy_fixture('keras_in_model_fn', tmp_path)
+  status, out, _ = cli(['--write', str(tmp_path / 'out'), 'trainer.py'], folder)
+  assert status == 1
+  todos = [line.strip() for line in out.splitlines() if 'TODO(tpu port' in line]
+  ported = open(str(tmp_path / 'out' / 'trainer.py')).read().splitlines()
+  assert [t.split(': TODO', 1)[0].rsplit(':', 1)[0] for t in todos] == [str(tmp_path / 'out' / 'trainer.py')] * 2
+  for todo in todos:
+    line = int(todo.split(': TODO', 1)[0].rsplit(':', 1)[1])
+    assert ported[line - 1].strip().startswith('# TODO(tpu port, rule ')
+  assert [t.split('TODO(tpu port, ')[1].split(')')[0] for t in todos] == ['rule 6', 'rule 8']
+  assert '2 TODO(s) left for a human decision' in out
+
+
+def test_diff_prints_the_port_and_writes_nothing(tmp_path):
+  folder = copy_fixture('contrib_tpu', tmp_path)
+  files = sorted(os.listdir(folder))
+  status, out, _ = cli(['--diff', 'mnist_contrib.py'], folder)
+  assert status == 1  # TODOs left
+  assert out.startswith('--- a/mnist_contrib.py\n+++ b/mnist_contrib.py\n')
+  assert '-from tensorflow.contrib import tpu as contrib_tpu\n' in out
+  assert '+    dataset = dataset.batch(batch_size, drop_remainder=True)\n' in out
+  assert '# 4 TODO(s) left for a human decision' in out
+  assert sorted(os.listdir(folder)) == files
+
+
+def test_already_ported_code_changes_nothing_and_says_so(tmp_path):
+  out_dir = str(tmp_path / 'out')
+  status, out, err = cli(['--write', out_dir, 'mnist_tpu.py', 'estimator_tpu/tpu'], REPO_ROOT)
+  assert (status, err) == (0, '')
+  assert out == ('Nothing to port: the port report requires no change in mnist_tpu.py, estimator_tpu/tpu (already '
+                 'TPUEstimator code?); nothing was written.\n')
+  assert not os.path.exists(out_dir)
+
+
+def test_a_second_port_of_a_port_changes_nothing(tmp_path):
+  folder = copy_fixture('custom_estimator', tmp_path)
+  assert cli(['--write', str(tmp_path / 'once'), 'iris_classifier.py'], folder)[0] == 0
+  status, out, _ = cli(['--write', str(tmp_path / 'twice'), 'iris_classifier.py'], str(tmp_path / 'once'))
+  assert status == 0 and out.startswith('Nothing to port:') and not os.path.exists(str(tmp_path / 'twice'))
+
+
+# --- Bad input ----------------------------------------------------------------------------------------------------
+
+def bad_input_cases(tmp_path):
+  legacy = write(tmp_path / 'legacy', 'legacy.py', LEGACY)
+  broken = write(tmp_path / 'broken', 'py2.py', 'print "hello"\n')
+  write(tmp_path / 'broken', 'legacy.py', LEGACY)
+  library = write(tmp_path / 'library', 'layers.py', 'import tensorflow as tf\n\ndef dense(x):\n  return x\n')
+  full = str(tmp_path / 'full')
+  os.makedirs(full)
+  write(full, 'notes.txt', 'mine\n')
+  return {
+      'a file that does not parse': ([broken.rsplit(os.sep, 1)[0]], str(tmp_path / 'out1'),
+                                     'py2.py: does not parse as Python', 'fix the syntax'),
+      'a path that does not exist': ([str(tmp_path / 'nope.py')], str(tmp_path / 'out2'),
+                                     'nope.py: no such file or folder.', 'give the path of a Python file'),
+      'an OUT_DIR that is not empty': ([legacy], full, 'full exists and is not empty.', 'give --write a new or empty'),
+      'no Estimator': ([library], str(tmp_path / 'out4'), 'no Estimator is built in', 'give the files that build'),
+  }
+
+
+@pytest.mark.parametrize('case', ['a file that does not parse', 'a path that does not exist',
+                                  'an OUT_DIR that is not empty', 'no Estimator'])
+def test_bad_input_is_one_error_line_exit_2_and_nothing_written(case, tmp_path):
+  paths, out_dir, problem, fix = bad_input_cases(tmp_path)[case]
+  before = sorted(os.listdir(out_dir)) if os.path.isdir(out_dir) else None
+  status, out, err = cli(['--write', out_dir] + paths, str(tmp_path))
+  assert status == 2 and out == ''
+  assert err.count('\n') == 1 and err.startswith('error: ') and ' Fix: ' in err, err
+  assert problem in err.split(' Fix: ')[0] and fix in err.split(' Fix: ')[1]
+  assert (sorted(os.listdir(out_dir)) if os.path.isdir(out_dir) else None) == before
+  assert [n for n in os.listdir(str(tmp_path)) if n.startswith('.port-')] == []  # no staging folder left
+
+
+def test_a_write_that_fails_midway_leaves_no_out_dir(tmp_path, monkeypatch):
+  folder = copy_fixture('custom_estimator', tmp_path)
+  monkeypatch.chdir(folder)
+  result = port(['iris_classifier.py'])
+  result.files.append(result.files[0]._replace(relative=os.path.join('..', '..', 'escape', 'x.py'),
+                                               ported=None))  # writing it raises
+  with pytest.raises(TypeError):
+    output.write(result, str(tmp_path / 'out'))
+  assert not os.path.exists(str(tmp_path / 'out'))
+  assert [n for n in os.listdir(str(tmp_path)) if n.startswith('.port-')] == []
+
+
+# --- The user's code stays theirs ---------------------------------------------------------------------------------
+
+ODD_STYLE = ('# -*- coding: latin-1 -*-\r\n'
+             '"""Caf\xe9 classifier: CRLF line ends, tabs, and comments where the port changes nothing."""\r\n'
+             'import tensorflow.compat.v1 as tf\r\n'
+             '\r\n'
+             'SIZES  =  ( 3 ,\t4 )   # keep: odd spacing\r\n'
+             '\r\n'
+             '\r\n'
+             'def model_fn(features, labels, mode):   # keep: a comment on a changed line\r\n'
+             '  # keep: a comment above the network\r\n'
+             '  logits = tf.layers.dense(features["x"], SIZES[0])  # keep: trailing\r\n'
+             '  loss = tf.losses.sparse_softmax_cross_entropy(labels=labels, logits=logits)\r\n'
+             '  train_op = tf.train.GradientDescentOptimizer(0.1).minimize(\r\n'
+             '      loss,   # keep: inside a call\r\n'
+             '      tf.train.get_global_step())\r\n'
+             '  return tf.estimator.EstimatorSpec(mode, loss=loss, train_op=train_op)\r\n'
+             '\r\n'
+             '\r\n'
+             'def input_fn():\r\n'
+             '  return tf.data.Dataset.from_tensors(({"x": [[1.0, 2.0]]}, [1])).repeat().batch(32)\r\n'
+             '\r\n'
+             '\r\n'
+             'estimator = tf.estimator.Estimator(model_fn)  # keep: the estimator\r\n'
+             'estimator.train(input_fn, max_steps=10)\r\n')
+
+
+def test_comments_formatting_encoding_and_line_ends_stay_byte_for_byte(tmp_path):
+  folder = str(tmp_path / 'odd')
+  os.makedirs(folder)
+  with open(os.path.join(folder, 'odd.py'), 'wb') as f:
+    f.write(ODD_STYLE.encode('latin-1'))
+  status, _, err = cli(['--write', str(tmp_path / 'out'), 'odd.py'], folder)
+  assert status == 0, err
+  with open(str(tmp_path / 'out' / 'odd.py'), 'rb') as f:
+    ported = f.read()
+  text = ported.decode('latin-1')
+  assert b'Caf\xe9' in ported and '\n' not in text.replace('\r\n', '')  # latin-1 kept, every line ends in CRLF
+  original_lines = ODD_STYLE.split('\r\n')
+  ported_lines = text.split('\r\n')
+  for line in original_lines:
+    if '# keep' in line and 'def model_fn' not in line and 'Estimator(' not in line:
+      assert line in ported_lines, line  # untouched lines, byte for byte
+  assert 'def model_fn(features, labels, mode, params):   # keep: a comment on a changed line' in ported_lines
+  assert 'estimator = tf.estimator.tpu.TPUEstimator(' in text and '# keep: the estimator' in text
+  # The comments stay in their order.
+  kept = [line for line in original_lines if '# keep' in line]
+  assert [line.split('# keep')[1] for line in ported_lines if '# keep' in line] == [
+      line.split('# keep')[1] for line in kept]
+
+
+def test_every_unchanged_file_is_copied_as_it_is(tmp_path):
+  status, _, _ = cli(['--write', str(tmp_path / 'out'), 'mnist.py', 'estimator_tpu/estimator'], REPO_ROOT)
+  assert status == 0
+  with open(os.path.join(REPO_ROOT, 'estimator_tpu', 'estimator', '__init__.py'), 'rb') as f:
+    original = f.read()
+  with open(str(tmp_path / 'out' / 'estimator_tpu' / 'estimator' / '__init__.py'), 'rb') as f:
+    assert f.read() == original
+
+
+# --- LibCST is the port's, not the report's -----------------------------------------------------------------------
+
+WITHOUT_LIBCST = ('import sys; sys.modules["libcst"] = None  # any import of it fails\n'
+                  'from estimator_tpu.porting.cli import main\n'
+                  'status = main(sys.argv[1:])\n'
+                  'assert not [m for m in sys.modules if m.startswith("libcst") and sys.modules[m]]\n'
+                  'sys.exit(status)\n')
+
+
+def test_the_port_report_runs_without_libcst(tmp_path):
+  ran = subprocess.run([sys.executable, '-c', WITHOUT_LIBCST, os.path.join(PORT_FIXTURES, 'custom_estimator')],
+                       cwd=REPO_ROOT, stdout=subprocess.PIPE, stderr=subprocess.PIPE, universal_newlines=True)
+  assert ran.returncode == 1, ran.stderr
+  assert 'iris_classifier.py:66: [required] rule 1 (TPUEstimator)' in ran.stdout
+
+
+def test_write_without_libcst_is_one_error_line(tmp_path):
+  ran = subprocess.run([sys.executable, '-c', WITHOUT_LIBCST, '--write', str(tmp_path / 'out'),
+                        os.path.join(PORT_FIXTURES, 'custom_estimator')], cwd=REPO_ROOT, stdout=subprocess.PIPE,
+                       stderr=subprocess.PIPE, universal_newlines=True)
+  assert ran.returncode == 2 and ran.stdout == ''
+  assert ran.stderr.startswith('error: the port needs LibCST, which is not installed. Fix: pip install ')
+  assert ran.stderr.count('\n') == 1 and not os.path.exists(str(tmp_path / 'out'))
+
+
+# --- --verify -----------------------------------------------------------------------------------------------------
+
+def test_verify_without_entry_points_is_one_error_line(tmp_path):
+  status, out, err = cli(['--verify', str(tmp_path), 'mnist.py'], REPO_ROOT)
+  assert (status, out) == (2, '')
+  assert err == ('error: --verify needs the entry points. Fix: pass --model_fn=MODULE:NAME and '
+                 '--train_input_fn=MODULE:NAME (and --eval_input_fn to compare metrics).\n')
+
+
+def test_verify_fails_a_port_whose_todo_was_removed_by_hand(tmp_path, monkeypatch):
+  folder = copy_fixture('keras_in_model_fn', tmp_path)
+  out = str(tmp_path / 'out')
+  assert cli(['--write', out, 'trainer.py'], folder)[0] == 1
+  path = os.path.join(out, 'trainer.py')
+  with open(path) as f:
+    lines = [line for line in f if 'TODO(tpu port, rule 6)' not in line]
+  with open(path, 'w') as f:
+    f.writelines(lines)
+  check = verify.check_report(['trainer.py'], out, folder)
+  assert check.status == verify.FAIL
+  assert 'required finding(s) the port left without a TODO: trainer.py:' in check.message and 'rule 6' in check.message
+
+
+# --- Code never seen --------------------------------------------------------------------------------------------
+
+def test_odd_code_is_ported_or_marked_never_a_crash(tmp_path):
+  """The port report's collection of odd constructs (test_report.py's ODD_CODE): the port writes it, and every
+  required finding of the report on the port is at a TODO it wrote."""
+  from porting.report.test_report import ODD_CODE  # pylint: disable=g-import-not-at-top
+  write(tmp_path / 'odd', 'pkg/__init__.py', '')
+  write(tmp_path / 'odd', 'pkg/sub/__init__.py', '')
+  write(tmp_path / 'odd', 'pkg/sub/odd.py', ODD_CODE)
+  status, out, err = cli(['--write', str(tmp_path / 'out'), 'pkg'], str(tmp_path / 'odd'))
+  assert status == 1 and err == '', err
+  assert 'TODO(tpu port, rule 1): build tf.estimator.tpu.RunConfig' in out  # RunConfig(**kwargs)
+  check = verify.check_report(['pkg'], str(tmp_path / 'out'), str(tmp_path / 'odd'))
+  assert check.status == verify.PASS, check.line()
