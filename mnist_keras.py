@@ -9,7 +9,8 @@ is what replaces TPUEstimator: TPUClusterResolver -> connect_to_cluster -> initi
 TPUStrategy, a model built and compiled inside strategy.scope(), and steps_per_execution for
 iterations_per_loop. Off TPU the default strategy runs the very same code. It is the route for the
 TPU generations whose TensorFlow runtime is PJRT only (v5e, v5p, v6e; docs/RUNNING.md). --mode is
-`all` (train, evaluate, predict) or `check_tpu` (estimator_tpu/porting/readiness/keras_route_check.py).
+`all` (train, evaluate, predict) or `check_tpu` (estimator_tpu/porting/readiness/
+keras_route_check.py).
 TensorFlow 2.x only; on TF 1.x it stops with a message.
 """
 import os
@@ -181,7 +182,8 @@ def log_predictions(model, test_path, count, batch_size):
 
 def check_tpu(fv):
   """--mode=check_tpu: the readiness check of this program's own model, datasets and callbacks."""
-  from estimator_tpu.porting.readiness import keras_route_check  # pylint: disable=g-import-not-at-top
+  # Imported when the check runs: it is tooling, not the route.
+  from estimator_tpu.porting.readiness import keras_route_check
 
   def build(strategy):
     return build_model(strategy, steps_per_execution=fv.iterations, precision=fv.precision,

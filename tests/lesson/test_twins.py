@@ -105,8 +105,9 @@ def test_route_files_fit_a_side_by_side_diff_and_comment_briefly(path):
 
 
 def test_the_programs_share_their_shape():
-  """The same functions in the same order: the builders, the estimator, train, evaluate, predict, export."""
+  """The same functions in the same order: the builders, the estimator, train, evaluate, predict, export, and the
+  main that runs --mode with them."""
   def functions(path):
     return [line.split('(')[0][len('def '):] for line in read_lines(path) if line.startswith('def ')]
   assert functions('mnist.py') == functions('mnist_tpu.py') == [
-      'build_model_fn', 'build_estimator', 'train', 'evaluate', 'predict', 'export']
+      'build_model_fn', 'build_estimator', 'train', 'evaluate', 'predict', 'export', 'main']

@@ -247,7 +247,7 @@ def hook_kind(name):
 
 
 # RNN cells and layers whose ops have no XLA kernel (BlockLSTM, LSTMBlockCell, GRUBlockCell, CudnnRNN): XLA, and so
-# the TPU, cannot compile them (tests/porting/test_port_facts.py compiles them with XLA on the CPU).
+# the TPU, cannot compile them (tests/porting/report/test_report_facts.py compiles them with XLA on the CPU).
 NO_XLA_KERNEL = frozenset([
     'tensorflow.contrib.rnn.LSTMBlockFusedCell', 'tensorflow.contrib.rnn.LSTMBlockCell',
     'tensorflow.contrib.rnn.LSTMBlockWrapper', 'tensorflow.contrib.rnn.GRUBlockCell',

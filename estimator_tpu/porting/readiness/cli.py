@@ -11,7 +11,7 @@ a check failed, 2 when the check could not run (a flag, a name that cannot be im
 
 The plan flags mean what they mean for mnist_tpu.py (flags/tpu_loop.py, flags/tpu_cluster.py, flags/training.py)
 and are defined here again, not imported: `flags/` is not installed with estimator_tpu (setup.py), and this check
-runs from the folder of the code it checks. tests/test_readiness_cli.py keeps the two in step.
+runs from the folder of the code it checks. tests/porting/readiness/test_readiness_cli.py keeps the two in step.
 """
 import json
 import sys
