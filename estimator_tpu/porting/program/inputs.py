@@ -270,7 +270,7 @@ class _InputWalk(object):
     value = syntax.literal(node)
     if value is not syntax.NO_VALUE:
       return bool(value)
-    if isinstance(node, ast.IfExp) and mentions_tpu(node.test):
+    if isinstance(node, ast.IfExp) and syntax.mentions_tpu(node.test):
       return self._drops(module, fn, node.body, depth + 1)  # `True if use_tpu else False`: True on a TPU
     if isinstance(node, ast.Name) and depth < 4:
       expression, owner_module, owner = self._value_of(module, fn, node.id)
@@ -369,22 +369,6 @@ def holds_batch(node, tainted):
 def reads_params(node):
   """Whether an expression reads a name `params` (anything TPUEstimator's params hold)."""
   return any(isinstance(child, ast.Name) and child.id == 'params' for child in ast.walk(node))
-
-
-def mentions_tpu(node):
-  """True when an expression reads something named like use_tpu (a name, an attribute or a params key)."""
-  for child in ast.walk(node):
-    text = None
-    if isinstance(child, ast.Name):
-      text = child.id
-    elif isinstance(child, ast.Attribute):
-      text = child.attr
-    else:
-      value = syntax.literal(child)
-      text = value if isinstance(value, str) else None
-    if text and 'tpu' in text.lower():
-      return True
-  return False
 
 
 def is_local_path(path):

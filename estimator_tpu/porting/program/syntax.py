@@ -195,3 +195,19 @@ def _children_in_source_order(node):
     decorators = [c for c in children if any(c is d for d in node.decorator_list)]
     return decorators + [c for c in children if not any(c is d for d in node.decorator_list)]
   return list(ast.iter_child_nodes(node))
+
+
+def mentions_tpu(node):
+  """True when an expression reads something named like use_tpu (a name, an attribute or a params key)."""
+  for child in ast.walk(node):
+    text = None
+    if isinstance(child, ast.Name):
+      text = child.id
+    elif isinstance(child, ast.Attribute):
+      text = child.attr
+    else:
+      value = literal(child)
+      text = value if isinstance(value, str) else None
+    if text and 'tpu' in text.lower():
+      return True
+  return False

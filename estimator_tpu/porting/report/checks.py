@@ -36,22 +36,6 @@ class Collector(object):
     self.add(module, node, code, findings.UNKNOWN, message)
 
 
-def mentions_tpu(node):
-  """True when an expression reads something named like use_tpu (a name, an attribute or a params key)."""
-  for child in ast.walk(node):
-    text = None
-    if isinstance(child, ast.Name):
-      text = child.id
-    elif isinstance(child, ast.Attribute):
-      text = child.attr
-    else:
-      value = syntax.literal(child)
-      text = value if isinstance(value, str) else None
-    if text and 'tpu' in text.lower():
-      return True
-  return False
-
-
 def _branch_of(test, in_body):
   """'tpu', 'cpu' or None for one `if test:` branch."""
   negated = isinstance(test, ast.UnaryOp) and isinstance(test.op, ast.Not)
@@ -59,10 +43,10 @@ def _branch_of(test, in_body):
   if isinstance(inner, ast.BoolOp):
     # `if use_tpu and x:` still runs only on a TPU; anything else about an and/or is unclear.
     positive = isinstance(inner.op, ast.And) and not negated and in_body
-    if positive and any(mentions_tpu(v) and not isinstance(v, ast.UnaryOp) for v in inner.values):
+    if positive and any(syntax.mentions_tpu(v) and not isinstance(v, ast.UnaryOp) for v in inner.values):
       return 'tpu'
     return None
-  if isinstance(inner, ast.Compare) or not mentions_tpu(inner):
+  if isinstance(inner, ast.Compare) or not syntax.mentions_tpu(inner):
     return None
   return 'tpu' if in_body != negated else 'cpu'
 
