@@ -8,7 +8,7 @@ import pytest
 
 from estimator_tpu import rules
 from estimator_tpu.porting.report import codes
-from estimator_tpu.porting.readiness import results
+from estimator_tpu.porting.readiness import check_results
 from support.paths import REPO_ROOT
 
 MIGRATION = os.path.join(REPO_ROOT, 'docs', 'MIGRATION.md')
@@ -75,7 +75,7 @@ def test_grep_finds_each_rule_in_the_doc_the_code_and_the_tools(number):
     assert cites(sources(REPORT_DIR), number)
   if number not in NOT_IN_READINESS:
     assert cites(sources(READINESS_DIR), number)
-    assert number in results.CHECK_RULES.values()
+    assert number in check_results.CHECK_RULES.values()
 
 
 def test_what_the_port_report_emits_is_cited_in_its_source():
@@ -91,5 +91,5 @@ def test_what_the_port_report_emits_is_cited_in_its_source():
 
 def test_every_readiness_line_cites_a_rule_its_source_names():
   source = sources(READINESS_DIR)
-  assert set(results.CHECK_RULES.values()) <= set(rules.BY_NUMBER)
-  assert [name for name, number in sorted(results.CHECK_RULES.items()) if not cites(source, number)] == []
+  assert set(check_results.CHECK_RULES.values()) <= set(rules.BY_NUMBER)
+  assert [name for name, number in sorted(check_results.CHECK_RULES.items()) if not cites(source, number)] == []

@@ -3,8 +3,8 @@
 A vocabulary column (categorical_column_with_vocabulary_list/_file), a hash bucket or a crossed column turns strings
 into ids with a lookup table or a string hash, inside the model that applies it (input_layer in a model_fn, or a
 premade estimator): on a TPU that is inside the TPU computation, which has no strings and cannot compile tables
-(tests/porting/report/test_report_facts.py). The columns are usually built far from where they are applied: in main(), in a
-`build_model_columns()` helper, in a module-level list, or handed over in params['feature_columns'].
+(tests/porting/report/test_report_facts.py). The columns are usually built far from where they are applied: in
+main(), in a `build_model_columns()` helper, in a module-level list, or handed over in params['feature_columns'].
 """
 import ast
 

@@ -12,11 +12,11 @@ import collections
 
 from estimator_tpu.porting.program import apis
 from estimator_tpu.porting.program import callables
-from estimator_tpu.porting.program import modes as modes_lib
+from estimator_tpu.porting.program import mode_branches
 from estimator_tpu.porting.program import syntax
 from estimator_tpu.porting.program import values
 
-TRAIN, EVAL, PREDICT, EXPORT = modes_lib.TRAIN, modes_lib.EVAL, modes_lib.PREDICT, modes_lib.EXPORT
+TRAIN, EVAL, PREDICT, EXPORT = mode_branches.TRAIN, mode_branches.EVAL, mode_branches.PREDICT, mode_branches.EXPORT
 EVERYTHING = frozenset([TRAIN, EVAL, PREDICT, EXPORT])
 # Estimator method -> the modes it runs model_fn in.
 METHOD_MODES = {'train': {TRAIN}, 'evaluate': {EVAL}, 'predict': {PREDICT}, 'export': {EXPORT},
@@ -36,7 +36,7 @@ class Site(object):
     self.attributed = set()  # modes of the drivers that reach this estimator
     self.modes = EVERYTHING
     self.known = False  # whether the program shows what it does with the estimator
-    self.tpu_modes = frozenset(modes_lib.ALL)
+    self.tpu_modes = frozenset(mode_branches.ALL)
     self.ported = True
 
   @property
@@ -171,7 +171,7 @@ class Index(object):
       site.modes, site.known = frozenset(self.floating), True
     else:
       site.modes, site.known = EVERYTHING, False
-    runs = site.modes & modes_lib.ALL
+    runs = site.modes & mode_branches.ALL
     if site.kind in ('tpu', 'tpu_subclass'):
       site.ported = True
       use_tpu = syntax.keyword(site.call, 'use_tpu')

@@ -11,7 +11,7 @@ import collections
 
 from estimator_tpu.porting.program import apis
 from estimator_tpu.porting.program import callables
-from estimator_tpu.porting.program import data
+from estimator_tpu.porting.program import dtypes
 from estimator_tpu.porting.program import params as params_lib
 from estimator_tpu.porting.program import syntax
 from estimator_tpu.porting.program import values
@@ -74,7 +74,7 @@ class InputReading(object):
     self.flag_reads = []  # (module, FLAGS.x node)
     self.queues = []  # (module, call, canonical) of queue-based batching
     self.local_paths = []  # (module, call, path) of sources that read a local path
-    self.in_memory = []  # (module, fn, call, data.dtype_problems) of Dataset.from_tensor_slices / from_tensors
+    self.in_memory = []  # (module, fn, call, dtypes.dtype_problems) of Dataset.from_tensor_slices / from_tensors
 
 
 def read_input_fn(program, target):
@@ -231,13 +231,13 @@ class _InputWalk(object):
         reading.local_paths.append((module, call, path))
 
   def _in_memory(self, module, fn, call):
-    """Dataset.from_tensor_slices(data): what the data is made of (program/data.py), strings among the input's."""
-    problems = data.dtype_problems(self.program, module, fn, call.args[0])
+    """Dataset.from_tensor_slices(data): what the data is made of (program/dtypes.py), strings among the input's."""
+    problems = dtypes.dtype_problems(self.program, module, fn, call.args[0])
     for kind, origin, detail in problems:
-      if kind == data.STRINGS and detail == 'Python strings':
+      if kind == dtypes.STRINGS and detail == 'Python strings':
         self.reading.raw_strings.append((module, call, 'strings (Python strings at %s:%d)' % (
             origin.module.path, origin.node.lineno)))
-      elif kind == data.STRINGS:
+      elif kind == dtypes.STRINGS:
         self.reading.strings.append((module, call, 'string columns (%s, %s:%d)' % (
             detail, origin.module.path, origin.node.lineno)))
     self.reading.in_memory.append((module, fn, call, problems))
@@ -246,13 +246,13 @@ class _InputWalk(object):
     """Sources of string tensors: decode_csv with string defaults, from_generator yielding tf.string."""
     if canonical in apis.CSV_DECODERS:
       defaults = syntax.argument(call, 1, 'record_defaults')
-      columns = data.string_defaults(self.program, module, fn, defaults) if defaults is not None else 0
+      columns = dtypes.string_defaults(self.program, module, fn, defaults) if defaults is not None else 0
       if columns:
         self.reading.strings.append((module, call, '%d string column%s (tf.decode_csv\'s record_defaults \'\')' % (
             columns, '' if columns == 1 else 's')))
     elif canonical in apis.GENERATOR_SOURCES:
       types = syntax.argument(call, 1, 'output_types')
-      if types is not None and data.holds_string_dtype(self.program, module, fn, types):
+      if types is not None and dtypes.holds_string_dtype(self.program, module, fn, types):
         self.reading.strings.append((module, call, 'tf.string elements (from_generator\'s output_types)'))
 
   def _batch(self, module, fn, call, method, size, drop, drop_position, tainted, chain):

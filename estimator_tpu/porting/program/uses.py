@@ -12,11 +12,11 @@ import collections
 from estimator_tpu.porting.program import apis
 from estimator_tpu.porting.program import callables
 from estimator_tpu.porting.program import estimators
-from estimator_tpu.porting.program import modes as modes_lib
+from estimator_tpu.porting.program import mode_branches
 from estimator_tpu.porting.program import params as params_lib
 from estimator_tpu.porting.program import syntax
 
-TRAIN, EVAL, PREDICT = modes_lib.TRAIN, modes_lib.EVAL, modes_lib.PREDICT
+TRAIN, EVAL, PREDICT = mode_branches.TRAIN, mode_branches.EVAL, mode_branches.PREDICT
 # Estimator method -> (mode of its input_fn, position of steps, position of max_steps, position of hooks).
 METHODS = {'train': (TRAIN, 2, 3, 1), 'evaluate': (EVAL, 1, None, 2), 'predict': (PREDICT, None, None, 3)}
 
@@ -134,7 +134,7 @@ class Uses(object):
         self.model_fn_arguments.append(ModelFnArgument(module, fn, call, model_fn, targets, None))
         for target in targets:
           if isinstance(target, callables.Fn):
-            self._add_model_fn(target, modes_lib.ALL, [], True)
+            self._add_model_fn(target, mode_branches.ALL, [], True)
 
   def _input_fn(self, module, fn, call, node, mode, sites):
     if node is None:

@@ -152,7 +152,8 @@ def run(paths, ported_dir, request, base=None):
     if original.get('error'):
       return checks + [results.failed('imports', parse_problem or 'the original did not run: %s' %
                                       original['error'], 'make the original run with these entry points.')] + [
-                                          results.skipped(name, 'the original did not run.') for name in list(CHECKS)[2:]]
+                                          results.skipped(name, 'the original did not run.')
+                                          for name in list(CHECKS)[2:]]
     port = _worker('port', tree, dict(request, model_dir=os.path.join(work, 'port'), original=original))
     checks.append(results.failed('imports', parse_problem, 'fix the ported files.') if parse_problem else
                   results.failed('imports', port['error'], 'fix what the port broke (or a TODO left there).')

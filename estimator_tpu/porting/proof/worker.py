@@ -1,5 +1,6 @@
-"""The two processes of --verify (proof/verify.py), run as `python -m estimator_tpu.porting.proof.worker`: `original` in the original program's folder, `port` in the ported
-copy. Each imports the entry points there, runs TensorFlow, and writes what it measured as JSON.
+"""The two processes of --verify (proof/verify.py), run as `python -m estimator_tpu.porting.proof.worker`:
+`original` in the original program's folder, `port` in the ported copy. Each imports the entry points there, runs
+TensorFlow, and writes what it measured as JSON.
 
   original  trains the original (tf.estimator.Estimator) --train_steps steps: the checkpoint; evaluates it
             (reading the evaluation input to its end); reads the first --continue_steps training batches; trains

@@ -17,7 +17,7 @@ builds TensorFlow's own TPUEstimator for the planned slice, with the estimator's
 (readiness/topology.py), and lets it call them as on the TPU: the plan lines say what runs where, per host, and
 TensorFlow's refusals become failures. One core's TRAIN, EVAL and PREDICT steps are then compiled with XLA on
 this CPU. It never contacts a TPU, except for a bounded pre-flight of the one named in the plan. Every line cites
-the TPU rule it is about (results.CHECK_RULES).
+the TPU rule it is about (check_results.CHECK_RULES).
 """
 import tensorflow.compat.v1 as tf
 
@@ -25,10 +25,10 @@ from estimator_tpu.porting.readiness import config_checks
 from estimator_tpu.porting.readiness import deployment_checks
 from estimator_tpu.porting.readiness import input_checks
 from estimator_tpu.porting.readiness import outfeed_checks
-from estimator_tpu.porting.readiness import results
+from estimator_tpu.porting.readiness import check_results
 from estimator_tpu.porting.readiness import step_checks
 from estimator_tpu.porting.readiness.plan import TpuPlan
-from estimator_tpu.porting.readiness.results import CheckResult, print_results
+from estimator_tpu.porting.readiness.check_results import CheckResult, print_results
 from estimator_tpu.runtime import preflight
 
 __all__ = ['CheckResult', 'TpuPlan', 'check_tpu_readiness', 'print_results']
@@ -57,7 +57,7 @@ def check_training(model_fn, input_fn, plan, deployment):
   checks = [train.result] if train else []
   if plan.per_shard_batch_size < 1:
     reason = 'the train batch (%d) is smaller than num_shards (%d).' % (plan.train_batch_size, plan.num_shards)
-    return checks + [results.skipped(name, reason) for name in ('input_fn',) + STEP_CHECKS + ('host_call',)]
+    return checks + [check_results.skipped(name, reason) for name in ('input_fn',) + STEP_CHECKS + ('host_call',)]
   # The params TensorFlow gives host 0 (its TPUContext included), or, if the slice could not be simulated, the
   # batch size alone.
   input_params = deployment.train_params or {'batch_size': plan.per_shard_batch_size}
@@ -65,9 +65,9 @@ def check_training(model_fn, input_fn, plan, deployment):
   checks += input_results + check_step(model_fn, plan.tpu_params(), plan, batch)
   spec = train.specs[0] if train and train.specs else None
   if batch is None or not train:
-    return checks + [results.skipped('host_call', 'needs the training step.')]
+    return checks + [check_results.skipped('host_call', 'needs the training step.')]
   if train.decision.error is not None:
-    return checks + [results.skipped('host_call', 'TensorFlow refused training on this slice (see train_input).')]
+    return checks + [check_results.skipped('host_call', 'TensorFlow refused training on this slice (see train_input).')]
   checks.append(outfeed_checks.check_host_call(spec, plan.num_shards, plan.host_call_every_n_steps,
                                                train.graph_error))
   if train.graph_error and all(check.passed for check in checks):
@@ -80,18 +80,19 @@ def check_step(model_fn, params, plan, batch):
   """Builds the TPU training step for one core from `batch` and checks it (see step_checks)."""
   # Checks rule 18 (XLA ops).
   if batch is None:
-    return [results.skipped(name, 'needs one batch from input_fn.') for name in STEP_CHECKS]
+    return [check_results.skipped(name, 'needs one batch from input_fn.') for name in STEP_CHECKS]
   try:
     step = step_checks.build_tpu_step(model_fn, params, plan.num_shards, batch)
     summary_ops = step_checks.summaries_in_train_step(model_fn, params, plan.num_shards, batch)
   except step_checks.NotATpuEstimatorSpec as e:
-    return [e.result()] + [results.skipped(name, 'model_fn returned no TPUEstimatorSpec.') for name in STEP_CHECKS]
+    return [e.result()] + [check_results.skipped(name, 'model_fn returned no TPUEstimatorSpec.')
+                           for name in STEP_CHECKS]
   except Exception as e:  # pylint: disable=broad-except -- user code: report it as a check, not a traceback
-    failure = results.failed(
+    failure = check_results.failed(
         'xla_compile', 'model_fn failed to build the TPU training step: %s: %s' % (type(e).__name__, e),
         "make model_fn(features, labels, TRAIN, params) build with params['use_tpu'] = True and "
         "params['batch_size'] = %d, returning a loss and a train_op." % plan.per_shard_batch_size)
-    return [failure] + [results.skipped(name, 'the step did not build.') for name in STEP_CHECKS[1:]]
+    return [failure] + [check_results.skipped(name, 'the step did not build.') for name in STEP_CHECKS[1:]]
   compiled = step_checks.check_xla_compile(step, plan.per_shard_batch_size)
   return compiled[:1] + [step_checks.check_step_shapes(step), step_checks.check_step_dtypes(step),
                          step_checks.check_precision(step, plan.precision),
@@ -118,15 +119,15 @@ def check_prediction(model_fn, input_fn, plan, deployment):
 def check_forward(model_fn, input_fn, plan, report, name, mode):
   """One core's EVAL or PREDICT step, fed the first rows of the batch TensorFlow's first input_fn call yields."""
   if input_fn is None:
-    return results.skipped(name, 'no %s input_fn given.' % name.split('_')[0])
+    return check_results.skipped(name, 'no %s input_fn given.' % name.split('_')[0])
   if not report.result.passed or not report.calls or not report.specs:
-    return results.skipped(name, 'TensorFlow did not build the %s graph (see above).' % mode)
+    return check_results.skipped(name, 'TensorFlow did not build the %s graph (see above).' % mode)
   if not report.decision.on_tpu:
-    return results.skipped(name, 'evaluation runs on the CPU (eval_on_tpu=False): nothing of it runs on the TPU.')
+    return check_results.skipped(name, 'evaluation runs on the CPU (eval_on_tpu=False): nothing of it runs on the TPU.')
   per_core = report.decision.model_fn_batch_size
   batch, error = input_checks.first_batch(input_fn, report.calls[0].params)
   if batch is None:
-    return results.failed(name, 'reading one %s batch failed: %s' % (mode, error),
+    return check_results.failed(name, 'reading one %s batch failed: %s' % (mode, error),
                           'make the %s input_fn yield (features, labels) that read without errors.' % mode)
   rows = tuple(None if part is None else tf.nest.map_structure(lambda value: value[:per_core], part)
                for part in batch)

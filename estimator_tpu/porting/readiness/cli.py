@@ -20,7 +20,7 @@ import tensorflow.compat.v1 as tf
 from absl import flags
 
 from estimator_tpu.porting import readiness
-from estimator_tpu.porting.readiness import results
+from estimator_tpu.porting.readiness import check_results
 from estimator_tpu.porting.readiness import topology
 from estimator_tpu.porting.readiness import user_code
 from estimator_tpu.runtime.errors import UserError
@@ -183,7 +183,7 @@ def run(argv, stdout):
   try:
     shape = accelerator_types.shape_from_cores(fv.num_shards)
   except UserError as e:  # a check line, as in --mode=check_tpu
-    return readiness.print_results([signatures, results.failed('topology', e.problem, e.fix)], stdout)
+    return readiness.print_results([signatures, check_results.failed('topology', e.problem, e.fix)], stdout)
   plan = build_plan(fv, params, called_model_fn, config, shape)
   checks = readiness.check_tpu_readiness(called_model_fn, called_input_fn, plan,
                                          eval_input_fn=inference.get('eval_input_fn'),

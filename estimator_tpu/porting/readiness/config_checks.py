@@ -1,6 +1,6 @@
 """Configuration checks: batch split, checkpoint cadence, eval coverage, Cloud Storage paths, TPU preflight."""
 from estimator_tpu.porting.readiness import questions
-from estimator_tpu.porting.readiness import results
+from estimator_tpu.porting.readiness import check_results
 from estimator_tpu.runtime.errors import UserError
 from estimator_tpu.tpu import cluster as tpu_cluster
 from estimator_tpu.tpu import deployment as tpu_deployment
@@ -35,7 +35,7 @@ def check_eval_coverage(plan, invocations=1):
   """
   # Checks rule 9 (steps).
   if plan.eval_examples is None or plan.eval_steps is None or plan.eval_batch_size is None:
-    return results.skipped('eval_coverage', 'eval split size, eval steps or eval batch size not given.')
+    return check_results.skipped('eval_coverage', 'eval split size, eval steps or eval batch size not given.')
   if plan.eval_padded:
     return check_padded_coverage(plan, invocations)
   covered = plan.eval_steps * plan.eval_batch_size
@@ -45,14 +45,14 @@ def check_eval_coverage(plan, invocations=1):
     divisor = largest_fitting_batch(plan.eval_examples, plan.eval_batch_size, plan.num_shards)
     better = ('use an eval batch size that divides %d and is a multiple of num_shards=%d (e.g. %d), or '
               % (plan.eval_examples, plan.num_shards, divisor)) if divisor else ''
-    return results.failed(
+    return check_results.failed(
         'eval_coverage', '%s, so %d are never scored (TPU evaluation only takes full batches).'
         % (summary, plan.eval_examples - covered),
         '%spad the split with zero-weight examples to a multiple of the eval batch.' % better)
   if covered > plan.eval_examples:
-    return results.failed('eval_coverage', '%s: the input would end early, which TPU evaluation cannot handle.'
+    return check_results.failed('eval_coverage', '%s: the input would end early, which TPU evaluation cannot handle.'
                           % summary, 'ask for at most %d steps.' % (plan.eval_examples // plan.eval_batch_size))
-  return results.passed('eval_coverage', summary + ': every example is scored exactly once.')
+  return check_results.passed('eval_coverage', summary + ': every example is scored exactly once.')
 
 
 def check_padded_coverage(plan, invocations):
@@ -66,15 +66,15 @@ def check_padded_coverage(plan, invocations):
                                                      plan.eval_batch_size)
   missed = [shard - steps * per_step for shard in shards if shard > steps * per_step]
   if missed:
-    return results.failed(
+    return check_results.failed(
         'eval_coverage', '%s leave %d examples unscored.' % (summary, sum(missed)),
         'evaluate for %d steps (the largest shard over its share of the batch).'
         % tpu_deployment.eval_steps(plan.eval_examples, plan.eval_batch_size, invocations))
   padding = [steps * per_step - shard for shard in shards]
   if invocations == 1:
-    return results.passed('eval_coverage', '%s = %d real + %d padding rows of weight 0: every example is scored '
+    return check_results.passed('eval_coverage', '%s = %d real + %d padding rows of weight 0: every example is scored '
                                            'exactly once.' % (summary, shards[0], padding[0]))
-  return results.passed('eval_coverage', '%s; real + weight-0 padding rows per call: %s: every example is scored '
+  return check_results.passed('eval_coverage', '%s; real + weight-0 padding rows per call: %s: every example is scored '
                                          'exactly once.' % (summary, ', '.join(
                                              '%d + %d' % pair for pair in zip(shards, padding))))
 
@@ -90,19 +90,20 @@ def check_cloud_storage(plan):
   """TPU Node workers read input and write checkpoints themselves; they cannot see this VM's disk."""
   # Checks rule 17 (Cloud Storage).
   if not plan.names_cloud_tpu:
-    return results.skipped('cloud_storage', 'no Cloud TPU named (tpu_name/master); on one, model_dir and data_dir '
+    return check_results.skipped('cloud_storage',
+                                 'no Cloud TPU named (tpu_name/master); on one, model_dir and data_dir '
                                             'must be gs:// paths.')
   if plan.on_tpu_vm:
-    return results.skipped('cloud_storage', "a TPU VM (tpu_name='local') reads and writes this machine's disk "
+    return check_results.skipped('cloud_storage', "a TPU VM (tpu_name='local') reads and writes this machine's disk "
                                             'itself: local paths work there.')
   paths = [('model_dir', plan.model_dir)] + ([('data_dir', plan.data_dir)] if plan.data_dir is not None else [])
   local = [(name, path) for name, path in paths if not (path or '').startswith(CLOUD_STORAGE_PREFIX)]
   if local:
-    return results.failed(
+    return check_results.failed(
         'cloud_storage', '%s not on Cloud Storage; the TPU workers cannot read or write this VM\'s disk.'
         % ', '.join('%s=%r' % pair for pair in local),
         'put them in a bucket the TPU can use, e.g. --model_dir=gs://BUCKET/model --data_dir=gs://BUCKET/data.')
-  return results.passed('cloud_storage', ', '.join('%s=%s' % pair for pair in paths) + ' on Cloud Storage.')
+  return check_results.passed('cloud_storage', ', '.join('%s=%s' % pair for pair in paths) + ' on Cloud Storage.')
 
 
 def check_tpu_reachable(plan, timeout_secs):
@@ -110,7 +111,7 @@ def check_tpu_reachable(plan, timeout_secs):
   TPU VM (tpu_name='local') looks for the TPU's device files instead."""
   # Checks rule 2 (where the TPU is).
   if not plan.names_cloud_tpu:
-    return results.skipped('tpu_reachable', 'no TPU named (tpu_name/master); nothing to connect to.')
+    return check_results.skipped('tpu_reachable', 'no TPU named (tpu_name/master); nothing to connect to.')
   try:
     cluster = None
     if plan.tpu_name:
@@ -118,10 +119,10 @@ def check_tpu_reachable(plan, timeout_secs):
     address = tpu_cluster.tpu_master_address(plan.master, cluster)
     attached = tpu_cluster.require_tpu_reachable(address, timeout_secs=timeout_secs)
   except UserError as e:
-    return results.failed('tpu_reachable', e.problem, e.fix)
+    return check_results.failed('tpu_reachable', e.problem, e.fix)
   if attached:
-    return results.passed('tpu_reachable', 'a TPU is attached to this machine (%s).' % ', '.join(attached))
-  return results.passed('tpu_reachable', '%s accepts TCP connections (a listener answers; the probe cannot tell '
+    return check_results.passed('tpu_reachable', 'a TPU is attached to this machine (%s).' % ', '.join(attached))
+  return check_results.passed('tpu_reachable', '%s accepts TCP connections (a listener answers; the probe cannot tell '
                                          'a healthy TPU worker from any other).' % address)
 
 

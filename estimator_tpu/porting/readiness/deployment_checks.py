@@ -10,7 +10,7 @@ import collections
 import tensorflow.compat.v1 as tf
 
 from estimator_tpu.porting.readiness import outfeed_checks
-from estimator_tpu.porting.readiness import results
+from estimator_tpu.porting.readiness import check_results
 from estimator_tpu.porting.readiness import topology
 from estimator_tpu.runtime.errors import UserError
 from estimator_tpu.tpu import deployment as tpu_deployment
@@ -50,7 +50,7 @@ def plan_deployment(plan, model_fn, train_input_fn, eval_input_fn=None, predict_
                             plan.eval_batch_size, plan.predict_batch_size, plan.eval_on_tpu, plan.params)
   except (UserError, ValueError) as e:
     problem, fix = (e.problem, e.fix) if isinstance(e, UserError) else (str(e), 'correct the TPU configuration.')
-    failure = results.failed('topology', problem, fix)
+    failure = check_results.failed('topology', problem, fix)
     return Deployment(None, None, [failure], None, None, None)
   train = report_training(plan, sim, train_input_fn)
   evaluation = report_inference(plan, sim, eval_input_fn, topology.EVAL)
@@ -67,20 +67,20 @@ def check_topology(plan, sim, shape):
   md = sim.metadata
   source = ' (%s)' % plan.slice_source if plan.slice_source else ''
   if plan.on_tpu_vm and shape.num_hosts > 1:
-    return results.failed(
+    return check_results.failed(
         'topology', "%s: %s, but on a TPU VM TPUClusterResolver('local') gives the in-process master '', which "
         'sees only the TPU chips of this VM: one host.' % (shape.name, shape.describe()),
         'run TPUEstimator on a single-host TPU VM (v2-8, v3-8, v4-8), or on a pod slice of TPU Nodes named by '
         '--tpu_name (TensorFlow 1.15 or 2.15).')
   name = '' if shape.name.endswith(' cores') else shape.name + ': '
-  return results.passed('topology', '%s%s%s; %s counts %d host%s of %d cores in it (its own metadata parser on '
+  return check_results.passed('topology', '%s%s%s; %s counts %d host%s of %d cores in it (its own metadata parser on '
                                     'the devices that TPU would list).'
                         % (name, shape.describe(), source, TF_NAME, md.num_hosts,
                            '' if md.num_hosts == 1 else 's', md.num_of_cores_per_host))
 
 
 def tf_rejection(name, mode_name, error):
-  return results.failed(name, '%s refuses %s on this slice: %s' % (TF_NAME, mode_name, first_line(error)),
+  return check_results.failed(name, '%s refuses %s on this slice: %s' % (TF_NAME, mode_name, first_line(error)),
                         SLICED_FIX if 'three conditions' in str(error) else
                         'make the batch sizes and num_shards fit the slice (see batch_split).')
 
@@ -111,7 +111,7 @@ def report_training(plan, sim, input_fn):
   calls, specs, error = build_graph(sim, input_fn, topology.TRAIN)
   if not calls:  # input_fn raised: input_checks reports it
     reason = error[0] if error else 'input_fn was not called.'
-    return ModeReport(results.skipped('train_input', 'input_fn failed under TPUEstimator (see input_fn): %s'
+    return ModeReport(check_results.skipped('train_input', 'input_fn failed under TPUEstimator (see input_fn): %s'
                                       % reason), calls, specs, decision)
   return ModeReport(check_train_input(plan, sim, calls), calls, specs, decision, error and error[0])
 
@@ -119,7 +119,7 @@ def report_training(plan, sim, input_fn):
 def with_graph_error(result, graph_error):
   """train_input failed by what TensorFlow raised building the training graph after calling input_fn."""
   # Checks rule 3 (params).
-  return results.failed('train_input', '%s; but %s' % (result.message.rstrip('.'), graph_error),
+  return check_results.failed('train_input', '%s; but %s' % (result.message.rstrip('.'), graph_error),
                         'make model_fn build the TPU training graph TPUEstimator expects.')
 
 
@@ -133,17 +133,17 @@ def check_train_input(plan, sim, calls):
              'cores %d examples per step (global %d)' % (where, batch, md.num_of_cores_per_host,
                                                         batch * md.num_of_cores_per_host, plan.train_batch_size))
   if len(calls) > 1 and not any('context' in call.keys_read for call in calls):
-    return results.failed(
+    return check_results.failed(
         'train_input', "%s, but input_fn never reads params['context'], so every host would read the same "
         'examples: TensorFlow does not shard the input between hosts (tpu_estimator.py, PER_HOST_V2).' % summary,
         "shard by params['context'].current_input_fn_deployment(): (host device, index, count, replicas); "
         "dataset.shard(count, index) before shuffling (what tpu/input_fn.py does with tpu/deployment.py).")
   if plan.train_examples is None:
-    return results.passed('train_input', summary + '.')
+    return check_results.passed('train_input', summary + '.')
   if len(calls) == 1:
-    return results.passed('train_input', '%s, from all %d training examples.' % (summary, plan.train_examples))
+    return check_results.passed('train_input', '%s, from all %d training examples.' % (summary, plan.train_examples))
   sizes = [tpu_deployment.shard_size(plan.train_examples, call.deployment[1], call.deployment[2]) for call in calls]
-  return results.passed('train_input', '%s, host h reading shard h of %d: %s of %d training examples.'
+  return check_results.passed('train_input', '%s, host h reading shard h of %d: %s of %d training examples.'
                         % (summary, len(calls), ', '.join(str(size) for size in sizes), plan.train_examples))
 
 
@@ -157,7 +157,7 @@ def report_inference(plan, sim, input_fn, mode):
   name, batch_size_attribute, batch_name = INFERENCE_MODES[mode]
   decision = topology.decide(sim, mode)
   if getattr(plan, batch_size_attribute) is None:
-    return ModeReport(results.skipped(name, 'no %s batch size given.' % batch_name), [], [], decision)
+    return ModeReport(check_results.skipped(name, 'no %s batch size given.' % batch_name), [], [], decision)
   if decision.error is not None:
     return ModeReport(tf_rejection(name, '%s()' % name, decision.error), [], [], decision)
   return report_mode(plan, sim, input_fn, mode, name, decision)
@@ -167,17 +167,17 @@ def report_mode(plan, sim, input_fn, mode, name, decision):
   where = describe_route(decision, name, sliced(sim))
   per_host = per_host_verdict(plan, sim, name) if decision.on_tpu and decision.num_hosts > 1 else ''
   if input_fn is None:
-    return ModeReport(results.passed(name, '%s%s; no input_fn given, so its calls are not checked.'
+    return ModeReport(check_results.passed(name, '%s%s; no input_fn given, so its calls are not checked.'
                                      % (where, per_host)), [], [], decision)
   calls, specs, error = build_graph(sim, input_fn, mode)
   if error is not None:
     problem, fix = error
     if specs and not fix:
       problem, fix = explain_outfeed(problem, specs[0], mode, decision.model_fn_batch_size)
-    return ModeReport(results.failed(name, '%s. %s' % (where, problem),
+    return ModeReport(check_results.failed(name, '%s. %s' % (where, problem),
                                      fix or 'make model_fn and input_fn build for %s on the TPU.' % name),
                       calls, specs, decision)
-  return ModeReport(results.passed(name, '%s: %s%s.' % (where, describe_calls(calls, sliced(sim)), per_host)),
+  return ModeReport(check_results.passed(name, '%s: %s%s.' % (where, describe_calls(calls, sliced(sim)), per_host)),
                     calls, specs, decision)
 
 

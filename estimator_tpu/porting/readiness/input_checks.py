@@ -2,7 +2,7 @@
 import tensorflow.compat.v1 as tf
 
 from estimator_tpu.porting.readiness import questions
-from estimator_tpu.porting.readiness import results
+from estimator_tpu.porting.readiness import check_results
 from estimator_tpu.runtime.errors import UserError
 
 TPU_DTYPES = questions.TPU_DTYPES
@@ -17,11 +17,11 @@ def check_input(input_fn, params):
     try:
       dataset = input_fn(params)
     except UserError as e:
-      return [results.failed('input_fn', e.problem, e.fix)], None
+      return [check_results.failed('input_fn', e.problem, e.fix)], None
     except Exception as e:  # pylint: disable=broad-except -- user code: report it as a check, not a traceback
       return [input_fn_error('input_fn(params) raised %s: %s' % (type(e).__name__, e))], None
     if not isinstance(dataset, tf.data.Dataset):
-      return [results.failed('input_fn', 'input_fn returned %s, not a tf.data.Dataset.' % type(dataset).__name__,
+      return [check_results.failed('input_fn', 'input_fn returned %s, not a tf.data.Dataset.' % type(dataset).__name__,
                              'return a tf.data.Dataset of (features, labels); on TPU, TPUEstimator feeds each '
                              'host from one (PER_HOST_V2 input).')], None
     components = named_components(tf.data.get_output_shapes(dataset), tf.data.get_output_types(dataset))
@@ -35,7 +35,8 @@ def check_input(input_fn, params):
 
 def input_fn_error(message):
   # Checks rule 3 (params).
-  return results.failed('input_fn', message, "make input_fn(params) return a tf.data.Dataset of (features, labels) "
+  return check_results.failed('input_fn',
+                              message, "make input_fn(params) return a tf.data.Dataset of (features, labels) "
                                              "batched with params['batch_size'] that reads without errors.")
 
 
@@ -72,11 +73,11 @@ def check_batch_dimension(components, batch_size):
   wrong = [(name, shape[0]) for name, shape, _ in components
            if shape.ndims and shape[0] is not None and shape[0] != batch_size]
   if wrong:
-    return results.failed(
+    return check_results.failed(
         'input_batch', "%s, but params['batch_size'] is %d per core." % (', '.join(
             '%s has batch dimension %d' % pair for pair in wrong), batch_size),
         "batch with params['batch_size']: TPUEstimator sets it to the per-core batch on TPU.")
-  return results.passed('input_batch', "batches of params['batch_size'] = %d (per core)." % batch_size)
+  return check_results.passed('input_batch', "batches of params['batch_size'] = %d (per core)." % batch_size)
 
 
 def check_dtypes(components):

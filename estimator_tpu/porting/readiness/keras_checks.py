@@ -31,7 +31,7 @@ from estimator_tpu.porting.readiness import config_checks
 from estimator_tpu.porting.readiness import input_checks
 from estimator_tpu.porting.readiness import plan as plan_lib
 from estimator_tpu.porting.readiness import questions
-from estimator_tpu.porting.readiness import results
+from estimator_tpu.porting.readiness import check_results
 from estimator_tpu.porting.readiness import xla
 from estimator_tpu.runtime import preflight
 from estimator_tpu.runtime.errors import UserError
@@ -98,13 +98,13 @@ def check_topology(plan):
   source = ' (%s)' % plan.slice_source if plan.slice_source else ''
   name = '' if shape.name.endswith(' cores') else shape.name + ': '
   if plan.on_tpu_vm and shape.num_hosts > 1:
-    return results.failed(
+    return check_results.failed(
         'topology', "%s%s, but on a TPU VM TPUClusterResolver('local') sees only the TPU chips of this VM: one "
         'host.' % (name, shape.describe()),
         'name the slice with --tpu_name=NAME (TPUClusterResolver looks its hosts up), or plan a single-host slice.')
-  return results.passed('topology', '%s%s%s: TPUStrategy would run %s (num_replicas_in_sync), fed by this one '
+  return check_results.passed('topology', '%s%s%s: TPUStrategy would run %s (num_replicas_in_sync), fed by this one '
                                     'program; checked here on one replica of a MirroredStrategy of this CPU.'
-                        % (name, shape.describe(), source, results.plural(plan.num_shards, 'replica')))
+                        % (name, shape.describe(), source, check_results.plural(plan.num_shards, 'replica')))
 
 
 def check_datasets(datasets):
@@ -129,7 +129,7 @@ def check_datasets(datasets):
     except (tf.errors.OpError, StopIteration, ValueError) as e:
       errors.append('reading the first %s batch failed: %s' % (kind, essence(e)))
   if errors:
-    failure = results.failed('dataset_batch', '; '.join(errors) + '.',
+    failure = check_results.failed('dataset_batch', '; '.join(errors) + '.',
                              'make the datasets read without errors (prepared data: python -m tools.prepare_data).')
     return [failure], first
   shapes = questions.static_shapes('dataset_shapes', components, STATIC_FIX)
@@ -137,12 +137,13 @@ def check_datasets(datasets):
     shapes = shapes._replace(message=shapes.message + DYNAMIC_PADDER)
   checks = [shapes, questions.infeed_dtypes('dataset_dtypes', components, where='the tf.data input')]
   if wrong_batch:
-    checks.append(results.failed(
+    checks.append(check_results.failed(
         'dataset_batch', '%s, but the global batch is %s.' % (', '.join(wrong_batch), ', '.join(
             '%s %d' % (kind, size) for kind, _, size in datasets)),
         'batch the Keras datasets with the global batch: TPUStrategy splits each batch over the replicas itself.'))
   else:
-    checks.append(results.passed('dataset_batch', 'batches of the global batch (%s); TPUStrategy splits each over '
+    checks.append(check_results.passed('dataset_batch',
+                                       'batches of the global batch (%s); TPUStrategy splits each over '
                                                   'the replicas itself.' % ', '.join(
                                                       '%s %d' % (kind, size) for kind, _, size in datasets)))
   return checks, first
@@ -161,12 +162,12 @@ def check_model(build_model, plan, first_batches, predict_input, callbacks):
   names = ('keras_layers', 'strategy_scope', 'keras_train_step', 'step_dtypes', 'keras_eval_step',
            'keras_predict_step', 'precision', 'checkpoint_cadence', 'summary_cadence', 'keras_checkpoint')
   if model is None:
-    return [error] + [results.skipped(name, 'the model did not build.') for name in names[1:]]
+    return [error] + [check_results.skipped(name, 'the model did not build.') for name in names[1:]]
   checks = [check_tracked(model, created)]
   train = first_batches.get('train')
   rows = plan.per_replica_batch_size
   if train is None:
-    step_checks = [results.skipped(name, 'needs one training batch.') for name in names[1:7]]
+    step_checks = [check_results.skipped(name, 'needs one training batch.') for name in names[1:7]]
   else:
     step_checks = check_steps(model, strategy, plan, per_replica(train, rows), first_batches.get('eval'),
                               predict_input)
@@ -192,17 +193,17 @@ def build_recording(build_model, strategy):
   except ValueError as e:
     if 'not tracked' in str(e):
       # Checks rule 10 (Keras layers).
-      return None, None, results.failed(
+      return None, None, check_results.failed(
           'keras_layers', 'building the model failed: Keras refuses variables its layers do not track: %s'
           % essence(e), 'build the network from Keras layers (tf.keras.layers), not tf.compat.v1.layers or '
                         'tf.Variable inside a Lambda: only tracked variables are saved, trained and replicated.')
-    return None, None, results.failed('keras_layers', 'building the model failed: %s: %s'
+    return None, None, check_results.failed('keras_layers', 'building the model failed: %s: %s'
                                       % (type(e).__name__, essence(e)), BUILD_FIX)
   except Exception as e:  # pylint: disable=broad-except -- user code: report it as a check, not a traceback
-    return None, None, results.failed('keras_layers', 'building the model failed: %s: %s'
+    return None, None, check_results.failed('keras_layers', 'building the model failed: %s: %s'
                                       % (type(e).__name__, essence(e)), BUILD_FIX)
   if not isinstance(model, tf.keras.Model) or model.optimizer is None:
-    return None, None, results.failed('keras_layers', 'build_model(strategy) returned %s, not a compiled Keras '
+    return None, None, check_results.failed('keras_layers', 'build_model(strategy) returned %s, not a compiled Keras '
                                                       'model.' % type(model).__name__, BUILD_FIX)
   return model, created, None
 
@@ -212,14 +213,14 @@ def check_tracked(model, created):
   # Checks rule 10 (Keras layers).
   untracked = sorted(set(created) - set(v.name for v in model.trainable_variables))
   if untracked:
-    return results.failed(
+    return check_results.failed(
         'keras_layers', '%s created while the model was built %s not tracked by it: %s; Keras neither trains, '
-        'saves nor replicates them.' % (results.plural(len(untracked), 'variable'),
+        'saves nor replicates them.' % (check_results.plural(len(untracked), 'variable'),
                                         'is' if len(untracked) == 1 else 'are', ', '.join(untracked[:5])),
         'create every variable in a Keras layer (add_weight in a custom layer), not with tf.Variable or '
         'tf.compat.v1.layers around the model.')
-  return results.passed('keras_layers', 'the model tracks all %s its layers created (%d trainable).'
-                        % (results.plural(len(model.variables), 'variable'), len(model.trainable_variables)))
+  return check_results.passed('keras_layers', 'the model tracks all %s its layers created (%d trainable).'
+                        % (check_results.plural(len(model.variables), 'variable'), len(model.trainable_variables)))
 
 
 def check_scope(model, strategy):
@@ -228,13 +229,14 @@ def check_scope(model, strategy):
   variables = model.variables + model.optimizer.variables
   outside = [v.name for v in variables if not strategy.extended.variable_created_in_scope(v)]
   if outside:
-    return results.failed(
+    return check_results.failed(
         'strategy_scope', '%s of %d %s created outside strategy.scope(): %s; under TPUStrategy they would live on '
-        'the host, not on every TPU core.' % (results.plural(len(outside), 'variable'), len(variables),
+        'the host, not on every TPU core.' % (check_results.plural(len(outside), 'variable'), len(variables),
                                               'was' if len(outside) == 1 else 'were', ', '.join(outside[:5])),
         'build and compile the model inside `with strategy.scope():` (the optimizer too: compile creates it).')
-  return results.passed('strategy_scope', 'all %s of the model and its optimizer (slots included, after one step) '
-                                          'were created in strategy.scope().' % results.plural(len(variables),
+  return check_results.passed('strategy_scope',
+                              'all %s of the model and its optimizer (slots included, after one step) '
+                                          'were created in strategy.scope().' % check_results.plural(len(variables),
                                                                                                'variable'))
 
 
@@ -257,9 +259,9 @@ def check_steps(model, strategy, plan, train_rows, eval_batch, predict_input):
     history = model.fit(tf.data.Dataset.from_tensors(train_rows).repeat(), steps_per_epoch=1, epochs=1, verbose=0)
     after = int(model.optimizer.iterations.numpy())
   except (tf.errors.OpError, ValueError, TypeError) as e:
-    checks = [results.skipped('strategy_scope', 'the training step did not run (the optimizer has no slots).'),
+    checks = [check_results.skipped('strategy_scope', 'the training step did not run (the optimizer has no slots).'),
               jit_failure('keras_train_step', KERAS_STEP % 'training', e),
-              results.skipped('step_dtypes', 'the training step did not compile.')]
+              check_results.skipped('step_dtypes', 'the training step did not compile.')]
     graph_ops = None
   else:
     loss = history.history.get('loss', [float('nan')])[-1]
@@ -267,7 +269,8 @@ def check_steps(model, strategy, plan, train_rows, eval_batch, predict_input):
     wide = [(op.type, op.name) for op in graph_ops if op.type not in ('Placeholder', '_Arg')
             and any(t.dtype == tf.float64 for t in op.outputs)]
     checks = [check_scope(model, strategy),
-              results.passed('keras_train_step', '%s (%d examples) compiled with XLA on the CPU (jit_compile) and '
+              check_results.passed('keras_train_step',
+                                   '%s (%d examples) compiled with XLA on the CPU (jit_compile) and '
                                                  'ran once: loss %.4g, optimizer step %d -> %d.'
                              % (KERAS_STEP % 'training', rows, loss, before, after)),
               questions.float64_in_step(wide, KERAS_STEP % 'training')]
@@ -288,13 +291,13 @@ def traced_ops(step, strategy, batch):
 def check_eval_step(model, eval_batch, rows):
   # Checks rule 18 (XLA ops).
   if eval_batch is None:
-    return results.skipped('keras_eval_step', 'no evaluation dataset given.')
+    return check_results.skipped('keras_eval_step', 'no evaluation dataset given.')
   try:
     metrics = model.evaluate(tf.data.Dataset.from_tensors(per_replica(eval_batch, rows)), steps=1, verbose=0,
                              return_dict=True)
   except (tf.errors.OpError, ValueError, TypeError) as e:
     return jit_failure('keras_eval_step', KERAS_STEP % 'evaluation', e)
-  return results.passed('keras_eval_step', '%s (%d examples) compiled with XLA on the CPU and ran once: %s.'
+  return check_results.passed('keras_eval_step', '%s (%d examples) compiled with XLA on the CPU and ran once: %s.'
                         % (KERAS_STEP % 'evaluation', rows, ', '.join(
                             '%s %.4g' % pair for pair in sorted(metrics.items()))))
 
@@ -303,13 +306,13 @@ def check_predict_step(model, predict_input, rows):
   """(the keras_predict_step check, the dtype name of the predictions or None)."""
   # Checks rule 18 (XLA ops).
   if predict_input is None:
-    return results.skipped('keras_predict_step', 'no prediction input given.'), None
+    return check_results.skipped('keras_predict_step', 'no prediction input given.'), None
   first = per_replica(predict_input, rows)
   try:
     outputs = model.predict(first, batch_size=rows, verbose=0)
   except (tf.errors.OpError, ValueError, TypeError) as e:
     return jit_failure('keras_predict_step', KERAS_STEP % 'prediction', e), None
-  return (results.passed('keras_predict_step', '%s (%d examples) compiled with XLA on the CPU and ran once: '
+  return (check_results.passed('keras_predict_step', '%s (%d examples) compiled with XLA on the CPU and ran once: '
                                                'outputs %s %s.' % (KERAS_STEP % 'prediction', rows,
                                                                    np.asarray(outputs).dtype.name,
                                                                    list(np.shape(outputs)))),
@@ -319,7 +322,7 @@ def check_predict_step(model, predict_input, rows):
 def check_precision(model, requested, graph_ops, logits_dtype):
   # Checks rule 20 (bfloat16).
   if graph_ops is None:
-    return results.skipped('precision', 'the training step did not compile.')
+    return check_results.skipped('precision', 'the training step did not compile.')
   variable_dtypes = set(v.dtype.name for v in model.variables)
   compute = set(t.dtype.name for op in graph_ops for t in op.outputs if t.dtype.is_floating)
   output = logits_dtype or model.outputs[0].dtype.name
@@ -347,20 +350,21 @@ def check_summary_cadence(board, spe):
   """TensorBoard(update_freq=N) writes when Keras' step counter is a multiple of N, seen only between executions."""
   # Checks rule 8 (iterations per loop).
   if board is None:
-    return results.skipped('summary_cadence', 'no TensorBoard callback given.')
+    return check_results.skipped('summary_cadence', 'no TensorBoard callback given.')
   freq = board.update_freq
   if freq == 'epoch':
-    return results.passed('summary_cadence', 'TensorBoard writes once per epoch.')
+    return check_results.passed('summary_cadence', 'TensorBoard writes once per epoch.')
   if freq % spe:
     every = freq * spe // math.gcd(freq, spe)
-    return results.failed(
+    return check_results.failed(
         'summary_cadence', 'TensorBoard(update_freq=%d) writes only when the step count is a multiple of %d, and '
         'Keras updates it once per execution of steps_per_execution=%d steps: summaries land every %d steps, not '
         'every %d.' % (freq, freq, spe, every, freq),
         'make update_freq a multiple of steps_per_execution (e.g. update_freq=%d).' % spe)
-  return results.passed('summary_cadence', 'TensorBoard writes every %d steps = every %s of %d steps, on the host, '
+  return check_results.passed('summary_cadence',
+                              'TensorBoard writes every %d steps = every %s of %d steps, on the host, '
                                            'from the values each execution returns.'
-                        % (freq, results.plural(freq // spe, 'execution'), spe))
+                        % (freq, check_results.plural(freq // spe, 'execution'), spe))
 
 
 def check_checkpoint(model, saver):
@@ -368,7 +372,7 @@ def check_checkpoint(model, saver):
   total."""
   # Checks rule 12 (checkpoints).
   if saver is None:
-    return results.skipped('keras_checkpoint', 'no checkpoint callback (keras/checkpoints.py) given.')
+    return check_results.skipped('keras_checkpoint', 'no checkpoint callback (keras/checkpoints.py) given.')
   checkpoint = saver.manager.checkpoint
   path = checkpoint.write(tempfile.mkdtemp(prefix='keras-readiness-') + '/ckpt')
   saved = [name for name, _ in tf.train.list_variables(path)]
@@ -376,11 +380,12 @@ def check_checkpoint(model, saver):
   weights = [name for name in saved if name.startswith('model/')]
   state = [name for name in saved if name.startswith('optimizer/')]
   if not has_step:
-    return results.failed('keras_checkpoint', "the program's checkpoint holds %s but not the optimizer's step "
+    return check_results.failed('keras_checkpoint', "the program's checkpoint holds %s but not the optimizer's step "
                                               'counter: a rerun would train --train_steps more steps.'
-                          % results.plural(len(weights), 'model variable'),
+                          % check_results.plural(len(weights), 'model variable'),
                           'checkpoint tf.train.Checkpoint(model=model, optimizer=model.optimizer).')
-  return results.passed('keras_checkpoint', "the program's checkpoint holds the model (%s) and the optimizer (%s, "
+  return check_results.passed('keras_checkpoint',
+                              "the program's checkpoint holds the model (%s) and the optimizer (%s, "
                                             'its step counter among them): a rerun restores the step, so '
                                             '--train_steps is a total.'
-                        % (results.plural(len(weights), 'value'), results.plural(len(state), 'value')))
+                        % (check_results.plural(len(weights), 'value'), check_results.plural(len(state), 'value')))

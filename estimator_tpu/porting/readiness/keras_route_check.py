@@ -13,7 +13,7 @@ import tempfile
 from estimator_tpu.data import records
 from estimator_tpu.porting.readiness import keras_checks
 from estimator_tpu.porting.readiness import route_check
-from estimator_tpu.porting.readiness import results
+from estimator_tpu.porting.readiness import check_results
 from estimator_tpu.runtime import batch_sizes
 from estimator_tpu.runtime.errors import UserError
 
@@ -49,11 +49,11 @@ def check_keras_route(fv, route):
   batch_sizes.resolve(fv, use_tpu=True)
   storage_checks = route_check.check_storage(fv)
   if not all(check.passed for check in storage_checks):
-    return results.print_results(storage_checks)  # the other checks read --data_dir: minutes of TF retries
+    return check_results.print_results(storage_checks)  # the other checks read --data_dir: minutes of TF retries
   try:
     shape, source = route_check.planned_slice(fv)
   except UserError as e:
-    return results.print_results([results.failed('topology', e.problem, e.fix)])
+    return check_results.print_results([check_results.failed('topology', e.problem, e.fix)])
   eval_examples = route_check.count_if_present(fv.data_dir, fv.eval_split)
   eval_steps = None
   if eval_examples:
@@ -76,7 +76,7 @@ def check_keras_route(fv, route):
       eval_dataset=_raise(eval_dataset) if isinstance(eval_dataset, UserError) else eval_dataset,
       predict_input=route.predict_input(plan.per_replica_batch_size) if test_examples else None,
       callbacks=route.callbacks)
-  return results.print_results(storage_checks + checks)
+  return check_results.print_results(storage_checks + checks)
 
 
 def _raise(error):

@@ -14,7 +14,7 @@ import tensorflow.compat.v1 as tf
 from tensorflow.python.tpu import tpu_function
 
 from estimator_tpu.porting.readiness import questions
-from estimator_tpu.porting.readiness import results
+from estimator_tpu.porting.readiness import check_results
 from estimator_tpu.porting.readiness import step_checks
 from estimator_tpu.porting.readiness import xla
 
@@ -37,7 +37,7 @@ def named_tensors(tensors, owner):
 
 
 def describe(tensors):
-  return ', '.join('%s %s' % (name, results.format_shape(tensors[name].shape)) for name in sorted(tensors))
+  return ', '.join('%s %s' % (name, check_results.format_shape(tensors[name].shape)) for name in sorted(tensors))
 
 
 def not_batch_major(tensors, per_core_batch):
@@ -73,7 +73,7 @@ def check_forward_step(name, model_fn, params, num_shards, batch, spec, mode):
   tensors = outfed_tensors(spec, mode)
   wrong = not_batch_major(tensors, per_core)
   if wrong:
-    return results.failed(
+    return check_results.failed(
         name, 'the %s tensors that leave the TPU are %s; %s do%s not start with the batch dimension (%d per core), '
         'but TensorFlow concatenates each over the cores along its first dimension for the host.'
         % (what, describe(tensors), ', '.join(wrong), 'es' if len(wrong) == 1 else '', per_core),
@@ -82,7 +82,7 @@ def check_forward_step(name, model_fn, params, num_shards, batch, spec, mode):
   try:
     graph, ops, feed, init, outputs = build_forward_step(model_fn, params, num_shards, batch, mode)
   except Exception as e:  # pylint: disable=broad-except -- user code: report it as a check
-    return results.failed(name, 'model_fn failed to build the TPU %s step: %s: %s' % (what, type(e).__name__, e),
+    return check_results.failed(name, 'model_fn failed to build the TPU %s step: %s: %s' % (what, type(e).__name__, e),
                           "make model_fn(features, labels, %s, params) build with params['use_tpu'] = True." % mode)
   rejected = [(op.type, op.name) for op in xla.ops_without_xla_kernel(ops)]
   try:
@@ -90,7 +90,8 @@ def check_forward_step(name, model_fn, params, num_shards, batch, spec, mode):
   except tf.errors.OpError as e:
     rejected += [pair for pair in xla.rejected_ops_in_error(e.message) if pair not in rejected]
     return questions.xla_failure(name, 'the TPU %s step' % what, rejected, xla.first_error_line(e.message))
-  return results.passed(name, 'the TPU %s step (%d ops, %d examples per core) compiled with XLA on the CPU and ran '
+  return check_results.passed(name,
+                              'the TPU %s step (%d ops, %d examples per core) compiled with XLA on the CPU and ran '
                               'once; the tensors that leave the TPU are batch-major: %s.'
                         % (what, len(ops), per_core, describe(tensors)))
 
@@ -110,22 +111,22 @@ def check_host_call(spec, num_shards, every_n_steps, graph_error=None):
   """host_call's tensors have a leading dimension; `graph_error`: what TensorFlow raised building TRAIN, if any."""
   # Checks rule 7 (summaries on the host).
   if spec is None:
-    return results.skipped('host_call', 'model_fn did not build the training step (see xla_compile).')
+    return check_results.skipped('host_call', 'model_fn did not build the training step (see xla_compile).')
   if not isinstance(spec, tf.estimator.tpu.TPUEstimatorSpec):
-    return results.skipped('host_call', 'model_fn returned no TPUEstimatorSpec (see model_fn_spec).')
+    return check_results.skipped('host_call', 'model_fn returned no TPUEstimatorSpec (see model_fn_spec).')
   if not spec.host_call:
-    return results.passed('host_call', 'model_fn returns no host_call: only the loss leaves the TPU.')
+    return check_results.passed('host_call', 'model_fn returns no host_call: only the loss leaves the TPU.')
   tensors = host_call_tensors(spec)
   scalars = scalar_host_call_tensors(spec)
   if scalars:
-    return results.failed(
+    return check_results.failed(
         'host_call', 'host_call tensors %s are scalars; TensorFlow concatenates every host_call tensor over the '
         '%d cores along its first dimension and refuses scalars ("should preserve batch size dimension").'
         % (', '.join(scalars), num_shards), 'give each a leading dimension: tf.reshape(x, [1]).')
   if graph_error:
-    return results.failed('host_call', graph_error, 'make host_call=(fn, tensors) match fn\'s arguments.')
+    return check_results.failed('host_call', graph_error, 'make host_call=(fn, tensors) match fn\'s arguments.')
   cadence = ('every step' if every_n_steps == 1 else
              'every %d steps (TPUConfig.experimental_host_call_every_n_steps)' % every_n_steps)
-  return results.passed('host_call', 'host_call tensors %s each have a leading dimension, along which TensorFlow '
+  return check_results.passed('host_call', 'host_call tensors %s each have a leading dimension, along which TensorFlow '
                                      'concatenates them over the %d cores for fn on the host; they leave the TPU '
                                      '%s.' % (describe(tensors), num_shards, cadence))

@@ -11,7 +11,7 @@ import tensorflow.compat.v1 as tf
 # is no public API for it.
 from tensorflow.python.tpu.ops import tpu_ops
 
-from estimator_tpu.porting.readiness import results
+from estimator_tpu.porting.readiness import check_results
 from estimator_tpu.tpu import run_config
 
 ESTIMATOR, KERAS = 'TPUEstimator', 'Keras'
@@ -36,7 +36,7 @@ def tpu_runtime(shape, route):
   generation = shape.generation
   multi_host = shape.num_hosts > 1
   if route == ESTIMATOR and generation.pjrt_only:
-    return results.failed(
+    return check_results.failed(
         'tpu_runtime', '%s is a %s slice, which Cloud TPU offers TensorFlow only with the PJRT runtime (%s; "TPU '
         'v5e and future TPU generations only support PJRT", cloud.google.com/tpu/docs/runtimes). TPUEstimator was '
         'written for the StreamExecutor runtime and is reported failing on PJRT ("No TPU platform registered", '
@@ -56,7 +56,7 @@ def tpu_runtime(shape, route):
   cores = '' if generation.device_count_verified else (
       '; %d cores: one TensorFlow device per %s chip (megacore) is assumed, not confirmed for TensorFlow (the '
       'run counts its own)' % (shape.num_cores, generation.name))
-  return results.passed('tpu_runtime', '%s: Cloud TPU offers TensorFlow 2.15+ on %s TPU VMs %s '
+  return check_results.passed('tpu_runtime', '%s: Cloud TPU offers TensorFlow 2.15+ on %s TPU VMs %s '
                                        '(cloud.google.com/tpu/docs/runtimes); %s%s.'
                         % (shape.name, generation.name, runtime, uses, cores))
 
@@ -66,10 +66,10 @@ def static_shapes(name, components, fix):
   # Checks rule 4 (static shapes).
   dynamic = [(part, shape) for part, shape, _ in components if not shape.is_fully_defined()]
   if dynamic:
-    return results.failed(name, '%s: TPU infeed needs fully static shapes.' % ', '.join(
-        '%s has shape %s' % (part, results.format_shape(shape)) for part, shape in dynamic), fix)
-  return results.passed(name, 'static: %s.' % ', '.join(
-      '%s %s' % (part, results.format_shape(shape)) for part, shape, _ in components))
+    return check_results.failed(name, '%s: TPU infeed needs fully static shapes.' % ', '.join(
+        '%s has shape %s' % (part, check_results.format_shape(shape)) for part, shape in dynamic), fix)
+  return check_results.passed(name, 'static: %s.' % ', '.join(
+      '%s %s' % (part, check_results.format_shape(shape)) for part, shape, _ in components))
 
 
 def infeed_dtypes(name, components, where='input_fn'):
@@ -82,11 +82,11 @@ def infeed_dtypes(name, components, where='input_fn'):
       fix = DTYPE_FIXES.get(dtype, 'cast %s to float32 or int32 in %%s' % dtype.name) % where
       if fix not in fixes:
         fixes.append(fix)
-    return results.failed(
+    return check_results.failed(
         name, '%s: the TPU takes %s.' % (', '.join('%s is %s' % (part, dtype.name) for part, dtype in bad),
                                          '/'.join(d.name for d in TPU_DTYPES)),
         '; '.join(fixes) + '.')
-  return results.passed(name, '%s: all in the TPU infeed\'s dtypes of TensorFlow %s (%s).' % (
+  return check_results.passed(name, '%s: all in the TPU infeed\'s dtypes of TensorFlow %s (%s).' % (
       ', '.join('%s %s' % (part, dtype.name) for part, _, dtype in components), tf.__version__,
       ', '.join(dtype.name for dtype in TPU_DTYPES)))
 
@@ -97,13 +97,13 @@ def batch_split(batches, replicas, train_per_replica, cores='cores', count='num_
   # Checks rule 16 (even batches).
   uneven = [(kind, size) for kind, size in batches if size % replicas]
   if uneven:
-    return results.failed(
+    return check_results.failed(
         'batch_split',
         '%s not divisible by %s=%d: each of the %d %s must get the same number of examples.'
         % (', '.join('%s batch %d' % pair for pair in uneven), count, replicas, replicas, cores),
         'use multiples of %d, e.g. %s.' % (replicas, ', '.join(
             '%s batch %d' % (kind, nearest_multiple(size, replicas)) for kind, size in uneven)))
-  return results.passed('batch_split', '%s split evenly over %d %s (%d train examples per %s).' % (
+  return check_results.passed('batch_split', '%s split evenly over %d %s (%d train examples per %s).' % (
       ', '.join('%s %d' % pair for pair in batches), replicas, cores, train_per_replica, cores[:-1]))
 
 
@@ -116,25 +116,25 @@ def loop_cadence(name, what, every, loop, loop_name, rounding):
   steps: the cadence that really happens is `every` rounded up to whole loops; `rounding` says why, when it is."""
   # Checks rule 8 (iterations per loop).
   if every is None:
-    return results.skipped(name, 'no %s cadence given.' % name.split('_')[0])
+    return check_results.skipped(name, 'no %s cadence given.' % name.split('_')[0])
   aligned = run_config.aligned_checkpoint_steps(every, loop)
-  cadence = '%s every %d steps = every %s of %d steps' % (what, aligned, results.plural(aligned // loop, loop_name),
-                                                        loop)
+  cadence = '%s every %d steps = every %s of %d steps' % (
+      what, aligned, check_results.plural(aligned // loop, loop_name), loop)
   if aligned != every:
-    return results.passed(name, '%s: %s.' % (rounding, cadence))
-  return results.passed(name, cadence + '.')
+    return check_results.passed(name, '%s: %s.' % (rounding, cadence))
+  return check_results.passed(name, cadence + '.')
 
 
 def float64_in_step(ops, step):
   """`ops`: [(type, name)] of the compiled step that compute in float64."""
   # Checks rule 15 (TPU dtypes).
   if ops:
-    return results.failed(
+    return check_results.failed(
         'step_dtypes', '%s of %s compute in float64, which the TPU does not have: %s.'
-        % (results.plural(len(ops), 'op'), step, list_ops(ops)),
+        % (check_results.plural(len(ops), 'op'), step, list_ops(ops)),
         'keep the model in float32 (or bfloat16): cast float64 inputs in the input and create float32 variables '
         '(a Keras layer: dtype=\'float32\').')
-  return results.passed('step_dtypes', 'no float64 in %s.' % step)
+  return check_results.passed('step_dtypes', 'no float64 in %s.' % step)
 
 
 def list_ops(pairs):
@@ -146,10 +146,10 @@ def xla_failure(name, step, rejected, error_line, route=ESTIMATOR):
   """The failure of a step XLA did not compile: the ops it rejects (type, name), or its first error line."""
   # Checks rule 18 (XLA ops).
   if rejected:
-    return results.failed(name, 'XLA cannot compile %s of %s: %s.' % (
-        results.plural(len(rejected), 'op'), step, list_ops(rejected)), fix_for_rejected([t for t, _ in rejected],
+    return check_results.failed(name, 'XLA cannot compile %s of %s: %s.' % (
+        check_results.plural(len(rejected), 'op'), step, list_ops(rejected)), fix_for_rejected([t for t, _ in rejected],
                                                                                          route))
-  return results.failed(name, 'XLA failed on %s: %s' % (step, error_line),
+  return check_results.failed(name, 'XLA failed on %s: %s' % (step, error_line),
                         'make the step compile with XLA: shapes and shape arguments (reshape targets, slice sizes, '
                         '...) must be known when the step is compiled, not computed from data.')
 
@@ -193,15 +193,16 @@ def precision(requested, variable_dtypes, compute_dtypes, output_dtype, how):
   if requested == 'float32' and 'bfloat16' in compute_dtypes:
     problems.append('bfloat16 computation although --precision=float32')
   if problems:
-    return results.failed('precision', 'the step has %s.' % '; '.join(problems),
+    return check_results.failed('precision', 'the step has %s.' % '; '.join(problems),
                           'compute the network in bfloat16 %s, keep the variables float32 and cast the logits to '
                           'float32 before the loss.' % how)
   if requested == 'bfloat16':
-    return results.passed('precision', 'the network computes in bfloat16 (%s), its variables and logits stay '
+    return check_results.passed('precision', 'the network computes in bfloat16 (%s), its variables and logits stay '
                                        'float32, so checkpoints, the optimizer and the loss are float32 as with '
                                        '--precision=float32.' % how)
   if requested is None and 'bfloat16' in compute_dtypes:
-    return results.passed('precision', 'the step computes partly in bfloat16 (%s) and keeps its variables and its '
+    return check_results.passed('precision',
+                                'the step computes partly in bfloat16 (%s) and keeps its variables and its '
                                        'output float32.' % how)
-  return results.passed('precision', 'float32 throughout; --precision=bfloat16 would compute the network in '
+  return check_results.passed('precision', 'float32 throughout; --precision=bfloat16 would compute the network in '
                                      'bfloat16 (%s) with float32 variables and logits.' % how)

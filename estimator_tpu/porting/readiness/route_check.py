@@ -11,7 +11,7 @@ from estimator_tpu import routes
 from estimator_tpu.data import records
 from estimator_tpu.porting import readiness
 from estimator_tpu.porting.readiness import questions
-from estimator_tpu.porting.readiness import results
+from estimator_tpu.porting.readiness import check_results
 from estimator_tpu.porting.readiness import topology
 from estimator_tpu.runtime import batch_sizes
 from estimator_tpu.runtime import storage
@@ -68,8 +68,8 @@ def check_storage(fv):
   try:
     paths = storage.check_flag_paths(fv)
   except UserError as e:
-    return [results.failed('storage_access', e.problem, e.fix)]
-  return [results.passed('storage_access', 'Cloud Storage answers for %s; every bucket exists and may be used.'
+    return [check_results.failed('storage_access', e.problem, e.fix)]
+  return [check_results.passed('storage_access', 'Cloud Storage answers for %s; every bucket exists and may be used.'
                          % ', '.join('--%s=%s' % pair for pair in paths))] if paths else []
 
 
@@ -109,7 +109,7 @@ def check_route(fv, route):
   try:
     shape, source = planned_slice(fv)
   except UserError as e:
-    return readiness.print_results([results.failed('topology', e.problem, e.fix)])
+    return readiness.print_results([check_results.failed('topology', e.problem, e.fix)])
   runtime = [questions.tpu_runtime(shape, questions.ESTIMATOR)] if shape.generation else []
   if not all(check.passed for check in runtime):
     return readiness.print_results(storage_checks + runtime)  # TPUEstimator does not run there: nothing to plan

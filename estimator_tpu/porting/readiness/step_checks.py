@@ -14,7 +14,7 @@ import tensorflow.compat.v1 as tf
 from tensorflow.python.tpu import tpu_function
 
 from estimator_tpu.porting.readiness import questions
-from estimator_tpu.porting.readiness import results
+from estimator_tpu.porting.readiness import check_results
 from estimator_tpu.porting.readiness import xla
 
 # Ops whose value XLA knows while compiling (from static shapes), so an unknown static shape on them, or on
@@ -76,7 +76,7 @@ class NotATpuEstimatorSpec(TypeError):
   def result(self):
     # Checks rule 5 (TPUEstimatorSpec).
     what = 'a tf.estimator.EstimatorSpec' if self.estimator_spec else 'a %s' % self.returned
-    return results.failed(
+    return check_results.failed(
         'model_fn_spec', 'model_fn returned %s in TRAIN mode, not a tf.estimator.tpu.TPUEstimatorSpec: on a TPU, '
         'TPUEstimator refuses it in evaluation and prediction, and metric ops, summaries and hooks cannot run '
         'inside the TPU computation.' % what,
@@ -123,9 +123,9 @@ def check_xla_compile(step, per_shard_batch):
   except tf.errors.OpError as e:
     rejected += [pair for pair in xla.rejected_ops_in_error(e.message) if pair not in rejected]
     return [compile_failure(rejected, xla.first_error_line(e.message)),
-            results.skipped('global_step', 'the step did not run.')]
+            check_results.skipped('global_step', 'the step did not run.')]
   collectives = sum(op.type in xla.TPU_COLLECTIVES for op in step.ops)
-  return [results.passed(
+  return [check_results.passed(
       'xla_compile',
       'the TPU training step (%d ops, %d examples per core) compiled with XLA on the CPU and ran once: loss %.4g, '
       'global step 0 -> %d%s.' % (len(step.ops), per_shard_batch, loss, global_step,
@@ -152,13 +152,13 @@ def check_step_shapes(step):
   # Checks rule 4 (static shapes).
   dynamic = dynamic_tensors(step.ops)
   if not dynamic:
-    return results.passed('step_shapes', 'all %d tensors of the TPU training step have static shapes.'
+    return check_results.passed('step_shapes', 'all %d tensors of the TPU training step have static shapes.'
                           % sum(len(op.outputs) for op in step.ops))
   dynamic_names = set(t.name for t in dynamic)
   origins = [t for t in dynamic if not any(i.name in dynamic_names for i in t.op.inputs)]
-  shown = ', '.join("'%s' (%s) has shape %s" % (t.name, t.op.type, results.format_shape(t.shape))
+  shown = ', '.join("'%s' (%s) has shape %s" % (t.name, t.op.type, check_results.format_shape(t.shape))
                     for t in origins[:MAX_LISTED])
-  return results.failed(
+  return check_results.failed(
       'step_shapes', 'the TPU compiles one program for fixed shapes, but %s, which depends on the data%s.'
       % (shown, ' (%d tensors after it are dynamic too)' % (len(dynamic) - len(origins))
          if len(dynamic) > len(origins) else ''),
@@ -206,19 +206,19 @@ def check_all_reduce(step, num_shards):
   variables = step.graph.get_collection(tf.GraphKeys.TRAINABLE_VARIABLES)
   collectives = [op for op in step.ops if op.type in xla.TPU_COLLECTIVES]
   if num_shards == 1:
-    return results.passed('gradient_all_reduce', 'one core: no gradients to combine across cores.')
+    return check_results.passed('gradient_all_reduce', 'one core: no gradients to combine across cores.')
   if variables and not collectives:
-    return results.failed(
+    return check_results.failed(
         'gradient_all_reduce', 'the step updates %s but never combines gradients across the %d cores, so each '
-        'core would train its own copy on its slice of the batch.' % (results.plural(len(variables), 'variable'),
+        'core would train its own copy on its slice of the batch.' % (check_results.plural(len(variables), 'variable'),
                                                                        num_shards),
         "wrap the optimizer when params['use_tpu']: optimizer = tf.tpu.CrossShardOptimizer(optimizer) "
         '(what tf.contrib.tpu.CrossShardOptimizer became).')
-  return results.passed(
+  return check_results.passed(
       'gradient_all_reduce', 'gradients of %s are combined across the %d cores by %d CrossReplicaSum ops. With '
       "tf.tpu.CrossShardOptimizer's default reduction (MEAN) each core's loss is first scaled by 1/%d, so the update "
       'uses the mean gradient over the global batch, and the learning rate means what it means on one device at '
-      'that batch (tensorflow/python/tpu/tpu_optimizer.py).' % (results.plural(len(variables), 'variable'),
+      'that batch (tensorflow/python/tpu/tpu_optimizer.py).' % (check_results.plural(len(variables), 'variable'),
                                                                  num_shards, len(collectives), num_shards))
 
 
@@ -226,8 +226,8 @@ def check_global_step_advances(step_value):
   """TPUEstimator stops at max_steps by the global step; a train_op that never increments it never stops."""
   # Checks rule 9 (steps).
   if step_value == 1:
-    return results.passed('global_step', 'one training step advanced the global step by 1.')
-  return results.failed('global_step', 'one training step moved the global step from 0 to %d.' % step_value,
+    return check_results.passed('global_step', 'one training step advanced the global step by 1.')
+  return check_results.failed('global_step', 'one training step moved the global step from 0 to %d.' % step_value,
                         'pass global_step=tf.train.get_global_step() to optimizer.minimize (or apply_gradients).')
 
 
@@ -247,10 +247,10 @@ def summaries_in_train_step(model_fn, params, num_shards, batch):
 def check_step_summaries(summary_ops):
   # Checks rule 7 (summaries on the host).
   if summary_ops:
-    return results.failed(
+    return check_results.failed(
         'step_summaries', 'model_fn writes %s in the TRAIN step (%s); inside the TPU computation tf.summary does '
-        'nothing, so they would silently be missing.' % (results.plural(len(summary_ops), 'summary'), ', '.join(
+        'nothing, so they would silently be missing.' % (check_results.plural(len(summary_ops), 'summary'), ', '.join(
             "'%s'" % op.name for op in summary_ops[:MAX_LISTED])),
         'pass the tensors to TPUEstimatorSpec(host_call=(fn, [tensors])) and write the summaries in fn, which runs '
         'on the host (give scalars a leading batch dimension: tf.reshape(x, [1])).')
-  return results.passed('step_summaries', 'no tf.summary calls in the TRAIN step (they would be dropped on TPU).')
+  return check_results.passed('step_summaries', 'no tf.summary calls in the TRAIN step (they would be dropped on TPU).')

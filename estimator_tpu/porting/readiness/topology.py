@@ -117,8 +117,8 @@ def simulate(config, shape, model_fn, train_batch_size, eval_batch_size=None, pr
   """
   specs = []
   estimator = tpu_estimator.TPUEstimator(
-      model_fn=_recording_model_fn(model_fn, specs), config=config.replace(model_dir=scratch_model_dir()), params=params,
-      use_tpu=True, train_batch_size=train_batch_size, eval_batch_size=eval_batch_size,
+      model_fn=_recording_model_fn(model_fn, specs), config=config.replace(model_dir=scratch_model_dir()),
+      params=params, use_tpu=True, train_batch_size=train_batch_size, eval_batch_size=eval_batch_size,
       predict_batch_size=predict_batch_size, eval_on_tpu=eval_on_tpu)
   metadata = simulated_metadata(shape, config.master)
   context = estimator._ctx  # pylint: disable=protected-access

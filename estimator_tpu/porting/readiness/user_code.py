@@ -20,7 +20,7 @@ import sys
 
 import tensorflow.compat.v1 as tf
 
-from estimator_tpu.porting.readiness import results
+from estimator_tpu.porting.readiness import check_results
 from estimator_tpu.runtime.errors import UserError
 
 SPEC_FORM = 'MODULE:NAME or MODULE:NAME(arg=value, ...)'
@@ -200,12 +200,12 @@ def check_signatures(model_fn, input_fn):
     if names is not None and 'params' not in names:
       missing.append((role, '%s(%s)' % (role, ', '.join(names)), shape))
   if missing:
-    return results.failed(
+    return check_results.failed(
         'signatures', '%s: TPUEstimator refuses a model_fn or input_fn without params, which is where it '
         "passes the per-core params['batch_size']; the checks below go on without it."
         % '; '.join('%s takes no params' % have for _, have, _ in missing),
         'take params: %s, and batch with params[\'batch_size\'].' % ', '.join(want for _, _, want in missing))
-  return results.passed('signatures', 'model_fn and input_fn take params, as TPUEstimator requires.')
+  return check_results.passed('signatures', 'model_fn and input_fn take params, as TPUEstimator requires.')
 
 
 def as_tpu_estimator_calls(model_fn, input_fn, make_run_config):

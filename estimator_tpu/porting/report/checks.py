@@ -13,7 +13,7 @@ class Collector(object):
   def __init__(self, program):
     self.program = program
     self.findings = []
-    self.index = None  # sites.Index, once estimators.check_call_sites made it
+    self.index = None  # program/estimators.Index, once estimator_checks.check_call_sites made it
     self.strings_on_device = False  # a model on the TPU looks strings up (model_fns, estimators)
     self.unsure = None  # while set, `required` findings become `cannot tell`, prefixed with this condition
     self.returns_tensors = {}  # (module, return statement) -> modes of the input_fns returning tensors there

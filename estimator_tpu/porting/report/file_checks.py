@@ -6,7 +6,7 @@ from estimator_tpu.porting.program import apis
 from estimator_tpu.porting.program import modules
 from estimator_tpu.porting.program import syntax
 from estimator_tpu.porting.program import values
-from estimator_tpu.porting.report import input_fns
+from estimator_tpu.porting.report import input_fn_checks
 
 PATH_FLAG_WORDS = ('dir', 'path', 'file', 'pattern', 'output')
 
@@ -59,7 +59,8 @@ def _check_local_file_call(collector, module, call):
       'tempfile.') for o in values.origins(program, module, scope, call_args[0])):
     return  # a temporary file: local by design
   if name:
-    collector.advice(module, call, 'local-file-call', '`%s(%s)` is a local file call: on a TPU Node, data and model_dir must be '
+    collector.advice(module, call, 'local-file-call',
+                     '`%s(%s)` is a local file call: on a TPU Node, data and model_dir must be '
                      'gs:// paths (its TPU workers cannot read this machine\'s disk), which os, open, glob and shutil '
                      'cannot reach (they see a local folder named gs:) -> tf.io.gfile (exists, makedirs, GFile, '
                      'glob, copy, rmtree) works on both.' % (canonical, syntax.render(call_args[0])))
@@ -101,7 +102,8 @@ def _check_path_flag(collector, module, call):
   name = syntax.literal(name) if name is not None else None
   default = syntax.literal(default) if default is not None else None
   if isinstance(name, str) and isinstance(default, str) and any(w in name.lower() for w in PATH_FLAG_WORDS):
-    if input_fns.is_local_path(default):
-      collector.advice(module, call, 'local-path-flag', 'the flag --%s defaults to the local path %r: TPU workers cannot '
+    if input_fn_checks.is_local_path(default):
+      collector.advice(module, call, 'local-path-flag',
+                       'the flag --%s defaults to the local path %r: TPU workers cannot '
                        'read or write this machine\'s disk (a TPU Node) -> give a gs:// path for a TPU run, and check '
                        'it when the flags are parsed.' % (name, default))

@@ -3,16 +3,16 @@ import ast
 
 from estimator_tpu.porting.program import apis
 from estimator_tpu.porting.program import callables
-from estimator_tpu.porting.program import modes as modes_lib
+from estimator_tpu.porting.program import mode_branches
 from estimator_tpu.porting.program import reading
 from estimator_tpu.porting.program import syntax
 from estimator_tpu.porting.program import uses as uses_lib
 from estimator_tpu.porting.report import checks
-from estimator_tpu.porting.report import estimators
-from estimator_tpu.porting.report import findings
-from estimator_tpu.porting.report import input_fns
-from estimator_tpu.porting.report import model_fns
+from estimator_tpu.porting.report import estimator_checks
 from estimator_tpu.porting.report import file_checks
+from estimator_tpu.porting.report import findings
+from estimator_tpu.porting.report import input_fn_checks
+from estimator_tpu.porting.report import model_fn_checks
 
 BUILDER_WORDS = ('builder', 'build_', 'make_', 'create_', 'get_')
 
@@ -28,7 +28,7 @@ def check(program, bad=()):
   collector = checks.Collector(program)
   uses = _guarded(collector, None, uses_lib.read_uses, program)
   if uses is not None:
-    _guarded(collector, None, estimators.check_call_sites, collector, uses)
+    _guarded(collector, None, estimator_checks.check_call_sites, collector, uses)
   _check_model_fns(collector, uses)
   _check_input_fns(collector, uses)
   for module in program.modules:
@@ -44,7 +44,8 @@ def _guarded(collector, module, check, *args):
   except Exception as e:  # noqa: BLE001 -- robustness on code never seen is the point here
     where = module or (collector.program.modules[0] if collector.program.modules else None)
     if where is not None:
-      collector.unknown(where, where.tree, 'not-analysed', 'the port report could not analyse this code (%s: %s) -> please '
+      collector.unknown(where, where.tree, 'not-analysed',
+                        'the port report could not analyse this code (%s: %s) -> please '
                         'report it with the code that caused it.' % (type(e).__name__, e))
     return None
 
@@ -56,26 +57,27 @@ def _check_model_fns(collector, uses):
                                                        if f.code == 'model-fn-unresolved']
   if not all_found:
     # Functions shaped like a model_fn that no estimator is seen to get: check them as if every mode ran on a TPU.
-    found += [uses_lib.ModelFnUse(target, modes_lib.ALL, [], True)
+    found += [uses_lib.ModelFnUse(target, mode_branches.ALL, [], True)
               for target in _candidates(collector, reached, _is_model_fn_candidate)]
   for use in found:
-    _guarded(collector, use.target.module, model_fns.check_model_fn, collector, use)
+    _guarded(collector, use.target.module, model_fn_checks.check_model_fn, collector, use)
 
 
 def _check_input_fns(collector, uses):
   checked = set()
   for target, modes in (uses.input_fn_targets.values() if uses else ()):
-    visited = _guarded(collector, target.module, input_fns.check_input_fn, collector, target, modes) or []
+    visited = _guarded(collector, target.module, input_fn_checks.check_input_fn, collector, target, modes) or []
     checked.update(id(node) for node in visited)
     checked.add(id(target.node))
-  input_fns.report_returned_tensors(collector)
+  input_fn_checks.report_returned_tensors(collector)
   drivers = bool(uses and uses.index.drivers)
   if drivers and not uses.unresolved_input_fns:
     return  # every input_fn an estimator gets is known: other functions named like one are helpers, or unused
   if drivers:
     collector.unsure = 'if it is one of the input_fns the scanned files could not follow'
   for target in _candidates(collector, checked, _is_input_fn_candidate):
-    _guarded(collector, target.module, input_fns.check_input_fn, collector, target, _modes_from_name(target.node.name))
+    _guarded(collector, target.module, input_fn_checks.check_input_fn, collector, target,
+             _modes_from_name(target.node.name))
   collector.unsure = None
 
 
@@ -148,9 +150,9 @@ def _modes_from_name(name):
   """The mode an input_fn no estimator is seen to get is for, by its name; None when the name does not say."""
   name = name.lower()
   if 'predict' in name or 'infer' in name:
-    return set([input_fns.PREDICT])
+    return set([input_fn_checks.PREDICT])
   if 'train' in name:
-    return set([input_fns.TRAIN])
+    return set([input_fn_checks.TRAIN])
   if 'eval' in name or 'test' in name or 'valid' in name:
-    return set([input_fns.EVAL])
+    return set([input_fn_checks.EVAL])
   return None

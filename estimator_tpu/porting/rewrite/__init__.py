@@ -20,6 +20,6 @@ Needs LibCST (setup.py installs it); the port report alone does not.
 
 
 def port(paths, base=None):
-  """Ports the program in `paths`; returns a records.Result (nothing is written)."""
+  """Ports the program in `paths`; returns a changes.Result (nothing is written)."""
   from estimator_tpu.porting.rewrite import engine  # pylint: disable=g-import-not-at-top -- needs LibCST
   return engine.Port(paths, base).run()

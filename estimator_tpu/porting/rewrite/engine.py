@@ -22,7 +22,7 @@ from estimator_tpu.porting.rewrite import edits as edits_lib
 from estimator_tpu.porting.rewrite import fixers
 from estimator_tpu.porting.rewrite import located
 from estimator_tpu.porting.rewrite import plans as plans_lib
-from estimator_tpu.porting.rewrite import records
+from estimator_tpu.porting.rewrite import changes
 from estimator_tpu.runtime.errors import UserError
 
 
@@ -88,7 +88,7 @@ class Port(object):
     """Records a change at a LibCST node of the LocatedFile f (or at an ast node of its module)."""
     if not isinstance(node, cst.CSTNode):
       node = f.node(node)
-    self.changes.append(records.Change(f.path, f.line(node), rule, what))
+    self.changes.append(changes.Change(f.path, f.line(node), rule, what))
 
   def todo(self, module, node, codes, rule, what):
     """A TODO comment above the statement of an ast node, and the findings of `codes` there taken."""
@@ -104,7 +104,7 @@ class Port(object):
     """A TODO comment above a LibCST statement of f, once per statement, rule and text."""
     if statement is None:
       return
-    todo = records.Todo(f.path, f.line(statement), rule, what)
+    todo = changes.Todo(f.path, f.line(statement), rule, what)
     if todo in self.todos:
       return
     self.todos.append(todo)
@@ -197,9 +197,9 @@ class Port(object):
     for f in self.files:
       edits = self.edits[f]
       text = f.text if edits.empty() else edits.apply()
-      ported.append(records.PortedFile(f.path, os.path.relpath(os.path.abspath(f.path), self.base), f.text, text,
+      ported.append(changes.PortedFile(f.path, os.path.relpath(os.path.abspath(f.path), self.base), f.text, text,
                                        f.encoding))
-    return records.Result(ported, sorted(self.changes), sorted(self.todos), self.report, self.other_files())
+    return changes.Result(ported, sorted(self.changes), sorted(self.todos), self.report, self.other_files())
 
   def other_files(self):
     """The files in the folders given that are not Python (data, configuration): a copy of the program has them."""

@@ -9,7 +9,7 @@ import pytest
 import tensorflow.compat.v1 as tf
 
 from estimator_tpu import model
-from estimator_tpu.porting.readiness import results
+from estimator_tpu.porting.readiness import check_results
 from support.programs import failed_checks as failures
 from estimator_tpu.tpu import accelerator_types
 
@@ -96,7 +96,7 @@ def test_py_function_in_the_model_is_an_op_xla_rejects(tmp_path):
   assert 'keras_train_step' in failures(checks)
   assert "XLA cannot compile 1 op of one replica's training step: PyFunc" in checks['keras_train_step'].message
   assert 'do that work in the tf.data input' in checks['keras_train_step'].fix
-  assert checks['step_dtypes'].status == results.SKIP
+  assert checks['step_dtypes'].status == check_results.SKIP
 
 
 def test_a_dynamic_batch_is_a_failed_shape_check(tmp_path):

@@ -12,7 +12,7 @@ from estimator_tpu import model
 from estimator_tpu.porting import readiness
 from estimator_tpu.porting.readiness import config_checks
 from estimator_tpu.porting.readiness import input_checks
-from estimator_tpu.porting.readiness import results
+from estimator_tpu.porting.readiness import check_results
 from support.programs import failed_checks as failures
 from estimator_tpu.runtime.errors import UserError
 from estimator_tpu.tpu import deployment
@@ -82,7 +82,7 @@ def test_the_projects_model_and_input_pass(data_dir):
                      eval_input_fn=tpu_input.eval_input_fn_builder(data_dir, 'test', 10, steps=11),
                      predict_input_fn=tpu_input.predict_input_fn_builder(data_dir, 'test', -1, 10))
   assert failures(checks) == []
-  assert [name for name, check in checks.items() if check.status == results.SKIP] == ['cloud_storage',
+  assert [name for name, check in checks.items() if check.status == check_results.SKIP] == ['cloud_storage',
                                                                                        'tpu_reachable']
   assert "features['image'] [16, 784], labels [16]" in checks['input_shapes'].message
   assert 'input_fn runs once on the one host' in checks['train_input'].message
@@ -108,7 +108,7 @@ def test_bfloat16_steps_compile_with_xla(data_dir):
                      predict_input_fn=tpu_input.predict_input_fn_builder(data_dir, 'test', -1, 10))
   assert failures(checks) == []
   assert 'global step 0 -> 1' in checks['xla_compile'].message
-  assert checks['eval_step'].status == checks['predict_step'].status == results.PASS
+  assert checks['eval_step'].status == checks['predict_step'].status == check_results.PASS
   assert checks['precision'].message.startswith('the network computes in bfloat16 (tf.tpu.bfloat16_scope())')
 
 
@@ -124,7 +124,7 @@ def test_py_func_in_the_model_is_an_op_xla_rejects():
 
   checks = run_check(tiny_model_fn_builder(python_side))
   assert failures(checks) == ['xla_compile']
-  assert checks['global_step'].status == results.SKIP
+  assert checks['global_step'].status == check_results.SKIP
   assert "XLA cannot compile 1 op of the TPU training step: PyFunc 'python_side'" in checks['xla_compile'].message
   assert 'do that work in input_fn' in checks['xla_compile'].fix
 
@@ -136,7 +136,7 @@ def test_unique_is_a_dynamic_shape():
 
   checks = run_check(tiny_model_fn_builder(with_unique))
   message = checks['step_shapes'].message
-  assert checks['step_shapes'].status == results.FAIL
+  assert checks['step_shapes'].status == check_results.FAIL
   assert "'distinct_labels:0' (Unique) has shape [?]" in message
   assert 'tf.unique' in checks['step_shapes'].fix
   if TF1:  # TF 1.15's XLA has no Unique kernel at all; TF 2.15's CPU XLA compiles it, the TPU still would not.
@@ -176,7 +176,7 @@ def test_model_fn_that_fails_to_build_on_tpu():
   checks = run_check(model_fn)
   assert failures(checks) == ['xla_compile']
   assert "model_fn failed to build the TPU training step: KeyError: 'hidden_units'" in checks['xla_compile'].message
-  assert all(checks[name].status == results.SKIP for name in readiness.STEP_CHECKS[1:])
+  assert all(checks[name].status == check_results.SKIP for name in readiness.STEP_CHECKS[1:])
 
 
 def test_input_with_a_dynamic_batch_dimension():
@@ -245,7 +245,7 @@ def test_failing_input_fn_skips_the_step_checks(tmp_path):
   checks = run_check(input_fn=input_fn)
   assert failures(checks) == ['input_fn']
   assert 'reading one batch failed' in checks['input_fn'].message
-  assert all(checks[name].status == results.SKIP for name in readiness.STEP_CHECKS)
+  assert all(checks[name].status == check_results.SKIP for name in readiness.STEP_CHECKS)
 
 
 def test_batch_not_divisible_by_num_shards():
@@ -271,7 +271,7 @@ def test_local_model_dir_with_a_named_tpu():
 @pytest.mark.parametrize('save, loop, every', [(1000, 300, 1200), (100, 30, 120), (5, 50, 50)])
 def test_checkpoint_cadence_off_the_loop_boundaries_is_rounded_up_as_the_run_rounds_it(save, loop, every):
   check = config_checks.check_checkpoint_cadence(tiny_plan(save_checkpoints_steps=save, iterations_per_loop=loop))
-  assert check.status == results.PASS
+  assert check.status == check_results.PASS
   assert 'rounds it up, as the run will: a checkpoint every %d steps' % every in check.message
   config = run_config.build_run_config('/tmp/unused', loop, None, save, master='')
   assert config.save_checkpoints_steps == every
@@ -279,13 +279,13 @@ def test_checkpoint_cadence_off_the_loop_boundaries_is_rounded_up_as_the_run_rou
 
 def test_checkpoint_cadence_on_the_loop_boundaries():
   check = config_checks.check_checkpoint_cadence(tiny_plan(save_checkpoints_steps=1000, iterations_per_loop=50))
-  assert check.status == results.PASS and '20 device loops' in check.message
+  assert check.status == check_results.PASS and '20 device loops' in check.message
 
 
 @pytest.mark.parametrize('examples, batch, steps, status, words', [
-    (10000, 1000, 10, results.PASS, 'every example is scored exactly once'),
-    (10000, 1024, 9, results.FAIL, '784 are never scored'),
-    (10000, 1000, 11, results.FAIL, 'the input would end early'),
+    (10000, 1000, 10, check_results.PASS, 'every example is scored exactly once'),
+    (10000, 1024, 9, check_results.FAIL, '784 are never scored'),
+    (10000, 1000, 11, check_results.FAIL, 'the input would end early'),
 ])
 def test_eval_steps_cover_the_eval_split(examples, batch, steps, status, words):
   check = config_checks.check_eval_coverage(tiny_plan(num_shards=8, eval_examples=examples, eval_batch_size=batch,
@@ -293,7 +293,7 @@ def test_eval_steps_cover_the_eval_split(examples, batch, steps, status, words):
   assert check.status == status and words in check.message
 
 
-@pytest.mark.parametrize('padded, status', [(True, results.PASS), (False, results.FAIL)])
+@pytest.mark.parametrize('padded, status', [(True, check_results.PASS), (False, check_results.FAIL)])
 def test_padded_eval_input_covers_a_split_that_batches_do_not_divide(padded, status):
   plan = tiny_plan(num_shards=8, eval_examples=10000, eval_batch_size=1024, eval_steps=10)
   plan.eval_padded = padded
@@ -316,14 +316,14 @@ def test_eval_coverage_fix_suggests_a_batch_that_fits():
 
 def test_printer_writes_one_line_per_check_and_returns_the_status():
   stream = io.StringIO()
-  status = readiness.print_results([results.passed('topology', 'fine.'),
-                                    results.failed('input_shapes', 'broken.', 'mend it.'),
-                                    results.skipped('tpu_reachable', 'not asked.')], stream)
+  status = readiness.print_results([check_results.passed('topology', 'fine.'),
+                                    check_results.failed('input_shapes', 'broken.', 'mend it.'),
+                                    check_results.skipped('tpu_reachable', 'not asked.')], stream)
   assert status == 1
   assert stream.getvalue().splitlines() == [
       'PASS topology (rule 14): fine.', 'FAIL input_shapes (rule 4): broken. Fix: mend it.',
       'SKIP tpu_reachable (rule 2): not asked.', 'TPU readiness: 1 passed, 1 failed, 1 skipped.']
-  assert readiness.print_results([results.passed('topology', 'fine.')], io.StringIO()) == 0
+  assert readiness.print_results([check_results.passed('topology', 'fine.')], io.StringIO()) == 0
 
 
 # --- The per-host plan: TensorFlow's own TPUEstimator on the planned slice -----------------------------------------
@@ -414,7 +414,7 @@ def test_evaluation_on_the_cpu_and_prediction_on_the_tpu():
   checks = pod_check(eval_on_tpu=False)
   assert failures(checks) == []
   assert checks['evaluate'].message.startswith('evaluate runs on the CPU (eval_on_tpu=False)')
-  assert checks['eval_step'].status == results.SKIP
+  assert checks['eval_step'].status == check_results.SKIP
   assert checks['predict'].message.startswith('predict runs on the TPU, 16 cores x 1 examples per step, SLICED')
 
 
@@ -430,7 +430,7 @@ def test_scalar_host_call_tensors():
   model_fn = modes_model_fn_builder(host_call_tensors=lambda loss: {'loss': loss})
   checks = run_check(model_fn)
   assert failures(checks) == ['host_call']
-  assert checks['train_input'].status == results.PASS  # TensorFlow called input_fn, then refused the outfeed
+  assert checks['train_input'].status == check_results.PASS  # TensorFlow called input_fn, then refused the outfeed
   assert 'host_call tensors loss are scalars' in checks['host_call'].message
   assert 'tf.reshape(x, [1])' in checks['host_call'].fix
 
@@ -465,16 +465,16 @@ def test_a_multi_host_tpu_vm_is_not_one_tensorflow_sees():
 
 def test_a_tpu_vm_uses_local_paths_and_needs_an_attached_tpu():
   checks = run_check(plan=tiny_plan(tpu_name='local', model_dir='/tmp/model'))
-  assert checks['cloud_storage'].status == results.SKIP
+  assert checks['cloud_storage'].status == check_results.SKIP
   assert failures(checks) == ['tpu_reachable']  # no TPU here; TF 1.15 has no TPU VMs at all
   expected = 'cannot use: TPU VMs run TensorFlow 2' if TF1 else 'no TPU is attached to this machine'
   assert expected in checks['tpu_reachable'].message
 
 
 @pytest.mark.parametrize('invocations, steps, status, words', [
-    (1, 2, results.PASS, '2 steps of 64 = 110 real + 18 padding rows'),
-    (4, 2, results.PASS, 'real + weight-0 padding rows per call: 28 + 4, 28 + 4, 27 + 5, 27 + 5'),
-    (4, 1, results.FAIL, '1 steps of 64 leave 46 examples unscored'),
+    (1, 2, check_results.PASS, '2 steps of 64 = 110 real + 18 padding rows'),
+    (4, 2, check_results.PASS, 'real + weight-0 padding rows per call: 28 + 4, 28 + 4, 27 + 5, 27 + 5'),
+    (4, 1, check_results.FAIL, '1 steps of 64 leave 46 examples unscored'),
 ])
 def test_padded_eval_coverage_per_input_fn_call(invocations, steps, status, words):
   plan = tiny_plan(num_shards=32, eval_examples=110, eval_batch_size=64, eval_steps=steps, eval_padded=True)

@@ -20,7 +20,7 @@ from support.paths import REPO_ROOT
 from support.programs import check_lines
 from support.programs import run_main
 from estimator_tpu.porting import readiness
-from estimator_tpu.porting.readiness import results
+from estimator_tpu.porting.readiness import check_results
 from estimator_tpu.porting.readiness import user_code
 from estimator_tpu.porting.readiness.cli import main as readiness_main
 from estimator_tpu.runtime import batch_sizes
@@ -310,9 +310,9 @@ def test_an_estimator_spec_is_one_failed_check_in_the_library_too():
 
   checks = readiness.check_tpu_readiness(model_fn, input_fn, tpu_topology.plan(num_shards=2, train_batch_size=8))
   by_name = dict((check.name, check) for check in checks)
-  assert [check.name for check in checks if check.status == results.FAIL] == ['model_fn_spec']
+  assert [check.name for check in checks if check.status == check_results.FAIL] == ['model_fn_spec']
   assert by_name['model_fn_spec'].line().startswith('FAIL model_fn_spec (rule 5): ')
-  assert all(by_name[name].status == results.SKIP for name in readiness.STEP_CHECKS)
+  assert all(by_name[name].status == check_results.SKIP for name in readiness.STEP_CHECKS)
 
 
 def test_the_plan_flags_mean_what_mnist_tpu_py_flags_mean():

@@ -47,8 +47,8 @@ TPU_PROGRAM = collections.OrderedDict([
 FIXTURES = PORT_FIXTURES
 MIGRATION_DOC = os.path.join(REPO_ROOT, 'docs', 'MIGRATION.md')
 
-# (role, a snippet of the line the finding is on, rule, severity[, a snippet of the line below it that is meant]): lines are found by their code, so the
-# expectations survive the files moving.
+# (role, a snippet of the line the finding is on, rule, severity[, a snippet of the line below it that is meant]):
+# lines are found by their code, so the expectations survive the files moving.
 ESTIMATOR_EXPECTED = [
     ('program', 'config = tf.estimator.RunConfig(', 1, REQUIRED),
     ('program', 'config = tf.estimator.RunConfig(', 2, ADVICE),

@@ -12,7 +12,7 @@ from estimator_tpu.porting.rewrite.fixers import contrib_names
 from estimator_tpu.porting.rewrite.fixers import exact_evaluation
 from estimator_tpu.porting.rewrite.fixers import infeed_dtypes
 from estimator_tpu.porting.rewrite.fixers import input_params
-from estimator_tpu.porting.rewrite.fixers import model_fn
+from estimator_tpu.porting.rewrite.fixers import model_fns
 from estimator_tpu.porting.rewrite.fixers import tpu_estimator
 
 
@@ -433,8 +433,8 @@ estimator.evaluate(eval_input_fn)
     (INPUT_PARAMS_BEFORE, (input_params.give_params_and_batch, input_params.pin_static_batches), INPUT_PARAMS_AFTER),
     (EXACT_EVALUATION_BEFORE, (exact_evaluation.plan, exact_evaluation.pad), EXACT_EVALUATION_AFTER),
     (INFEED_DTYPES_BEFORE, (infeed_dtypes.fix,), INFEED_DTYPES_AFTER),
-    (MODEL_FN_BEFORE, (model_fn.fix,), MODEL_FN_AFTER),
-    (EXAMPLE_WEIGHTS_BEFORE, (exact_evaluation.plan, model_fn.fix), EXAMPLE_WEIGHTS_AFTER),
+    (MODEL_FN_BEFORE, (model_fns.fix,), MODEL_FN_AFTER),
+    (EXAMPLE_WEIGHTS_BEFORE, (exact_evaluation.plan, model_fns.fix), EXAMPLE_WEIGHTS_AFTER),
 ], ids=['contrib_names', 'tpu_estimator', 'input_params', 'exact_evaluation', 'infeed_dtypes', 'model_fn',
         'example_weights'])
 def test_each_fixer_writes_exactly_this(tmp_path, monkeypatch, before, fixers, after):

@@ -1,12 +1,12 @@
 """python -m estimator_tpu.port --write: the port made, and proven on every program it writes here.
 
-Each folder of tests/porting/fixtures whose expected.json is a port manifest (it has `scan`), and the project's own Estimator program
-(mnist.py + estimator_tpu/estimator), is ported and checked: (a) the copy parses and imports; (b) the port report
-on it lists nothing required but the TODOs the port wrote, which are exactly the manifest's; and, on the
-TensorFlows where the original runs, (c) it trains and evaluates under TPUEstimator(use_tpu=False), (d) on the
+Each folder of tests/porting/fixtures whose expected.json is a port manifest (it has `scan`), and the project's own
+Estimator program (mnist.py + estimator_tpu/estimator), is ported and checked: (a) the copy parses and imports; (b)
+the port report on it lists nothing required but the TODOs the port wrote, which are exactly the manifest's; and, on
+the TensorFlows where the original runs, (c) it trains and evaluates under TPUEstimator(use_tpu=False), (d) on the
 original's checkpoint it gives the original's metrics and, on the same batches, its per-step losses, (e) the
-readiness check passes (estimator_tpu/porting/proof/verify.py says how). A fixture added with a manifest is
-proven the same way.
+readiness check passes (estimator_tpu/porting/proof/verify.py says how). A fixture added with a manifest is proven
+the same way.
 """
 import json
 import os

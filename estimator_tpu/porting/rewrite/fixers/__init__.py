@@ -4,7 +4,7 @@ from estimator_tpu.porting.rewrite.fixers import contrib_names
 from estimator_tpu.porting.rewrite.fixers import exact_evaluation
 from estimator_tpu.porting.rewrite.fixers import infeed_dtypes
 from estimator_tpu.porting.rewrite.fixers import input_params
-from estimator_tpu.porting.rewrite.fixers import model_fn
+from estimator_tpu.porting.rewrite.fixers import model_fns
 from estimator_tpu.porting.rewrite.fixers import tpu_estimator
 
 FIXERS = (
@@ -15,5 +15,5 @@ FIXERS = (
     exact_evaluation.pad,  # rule 9
     input_params.pin_static_batches,  # rule 4
     infeed_dtypes.fix,  # rule 15
-    model_fn.fix,  # rules 3, 5, 6, 7, 9
+    model_fns.fix,  # rules 3, 5, 6, 7, 9
 )

@@ -1,6 +1,6 @@
 """TPU rule 9 (steps): evaluate() on full batches, padded with rows of weight 0, with the number of steps, where
 the original reads a short last batch; the model_fn of its estimator then weights the loss and the metrics
-(fixers/model_fn.py)."""
+(fixers/model_fns.py)."""
 import libcst as cst
 
 from estimator_tpu.porting.program import syntax

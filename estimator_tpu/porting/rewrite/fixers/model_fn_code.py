@@ -1,5 +1,5 @@
-"""One model_fn being ported, shared by the fixers of its rules (estimator_spec, cross_shard, host_call,
-example_weights, model_fn): its statements as the program reading has them, which of them compute metrics, and
+"""One model_fn being ported, shared by the fixers of its rules (estimator_spec, cross_shard, summaries,
+example_weights, model_fns): its statements as the program reading has them, which of them compute metrics, and
 the slice of statements a metric_fn or a host_call function must copy.
 
 Metrics and summaries move out of the TPU computation into functions of the tensors they read: the statements

@@ -12,7 +12,7 @@ from estimator_tpu.porting.program import syntax
 from estimator_tpu.porting.report import REQUIRED
 from estimator_tpu.porting.rewrite import edits as edits_lib
 from estimator_tpu.porting.rewrite import plans as plans_lib
-from estimator_tpu.porting.rewrite import records
+from estimator_tpu.porting.rewrite import changes
 
 ESTIMATOR_CODES = ('plain-estimator', 'cpu-estimator-shares-model-fn')
 # What a RunConfig's port answers; a distribution strategy is a human's TODO.
@@ -85,7 +85,7 @@ def settings(port, f):
       statements[0] = statements[0].with_changes(leading_lines=[cst.EmptyLine(comment=cst.Comment(line))
                                                                 for line in lines])
       port.edits[f].insert_after(last, statements)
-      port.changes.append(records.Change(f.path, f.line(last), 1, 'flags %s' % ', '.join(
+      port.changes.append(changes.Change(f.path, f.line(last), 1, 'flags %s' % ', '.join(
           '--' + s for s in SETTINGS if names[s].endswith('.' + s))))
   else:
     code = []
@@ -97,7 +97,7 @@ def settings(port, f):
     if code:
       port.add_helper(f, 'settings', '\n'.join(code) + '\n', 1, 'how this program runs on a TPU: set USE_TPU, and '
                       'TPU_NAME (rule 2: where the TPU is), for one.')
-      port.changes.append(records.Change(f.path, 1, 1, 'settings %s' % ', '.join(n for n in names.values())))
+      port.changes.append(changes.Change(f.path, 1, 1, 'settings %s' % ', '.join(n for n in names.values())))
   port.add_helper(f, 'cluster', CLUSTER_HELPER.format(tf=port.tf_v1(f)), 2,
                   'the Cloud TPU RunConfig names; none: this machine.')
   cached[f] = names

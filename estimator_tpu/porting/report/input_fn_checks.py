@@ -3,13 +3,13 @@
 One input_fn is checked once per way it is used (train, evaluate, predict), because its builder's arguments can
 differ: BERT's builder takes drop_remainder, True for training and False for prediction. What the input_fn does is
 program/inputs.py's reading of it (the functions it calls and hands to Dataset.map/apply/..., three levels down);
-in-memory data is followed back to where it was read (program/data.py): pandas' float64 columns and strings, the
+in-memory data is followed back to where it was read (program/dtypes.py): pandas' float64 columns and strings, the
 tutorials' uint8 labels.
 """
 import ast
 
 from estimator_tpu.porting.program import apis
-from estimator_tpu.porting.program import data
+from estimator_tpu.porting.program import dtypes
 from estimator_tpu.porting.program import inputs
 from estimator_tpu.porting.program import syntax
 from estimator_tpu.porting.report import checks
@@ -50,11 +50,13 @@ def report_returned_tensors(collector):
   # Checks rule 3 (params).
   for (module, node), modes in sorted(collector.returns_tensors.items(), key=lambda item: item[0][1].lineno):
     if PREDICT in modes:
-      collector.required(module, node, 'input-fn-returns-tensors', 'this input_fn returns tensors (features and labels), not a '
+      collector.required(module, node, 'input-fn-returns-tensors',
+                         'this input_fn returns tensors (features and labels), not a '
                          'tf.data.Dataset, and the program predicts with it: on a TPU, TPUEstimator.predict refuses '
                          'that ("input_fn must return Dataset") -> return the batched Dataset itself.')
     elif modes:
-      collector.advice(module, node, 'input-fn-returns-tensors', 'this input_fn returns tensors (features and labels), not a tf.data.Dataset: '
+      collector.advice(module, node, 'input-fn-returns-tensors',
+                       'this input_fn returns tensors (features and labels), not a tf.data.Dataset: '
                        'TPUEstimator takes that only with PER_HOST_V1 input (TPUConfig\'s default); PER_HOST_V2, which '
                        'a pod slice needs, and predict refuse it -> return the batched Dataset itself.')
 
@@ -65,8 +67,8 @@ def check_in_memory_arguments(collector, module, fn, call):
   for position, name in ((0, 'x'), (1, 'y')):
     node = syntax.argument(call, position, name)
     if node is not None:
-      for kind, origin, detail in data.dtype_problems(collector.program, module, fn, node):
-        collector.required(module, call, 'in-memory-dtype', data.message(kind, name, origin, detail, INFEED_DTYPES))
+      for kind, origin, detail in dtypes.dtype_problems(collector.program, module, fn, node):
+        collector.required(module, call, 'in-memory-dtype', dtypes.message(kind, name, origin, detail, INFEED_DTYPES))
 
 
 
@@ -101,12 +103,14 @@ class _Checks(object):
   def _in_memory(self, module, fn, call, problems):
     # Checks rule 15 (TPU dtypes).
     for kind, origin, detail in problems:
-      if kind != data.STRINGS and (self.modes is None or self.modes):
-        self.collector.required(module, call, 'in-memory-dtype', data.message(kind, syntax.render(call.args[0]), origin, detail,
+      if kind != dtypes.STRINGS and (self.modes is None or self.modes):
+        self.collector.required(module, call, 'in-memory-dtype',
+                                dtypes.message(kind, syntax.render(call.args[0]), origin, detail,
                                                                INFEED_DTYPES))
     if not problems and not _converts(call.args[0], self.program, module, fn) and \
-        not data.settled(self.program, module, fn, call.args[0]):
-      self.collector.unknown(module, call, 'in-memory-dtype-unseen', 'the dtype of the in-memory data `%s`: NumPy and pandas '
+        not dtypes.settled(self.program, module, fn, call.args[0]):
+      self.collector.unknown(module, call, 'in-memory-dtype-unseen',
+                             'the dtype of the in-memory data `%s`: NumPy and pandas '
                              'default to float64, which the TPU infeed does not take (it takes %s) -> cast float64 '
                              'features to float32 on the host.' % (syntax.render(call.args[0]), INFEED_DTYPES))
 
@@ -116,7 +120,8 @@ class _Checks(object):
     if size is not None and not site.from_params:
       severity, source = self._source(site.origin)
       if severity:
-        self.collector.add(module, call, 'batch-size-not-params', severity, 'the batch size is %s, not params[\'batch_size\'] -> '
+        self.collector.add(module, call, 'batch-size-not-params',
+                           severity, 'the batch size is %s, not params[\'batch_size\'] -> '
                            'batch with params[\'batch_size\']: TPUEstimator sets it to the per-core batch on a TPU '
                            '(the global batch on CPU) and splits train_batch_size over the cores itself.' % source)
     if isinstance(call.func, ast.Attribute) and call.func.attr == 'padded_batch':
@@ -126,18 +131,21 @@ class _Checks(object):
     verdict, drop = site.drops, site.drop
     text = '`.%s(...)`' % (call.func.attr if isinstance(call.func, ast.Attribute) else syntax.render(call.func))
     if verdict is False and self.modes:
-      self.collector.required(module, call, 'batch-without-drop-remainder', '%s without drop_remainder=True in input that trains or evaluates: '
+      self.collector.required(module, call, 'batch-without-drop-remainder',
+                              '%s without drop_remainder=True in input that trains or evaluates: '
                               'the batch dimension is None and the last batch may be short; XLA compiles a TPU '
                               'program for one static shape -> drop_remainder=True (pad evaluation data to full '
                               'batches to keep every example).' % text)
     elif verdict is False:
-      self.collector.unknown(module, call, 'batch-without-drop-remainder', 'whether %s needs drop_remainder=True: the scanned files do not pass '
+      self.collector.unknown(module, call, 'batch-without-drop-remainder',
+                             'whether %s needs drop_remainder=True: the scanned files do not pass '
                              'this input_fn to train/evaluate/predict -> drop_remainder=True if it trains or evaluates '
                              'on a TPU (one static shape); predict alone does not need it (TPUEstimator pads the last '
                              'batch).' % text)
     elif verdict is None:
       unseen = '' if self.modes else ' (and whether this input_fn trains or evaluates: the scanned files do not show)'
-      self.collector.unknown(module, call, 'batch-drop-remainder-unseen', 'whether drop_remainder=`%s` of %s is True%s -> make it True where '
+      self.collector.unknown(module, call, 'batch-drop-remainder-unseen',
+                             'whether drop_remainder=`%s` of %s is True%s -> make it True where '
                              'the input trains or evaluates on a TPU (XLA compiles one static shape).'
                              % (syntax.render(drop), text, unseen))
 
@@ -147,7 +155,7 @@ class _Checks(object):
     if self.modes is not None and not self.modes:
       return
     shapes = syntax.argument(call, 1, 'padded_shapes')
-    dynamic = data.dynamic_shapes(self.program, module, fn, shapes)
+    dynamic = dtypes.dynamic_shapes(self.program, module, fn, shapes)
     if not dynamic:
       return
     message = ('`.padded_batch(...)` with padded_shapes %s pads each batch to its own longest element: those '
@@ -195,7 +203,8 @@ class _Checks(object):
     # Checks rule 3 (params).
     for module, node in self.reading.flag_reads:
       if id(node) not in self.batch_size_flags:
-        self.collector.advice(module, node, 'flag-in-input-fn', 'input_fn reads the flag `%s` -> pass the value through params or '
+        self.collector.advice(module, node, 'flag-in-input-fn',
+                              'input_fn reads the flag `%s` -> pass the value through params or '
                               'the input_fn builder, so input_fn depends only on its arguments.' % syntax.render(node))
 
   def report_strings(self):
@@ -211,7 +220,8 @@ class _Checks(object):
     if getattr(self.collector, 'strings_on_device', False) or not self.reading.converts_strings:
       self.collector.required(module, node, 'strings-to-the-device', message)
     else:
-      self.collector.unknown(module, node, 'strings-to-the-device', 'whether the input converts every string it makes to numbers: '
+      self.collector.unknown(module, node, 'strings-to-the-device',
+                             'whether the input converts every string it makes to numbers: '
                              + message)
 
   def report_dtypes(self):
@@ -223,7 +233,8 @@ class _Checks(object):
     for sites, dtype in ((self.reading.uint8, 'uint8'), (self.reading.float64, 'float64')):
       if sites:
         module, node = sites[0]
-        self.collector.required(module, node, 'uncast-input-dtype', 'the input makes %s data and never casts it: the TPU '
+        self.collector.required(module, node, 'uncast-input-dtype',
+                                'the input makes %s data and never casts it: the TPU '
                                 'infeed takes %s -> cast on the host in input_fn (e.g. tf.cast(images, tf.float32)).'
                                 % (dtype, INFEED_DTYPES))
 

@@ -11,15 +11,15 @@ import ast
 from estimator_tpu.porting.program import apis
 from estimator_tpu.porting.program import columns
 from estimator_tpu.porting.program import hooks
-from estimator_tpu.porting.program import modes as modes_lib
+from estimator_tpu.porting.program import mode_branches
 from estimator_tpu.porting.program import params as params_lib
 from estimator_tpu.porting.program import syntax
 from estimator_tpu.porting.program import values
 from estimator_tpu.porting.report import checks
 
 FOLLOW_DEPTH = 2
-HOOK_ARGUMENTS = (('training_hooks', modes_lib.TRAIN), ('evaluation_hooks', modes_lib.EVAL),
-                  ('prediction_hooks', modes_lib.PREDICT))
+HOOK_ARGUMENTS = (('training_hooks', mode_branches.TRAIN), ('evaluation_hooks', mode_branches.EVAL),
+                  ('prediction_hooks', mode_branches.PREDICT))
 OPTIMIZER_METHODS = ('minimize', 'apply_gradients')
 DICT_METHODS = ('get', 'items', 'keys', 'values', 'update', 'pop', 'copy', 'setdefault')
 
@@ -38,13 +38,14 @@ def check_model_fn(collector, use):
   target = use.target
   module, node = target.module, target.node
   if use.ported and not checks.accepts_params(target):
-    collector.required(module, node, 'model-fn-without-params', '%s takes no `params` -> add a `params` argument: TPUEstimator refuses a '
+    collector.required(module, node, 'model-fn-without-params',
+                       '%s takes no `params` -> add a `params` argument: TPUEstimator refuses a '
                        'model_fn without it, and passes params[\'batch_size\'] (per core on a TPU) and '
                        'params[\'use_tpu\'] there.' % checks.describe_fn(node))
   if not use.modes:
     return  # the program runs it on the CPU only
   walk = _DeviceWalk(collector, use)
-  walk.visit(module, node, 0, modes_lib.ALL)
+  walk.visit(module, node, 0, mode_branches.ALL)
   if not walk.saw_optimizer:
     walk.report_unseen_optimizer()
 
@@ -72,7 +73,7 @@ class _DeviceWalk(object):
     if id(fn) in self.visited:
       return
     self.visited.add(id(fn))
-    for node, conditions, node_modes in modes_lib.walk(fn, start_modes):
+    for node, conditions, node_modes in mode_branches.walk(fn, start_modes):
       runs = node_modes & self.tpu_modes
       if not runs or checks.tpu_branch(conditions) == 'cpu':
         continue
@@ -95,12 +96,14 @@ class _DeviceWalk(object):
       self.collector.required(module, node, 'float64-in-model-fn', '`%s` inside model_fn: TPUs have no float64 -> use '
                               'tf.float32 (or bfloat16).' % syntax.render(node))
     elif apis.no_xla_kernel(canonical):
-      self.collector.required(module, node, 'no-xla-kernel', '`%s` inside model_fn: its op has no XLA kernel, so the TPU cannot '
+      self.collector.required(module, node, 'no-xla-kernel',
+                              '`%s` inside model_fn: its op has no XLA kernel, so the TPU cannot '
                               'run it (XLA refuses it: "No registered ... OpKernel for XLA") -> '
                               'tf.compat.v1.nn.rnn_cell.LSTMCell / GRUCell (with tf.compat.v1.nn.dynamic_rnn) or '
                               'tf.keras.layers.LSTM / GRU, which compile.' % canonical.replace('tensorflow.', 'tf.'))
     elif apis.is_flags(self.program.canonical(module, fn, node.value)):
-      self.collector.advice(module, node, 'flag-in-model-fn', 'model_fn reads the flag `%s` -> pass the value through params or '
+      self.collector.advice(module, node, 'flag-in-model-fn',
+                            'model_fn reads the flag `%s` -> pass the value through params or '
                             'the model_fn builder, so model_fn depends only on its arguments (params[\'batch_size\'] '
                             'and params[\'use_tpu\'] are set by TPUEstimator).' % syntax.render(node))
 
@@ -111,7 +114,8 @@ class _DeviceWalk(object):
       context = item.context_expr
       if isinstance(context, ast.Call) and self.program.canonical(module, fn, context.func) == 'tensorflow.device':
         self.saw_device = True
-        self.collector.advice(module, node, 'device-placement', '`with tf.device(%s)` inside model_fn places ops by hand (per-device '
+        self.collector.advice(module, node, 'device-placement',
+                              '`with tf.device(%s)` inside model_fn places ops by hand (per-device '
                               'towers, a parameter device): TPUEstimator places model_fn on the TPU cores and '
                               'replicates it over them itself -> build one tower without tf.device, and let '
                               'tf.tpu.CrossShardOptimizer combine the gradients instead of averaging them by hand.'
@@ -128,7 +132,8 @@ class _DeviceWalk(object):
         return
       parent = module.parents.get(id(parent))
     where = self.own_batch_size[0]
-    self.collector.required(module, node, 'own-batch-size-in-model-fn', '`%s` reads the program\'s own batch size (params[\'batch_size\'] '
+    self.collector.required(module, node, 'own-batch-size-in-model-fn',
+                            '`%s` reads the program\'s own batch size (params[\'batch_size\'] '
                             'set at %s:%d), which TPUEstimator reserves: on a TPU it holds the per-core batch '
                             '(train_batch_size / cores), so what is computed from it here changes -> read the global '
                             'batch under a key of your own (and rename the key where params is built).'
@@ -140,9 +145,9 @@ class _DeviceWalk(object):
       self._check_api(module, fn, call, canonical, runs)
     if isinstance(call.func, ast.Attribute) and call.func.attr in OPTIMIZER_METHODS and not apis.is_tf(canonical):
       self.saw_optimizer = True
-      if checks.tpu_branch(conditions) != 'tpu' and modes_lib.TRAIN in runs:
+      if checks.tpu_branch(conditions) != 'tpu' and mode_branches.TRAIN in runs:
         self._check_optimizer(module, fn, call, call.func.value)
-    elif (apis.is_optimize_loss(canonical) or apis.is_create_train_op(canonical)) and modes_lib.TRAIN in runs:
+    elif (apis.is_optimize_loss(canonical) or apis.is_create_train_op(canonical)) and mode_branches.TRAIN in runs:
       self.saw_optimizer = True
       self._check_train_op_maker(module, fn, call, canonical, conditions)
 
@@ -153,23 +158,28 @@ class _DeviceWalk(object):
     if apis.is_estimator_spec(canonical) or apis.is_tpu_estimator_spec(canonical):
       self._check_spec(module, fn, call, canonical, runs)
     elif apis.is_summary(canonical):
-      add.required(module, call, 'summary-in-model-fn', '`%s` inside model_fn: summary ops cannot run inside the TPU computation (on a '
+      add.required(module, call, 'summary-in-model-fn',
+                   '`%s` inside model_fn: summary ops cannot run inside the TPU computation (on a '
                    'TPU they are silently left out) -> return the tensors in TPUEstimatorSpec(host_call=(fn, '
                    'tensors)) and write the summaries in fn, which runs on the host.' % short)
     elif canonical in apis.PYTHON_CALLBACK_OPS:
-      add.required(module, call, 'python-in-model-fn', '`%s` inside model_fn runs Python, which a TPU cannot -> compute it in '
+      add.required(module, call, 'python-in-model-fn',
+                   '`%s` inside model_fn runs Python, which a TPU cannot -> compute it in '
                    'input_fn (on the host) or with TensorFlow ops XLA compiles.' % short)
     elif canonical in apis.DYNAMIC_SHAPE_OPS or (canonical in apis.WHERE_OPS and _one_argument_where(call)):
-      add.required(module, call, 'dynamic-shape-op', '`%s` inside model_fn returns a shape that depends on the data; XLA compiles '
+      add.required(module, call, 'dynamic-shape-op',
+                   '`%s` inside model_fn returns a shape that depends on the data; XLA compiles '
                    'a TPU program for fixed shapes only -> keep shapes static (e.g. multiply by a 0/1 mask, or '
                    'tf.where(cond, x, y) with three arguments).' % short)
     elif canonical in apis.SEQUENCE_MASK and syntax.argument(call, 1, 'maxlen') is None:
-      add.required(module, call, 'sequence-mask-without-maxlen', '`%s(lengths)` without maxlen inside model_fn: its width is the largest length '
+      add.required(module, call, 'sequence-mask-without-maxlen',
+                   '`%s(lengths)` without maxlen inside model_fn: its width is the largest length '
                    'in the batch, a value XLA needs at compile time ("Range must be a compile-time constant") -> '
                    'pass maxlen, the padded length (e.g. tf.shape(x)[1] of static-shaped input).' % short)
     elif apis.is_string_op(canonical):
       self.collector.strings_on_device = True
-      add.required(module, call, 'string-op-in-model-fn', '`%s` inside model_fn: TPUs have no string type -> do string work (parsing, '
+      add.required(module, call, 'string-op-in-model-fn',
+                   '`%s` inside model_fn: TPUs have no string type -> do string work (parsing, '
                    'decoding, vocabulary lookups) in input_fn on the host and feed numbers.' % short)
     elif apis.is_column_applier(canonical):
       self._check_columns(module, fn, call, short)
@@ -182,7 +192,8 @@ class _DeviceWalk(object):
     found = columns.string_columns(self.program, module, fn, node, self.params) if node is not None else []
     if found:
       self.collector.strings_on_device = True
-      self.collector.required(module, call, 'string-columns-in-model-fn', '`%s` inside model_fn applies feature columns that look strings up '
+      self.collector.required(module, call, 'string-columns-in-model-fn',
+                              '`%s` inside model_fn applies feature columns that look strings up '
                               'or hash them (%s): on a TPU, which has no strings and cannot compile those lookups -> '
                               'map the strings to integer ids in input_fn (on the host) and use '
                               'categorical_column_with_identity / embedding_column on the ids.'
@@ -196,21 +207,25 @@ class _DeviceWalk(object):
       self.train_ops.append((module, call, train_op))
     if apis.is_estimator_spec(canonical):
       short = canonical.replace('tensorflow.', 'tf.', 1)
-      if runs - {modes_lib.TRAIN}:
-        add.required(module, call, 'estimator-spec', '`%s(...)` -> tf.estimator.tpu.TPUEstimatorSpec: on a TPU, evaluation and '
+      if runs - {mode_branches.TRAIN}:
+        add.required(module, call, 'estimator-spec',
+                     '`%s(...)` -> tf.estimator.tpu.TPUEstimatorSpec: on a TPU, evaluation and '
                      'prediction refuse an EstimatorSpec (TPUEstimator rebuilds metrics, summaries and the scaffold '
                      'outside the TPU computation, so it takes them as functions).' % short)
       else:
-        add.advice(module, call, 'estimator-spec-in-training', '`%s(...)` returned in training only, which TPUEstimator accepts on a TPU -> '
+        add.advice(module, call, 'estimator-spec-in-training',
+                   '`%s(...)` returned in training only, which TPUEstimator accepts on a TPU -> '
                    'tf.estimator.tpu.TPUEstimatorSpec all the same, to report through host_call (evaluation and '
                    'prediction on a TPU refuse an EstimatorSpec).' % short)
-      if modes_lib.EVAL in runs and syntax.keyword(call, 'eval_metric_ops') is not None:
-        add.required(module, call, 'eval-metric-ops', 'eval_metric_ops= -> eval_metrics=(metric_fn, tensors): metric ops cannot '
+      if mode_branches.EVAL in runs and syntax.keyword(call, 'eval_metric_ops') is not None:
+        add.required(module, call, 'eval-metric-ops',
+                     'eval_metric_ops= -> eval_metrics=(metric_fn, tensors): metric ops cannot '
                      'run on the TPU; TPUEstimator calls metric_fn on the host with the (batch-major) tensors.')
-      if modes_lib.TRAIN in runs and syntax.keyword(call, 'training_chief_hooks') is not None:
-        add.required(module, call, 'training-chief-hooks', 'training_chief_hooks= -> training_hooks=: TPUEstimator refuses chief hooks '
+      if mode_branches.TRAIN in runs and syntax.keyword(call, 'training_chief_hooks') is not None:
+        add.required(module, call, 'training-chief-hooks',
+                     'training_chief_hooks= -> training_hooks=: TPUEstimator refuses chief hooks '
                      'in an EstimatorSpec.')
-      if runs & {modes_lib.TRAIN, modes_lib.EVAL} and syntax.keyword(call, 'scaffold') is not None:
+      if runs & {mode_branches.TRAIN, mode_branches.EVAL} and syntax.keyword(call, 'scaffold') is not None:
         add.required(module, call, 'scaffold', 'scaffold= is ignored by TPU training and evaluation -> '
                      'TPUEstimatorSpec(scaffold_fn=fn), fn returning the Scaffold (for example to '
                      'init_from_checkpoint).')
@@ -221,13 +236,15 @@ class _DeviceWalk(object):
       listed = hooks.hooks_in(self.program, module, fn, value)
       fetching = [h for h in listed if h.kind == hooks.FETCHES]
       if fetching and mode in runs:
-        add.required(module, call, 'spec-hooks-fetch-tensors', '%s=`%s` holds %s (%s:%d), which fetches tensors made in model_fn: on a TPU '
+        add.required(module, call, 'spec-hooks-fetch-tensors',
+                     '%s=`%s` holds %s (%s:%d), which fetches tensors made in model_fn: on a TPU '
                      'they are inside the TPU computation, where nothing can fetch them -> report them through '
                      'host_call (or the loss TPUEstimator logs), and keep hooks for host-side work.' % (
                          name, syntax.render(value), fetching[0].detail, fetching[0].where.module.path,
                          fetching[0].where.node.lineno))
       else:
-        add.advice(module, call, 'spec-hooks', '%s= run on the host only between loops of iterations_per_loop steps, and '
+        add.advice(module, call, 'spec-hooks',
+                   '%s= run on the host only between loops of iterations_per_loop steps, and '
                    'must not fetch tensors made in model_fn (on a TPU those are inside the TPU computation: a '
                    'LoggingTensorHook on the loss fails) -> report values through host_call or the loss TPUEstimator '
                    'logs, and keep hooks for host-side work.' % name)
@@ -242,7 +259,8 @@ class _DeviceWalk(object):
     # Checks rule 6 (gradient all-reduce).
     add = self.collector
     if kind == PLAIN:
-      add.required(module, call, 'optimizer-not-cross-shard', '%s with an optimizer no CrossShardOptimizer wraps: each TPU core would apply '
+      add.required(module, call, 'optimizer-not-cross-shard',
+                   '%s with an optimizer no CrossShardOptimizer wraps: each TPU core would apply '
                    'only its own shard\'s gradients and the cores\' weights drift apart -> optimizer = '
                    'tf.tpu.CrossShardOptimizer(optimizer) when params[\'use_tpu\'] is true (it averages the '
                    'gradients over the cores, reduction=MEAN).' % text)
@@ -252,11 +270,13 @@ class _DeviceWalk(object):
                    'tf.compat.v1.train optimizer, wrapped in tf.tpu.CrossShardOptimizer when params[\'use_tpu\'] '
                    'is true.' % (text, detail))
     elif kind == WRAPPED_ALWAYS:
-      add.advice(module, call, 'cross-shard-always', '%s: the optimizer is wrapped in CrossShardOptimizer unconditionally; off the TPU '
+      add.advice(module, call, 'cross-shard-always',
+                 '%s: the optimizer is wrapped in CrossShardOptimizer unconditionally; off the TPU '
                  '(use_tpu=False, CPU tests) its cross-core sum has no kernel and training fails -> wrap only when '
                  'params[\'use_tpu\'] is true.' % text)
     elif kind == UNKNOWN:
-      add.unknown(module, call, 'optimizer-unseen', 'whether the optimizer of %s is wrapped in CrossShardOptimizer: %s -> on a '
+      add.unknown(module, call, 'optimizer-unseen',
+                  'whether the optimizer of %s is wrapped in CrossShardOptimizer: %s -> on a '
                   'TPU it must be: tf.tpu.CrossShardOptimizer(optimizer) when params[\'use_tpu\'] is true.'
                   % (text, detail))
 
@@ -277,7 +297,8 @@ class _DeviceWalk(object):
       summaries = syntax.keyword(call, 'summaries')
       empty = summaries is not None and isinstance(summaries, (ast.List, ast.Tuple)) and not summaries.elts
       if not empty:
-        self.collector.required(module, call, 'summaries-of-optimize-loss', '`%s` writes summaries (%s) inside model_fn: summary ops cannot run '
+        self.collector.required(module, call, 'summaries-of-optimize-loss',
+                                '`%s` writes summaries (%s) inside model_fn: summary ops cannot run '
                                 'inside the TPU computation (on a TPU they are silently left out) -> summaries=[], '
                                 'and report the values through TPUEstimatorSpec(host_call=...).' % (
                                     short, syntax.render(summaries) if summaries is not None else 'its default '
@@ -377,7 +398,8 @@ class _DeviceWalk(object):
             origin = node.value
       if not isinstance(origin, ast.Call) or apis.is_tf(self.program.canonical(module, owner, origin.func)):
         continue  # no optimizer call anywhere (e.g. tf.group of assignments): nothing to wrap
-      self.collector.unknown(module, call, 'train-op-unseen', 'whether train_op `%s` wraps its optimizer in CrossShardOptimizer: '
+      self.collector.unknown(module, call, 'train-op-unseen',
+                             'whether train_op `%s` wraps its optimizer in CrossShardOptimizer: '
                              'it is built by `%s`, outside the scanned files -> scan them too: on a TPU the optimizer '
                              'must be wrapped, only when params[\'use_tpu\'] is true.'
                              % (syntax.render(train_op), syntax.render(origin)))

@@ -1,6 +1,6 @@
 """The model_fns of the estimators the port changes, each ported rule by rule: the example weights of padded
 evaluation (rule 9, example_weights), the spec and its metrics (rule 5, estimator_spec), the optimizer (rule 6,
-cross_shard), the summaries (rule 7, host_call), and the signature (rule 3): model_fn(..., params) with config
+cross_shard), the summaries (rule 7, summaries), and the signature (rule 3): model_fn(..., params) with config
 when host_call writes to config.model_dir."""
 import ast
 
@@ -10,8 +10,8 @@ from estimator_tpu.porting.rewrite import edits as edits_lib
 from estimator_tpu.porting.rewrite.fixers import cross_shard
 from estimator_tpu.porting.rewrite.fixers import estimator_spec
 from estimator_tpu.porting.rewrite.fixers import example_weights
-from estimator_tpu.porting.rewrite.fixers import host_call
 from estimator_tpu.porting.rewrite.fixers import model_fn_code
+from estimator_tpu.porting.rewrite.fixers import summaries
 
 SIGNATURE_CODES = ('model-fn-without-params',)
 
@@ -39,7 +39,7 @@ def _port(code):
     if estimator_spec.is_spec(code, call):
       estimator_spec.port_spec(code, call)
   cross_shard.port(code)
-  host_call.port(code)
+  summaries.port(code)
   code.remove_moved()
   signature(code)
 

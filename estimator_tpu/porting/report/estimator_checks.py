@@ -7,12 +7,12 @@ from estimator_tpu.porting.program import apis
 from estimator_tpu.porting.program import callables
 from estimator_tpu.porting.program import columns
 from estimator_tpu.porting.program import estimators as estimator_facts
-from estimator_tpu.porting.program import uses as uses_lib
 from estimator_tpu.porting.program import hooks
 from estimator_tpu.porting.program import params as params_lib
 from estimator_tpu.porting.program import syntax
+from estimator_tpu.porting.program import uses as uses_lib
 from estimator_tpu.porting.program import values
-from estimator_tpu.porting.report import input_fns
+from estimator_tpu.porting.report import input_fn_checks
 
 TRAIN, EVAL, PREDICT = uses_lib.TRAIN, uses_lib.EVAL, uses_lib.PREDICT
 METHODS = uses_lib.METHODS
@@ -68,7 +68,7 @@ def _check_input_fn_argument(collector, use):
                          'tf.data.Dataset (Dataset.from_tensor_slices(...).batch(params[\'batch_size\'], '
                          'drop_remainder=True)).' % _short(target.made_by))
       if target.call and use.on_tpu:
-        input_fns.check_in_memory_arguments(collector, *target.call)
+        input_fn_checks.check_in_memory_arguments(collector, *target.call)
     else:
       collector.unknown(use.module, use.call, 'input-fn-unresolved', 'the input_fn `%s` (for %s): %s, so its rules '
                         '(3, 4) were not checked -> scan the file that defines it too.'
@@ -94,23 +94,27 @@ class _SiteCheck(object):
                      'eval_batch_size=..., predict_batch_size=...): TPUEstimator runs the TPU loop, splits every batch '
                      'over the cores and so needs the global batch sizes.' % site.short)
       elif self._shares_a_ported_model_fn():
-        add.advice(site.module, site.call, 'cpu-estimator-shares-model-fn', '`%s(...)` only %s here, on the CPU, with a model_fn the port changes: '
+        add.advice(site.module, site.call, 'cpu-estimator-shares-model-fn',
+                   '`%s(...)` only %s here, on the CPU, with a model_fn the port changes: '
                    'a plain Estimator refuses the TPUEstimatorSpec it will return -> '
                    'tf.estimator.tpu.TPUEstimator(model_fn, use_tpu=False, ...) here as well.'
                    % (site.short, ' and '.join(sorted(m + 's' if m != 'predict' else 'predicts'
                                                       for m in site.modes))))
     elif site.kind == 'premade' and site.ported:
-      add.required(site.module, site.call, 'premade-estimator', '`%s` is a premade estimator, which has no TPU version -> write a '
+      add.required(site.module, site.call, 'premade-estimator',
+                   '`%s` is a premade estimator, which has no TPU version -> write a '
                    'model_fn(features, labels, mode, params) with the same network and use '
                    'tf.estimator.tpu.TPUEstimator.' % site.short)
       self._premade_columns()
     elif site.kind == 'factory':
-      add.required(site.module, site.call, 'estimator-factory', '`%s(...)` builds and trains a premade (boosted trees) estimator, '
+      add.required(site.module, site.call, 'estimator-factory',
+                   '`%s(...)` builds and trains a premade (boosted trees) estimator, '
                    'which has no TPU version -> write a model_fn(features, labels, mode, params) for '
                    'tf.estimator.tpu.TPUEstimator, or keep this model off the TPU.' % site.short)
       self._premade_columns()
     elif site.kind == 'keras' and site.ported:
-      add.required(site.module, site.call, 'keras-estimator', '`%s` makes a plain Estimator -> call the Keras model inside a '
+      add.required(site.module, site.call, 'keras-estimator',
+                   '`%s` makes a plain Estimator -> call the Keras model inside a '
                    'model_fn(features, labels, mode, params) for tf.estimator.tpu.TPUEstimator, or move to '
                    'TPUStrategy (mnist_keras.py).' % site.short)
     elif site.kind == 'tpu':
@@ -131,22 +135,26 @@ class _SiteCheck(object):
     if use_tpu is not None and syntax.literal(use_tpu) is False:
       return  # runs model_fn on the CPU only: nothing about batches or the TPU config applies
     if syntax.argument(call, 2, 'config') is None:
-      add.required(site.module, call, 'tpu-estimator-without-config', 'TPUEstimator without config= -> pass config=tf.estimator.tpu.RunConfig('
+      add.required(site.module, call, 'tpu-estimator-without-config',
+                   'TPUEstimator without config= -> pass config=tf.estimator.tpu.RunConfig('
                    'tpu_config=TPUConfig(iterations_per_loop, num_shards)): TPUEstimator refuses a missing config.')
     if syntax.keyword(call, 'train_batch_size') is None and TRAIN in site.modes:
-      add.required(site.module, call, 'tpu-estimator-without-train-batch-size', 'TPUEstimator without train_batch_size -> pass the global '
+      add.required(site.module, call, 'tpu-estimator-without-train-batch-size',
+                   'TPUEstimator without train_batch_size -> pass the global '
                    'train_batch_size: with use_tpu it refuses to run without one.')
     missing = [(mode, name) for mode, name in ((EVAL, 'eval_batch_size'), (PREDICT, 'predict_batch_size'))
                if syntax.keyword(call, name) is None]
     needed = [name for mode, name in missing if site.known and mode in site.tpu_modes]
     if needed:
-      add.required(site.module, call, 'tpu-estimator-without-batch-size', 'TPUEstimator without %s, and the program %s with it -> pass %s: on a TPU, '
+      add.required(site.module, call, 'tpu-estimator-without-batch-size',
+                   'TPUEstimator without %s, and the program %s with it -> pass %s: on a TPU, '
                    'TPUEstimator refuses to evaluate or predict without one.' % (
                        ' or '.join(needed), ' and '.join('evaluates' if n.startswith('eval') else 'predicts'
                                                          for n in needed), ' and '.join(needed)))
     elif missing and not site.known:
       names = [name for _, name in missing]
-      add.advice(site.module, call, 'tpu-estimator-batch-sizes-unseen', 'TPUEstimator without %s -> pass %s if this estimator evaluates or predicts '
+      add.advice(site.module, call, 'tpu-estimator-batch-sizes-unseen',
+                 'TPUEstimator without %s -> pass %s if this estimator evaluates or predicts '
                  'on a TPU, which needs it.' % (' or '.join(names), ' and '.join(names)))
 
   def _params(self):
@@ -154,7 +162,8 @@ class _SiteCheck(object):
     add, params = self.collector, self.params
     for key in params_lib.RESERVED_KEYS:
       for key_value, _ in params.entries.get(key, []):
-        add.required(key_value.module, key_value.node, 'params-reserved-key', 'params holds the key %r, which TPUEstimator reserves '
+        add.required(key_value.module, key_value.node, 'params-reserved-key',
+                     'params holds the key %r, which TPUEstimator reserves '
                      '(it raises ValueError for params with %s) and sets itself: params[\'batch_size\'] is the '
                      'per-core batch on a TPU -> rename this key (e.g. \'global_%s\'), and give the global batch as '
                      'train_batch_size=/eval_batch_size=.' % (key, ' or '.join(repr(k) for k in
@@ -162,7 +171,8 @@ class _SiteCheck(object):
     kind = params_lib.not_a_mapping(params)
     if kind:
       where = params.what or values.Value(self.site.module, self.site.fn, self.site.call)
-      add.required(where.module, where.node, 'params-not-a-dict', 'params is %s (`%s`), not a dict: TPUEstimator tests `key in params` '
+      add.required(where.module, where.node, 'params-not-a-dict',
+                   'params is %s (`%s`), not a dict: TPUEstimator tests `key in params` '
                    'and adds params[\'batch_size\'], params[\'use_tpu\'] and params[\'context\'] to it, which fails '
                    'on this -> pass a dict (vars(args), or the values model_fn reads).' % (
                        kind if kind == params_lib.FLAGS else ('an ' if kind[0] in 'aeiou' else 'a ') + kind,
@@ -180,7 +190,8 @@ class _SiteCheck(object):
         found += columns.string_columns(self.program, site.module, site.fn, node)
     if found:
       self.collector.strings_on_device = True
-      self.collector.required(site.module, site.call, 'premade-string-columns', 'the feature columns of `%s` look strings up or hash them '
+      self.collector.required(site.module, site.call, 'premade-string-columns',
+                              'the feature columns of `%s` look strings up or hash them '
                               '(%s): inside the estimator\'s model, so on the TPU, which has no strings and cannot '
                               'compile those lookups -> map the strings to integer ids in input_fn (on the host) and '
                               'use categorical_column_with_identity / embedding_column on the ids.'
@@ -209,7 +220,8 @@ class _CallSite(object):
       self._run_config(name)
     elif apis.is_tpu_config(name) and not syntax.has_star_args(self.call):
       if syntax.argument(self.call, 0, 'iterations_per_loop') is None:
-        self.collector.advice(self.module, self.call, 'tpu-config-without-iterations', 'TPUConfig without iterations_per_loop runs 2 steps per '
+        self.collector.advice(self.module, self.call, 'tpu-config-without-iterations',
+                              'TPUConfig without iterations_per_loop runs 2 steps per '
                               'host round trip -> set iterations_per_loop (hundreds of steps for a small model); '
                               'checkpoints and hooks only happen between loops.')
     elif apis.is_train_spec(name) or apis.is_eval_spec(name):
@@ -255,10 +267,12 @@ class _CallSite(object):
     self._distribution()
     if not apis.is_tpu_run_config(name):
       what = '`%s` (a subclass of `%s`)' % (subclass, _short(name)) if subclass else '`%s`' % _short(name)
-      add.required(self.module, self.call, 'run-config-not-tpu', '%s -> tf.estimator.tpu.RunConfig(tpu_config=tf.estimator.tpu.'
+      add.required(self.module, self.call, 'run-config-not-tpu',
+                   '%s -> tf.estimator.tpu.RunConfig(tpu_config=tf.estimator.tpu.'
                    'TPUConfig(iterations_per_loop=..., num_shards=...)): TPUEstimator refuses any other config.'
                    % what)
-      add.advice(self.module, self.call, 'run-config-one-step-per-run', 'a plain RunConfig runs one step per session.run -> choose '
+      add.advice(self.module, self.call, 'run-config-one-step-per-run',
+                 'a plain RunConfig runs one step per session.run -> choose '
                  'TPUConfig(iterations_per_loop=N): N steps run on the TPU per host round trip; checkpoints and '
                  'hooks only happen between loops.')
       if not star and syntax.keyword(self.call, 'master') is None:
@@ -269,15 +283,18 @@ class _CallSite(object):
     if star:
       return
     if syntax.keyword(self.call, 'tpu_config') is None:
-      add.advice(self.module, self.call, 'tpu-run-config-without-tpu-config', 'tpu RunConfig without tpu_config: the default TPUConfig runs 2 steps '
+      add.advice(self.module, self.call, 'tpu-run-config-without-tpu-config',
+                 'tpu RunConfig without tpu_config: the default TPUConfig runs 2 steps '
                  'per host round trip -> tpu_config=TPUConfig(iterations_per_loop=..., num_shards=...).')
     master, cluster = syntax.keyword(self.call, 'master'), syntax.keyword(self.call, 'cluster')
     if master is None and cluster is None:
-      add.advice(self.module, self.call, 'tpu-run-config-without-tpu-address', 'RunConfig names no TPU -> pass cluster=TPUClusterResolver(...) or '
+      add.advice(self.module, self.call, 'tpu-run-config-without-tpu-address',
+                 'RunConfig names no TPU -> pass cluster=TPUClusterResolver(...) or '
                  'master=\'grpc://HOST:8470\' for a TPU Node; only on a TPU VM is the default master \'\' right.')
     elif _surely_set(self.program, self.module, self.fn, master) and \
         _surely_set(self.program, self.module, self.fn, cluster):
-      add.required(self.module, self.call, 'run-config-master-and-cluster', 'RunConfig gets both master= and cluster= -> pass only one: '
+      add.required(self.module, self.call, 'run-config-master-and-cluster',
+                   'RunConfig gets both master= and cluster= -> pass only one: '
                    'RunConfig refuses the combination.')
 
   def _distribution(self):
@@ -285,7 +302,8 @@ class _CallSite(object):
     for name in ('train_distribute', 'eval_distribute', 'experimental_distribute'):
       value = syntax.keyword(self.call, name)
       if value is not None and _surely_set(self.program, self.module, self.fn, value, strategies=True):
-        self.collector.required(self.module, self.call, 'distribution-strategy', '%s=`%s` gives the estimator a distribution strategy: '
+        self.collector.required(self.module, self.call, 'distribution-strategy',
+                                '%s=`%s` gives the estimator a distribution strategy: '
                                 'Estimator.train then takes its distributed path (_train_model_distributed), which '
                                 'TPUEstimator does not override, so the TPU loop never runs -> drop %s: TPUEstimator '
                                 'replicates over the TPU cores itself.' % (name, syntax.render(value), name))
@@ -299,8 +317,9 @@ class _CallSite(object):
         self.index.sites[id(self.call)].kind in ('estimator', 'tpu'):
       value = syntax.argument(self.call, 1, 'model_dir')
     path = _string_value(self.program, self.module, self.fn, value)
-    if isinstance(path, str) and input_fns.is_local_path(path):
-      self.collector.advice(self.module, self.call, 'local-model-dir', 'model_dir=%r is on this machine\'s disk: the TPU '
+    if isinstance(path, str) and input_fn_checks.is_local_path(path):
+      self.collector.advice(self.module, self.call, 'local-model-dir',
+                            'model_dir=%r is on this machine\'s disk: the TPU '
                             'workers of a TPU Node write checkpoints and read them back there -> a gs:// model_dir for '
                             'a TPU run.' % path)
 
@@ -312,12 +331,14 @@ class _CallSite(object):
     if syntax.has_star_args(self.call):
       return
     if mode == TRAIN and _unset(syntax.argument(self.call, 1, 'max_steps'), missing_is_none=True):
-      self.collector.required(self.module, self.call, 'train-spec-without-max-steps', 'TrainSpec without max_steps -> set max_steps: on a TPU, '
+      self.collector.required(self.module, self.call, 'train-spec-without-max-steps',
+                              'TrainSpec without max_steps -> set max_steps: on a TPU, '
                               'training needs a bound (iterations_per_loop steps run per device call).')
     if mode == EVAL:
       state, why = self._step_count(syntax.argument(self.call, 1, 'steps'), missing=SET)
       if state == NONE:
-        self.collector.required(self.module, self.call, 'eval-spec-steps-none', 'EvalSpec(steps=None)%s reads until the input ends -> '
+        self.collector.required(self.module, self.call, 'eval-spec-steps-none',
+                                'EvalSpec(steps=None)%s reads until the input ends -> '
                                 'set steps to the number of full batches: evaluation on a TPU refuses steps=None.'
                                 % why)
     hooks_node = syntax.keyword(self.call, 'hooks')
@@ -327,7 +348,8 @@ class _CallSite(object):
   def _train_and_evaluate(self):
     # Checks rule 14 (pod slices).
     if self.program.mentions('TF_CONFIG') or self.program.mentions('ClusterSpec'):
-      self.collector.advice(self.module, self.call, 'train-and-evaluate-cluster', 'tf.estimator.train_and_evaluate with a TF_CONFIG cluster '
+      self.collector.advice(self.module, self.call, 'train-and-evaluate-cluster',
+                            'tf.estimator.train_and_evaluate with a TF_CONFIG cluster '
                             '(chief, workers, ps) has no TPU counterpart: one TPUEstimator program drives a whole TPU '
                             'slice (--num_shards cores) -> on a TPU, run one process: train_and_evaluate without '
                             'TF_CONFIG, or loop train(max_steps=...) and evaluate(steps=...).')
@@ -337,10 +359,12 @@ class _CallSite(object):
     if syntax.has_star_args(self.call):
       return
     if _unset(syntax.keyword(self.call, 'train_steps'), missing_is_none=True):
-      self.collector.required(self.module, self.call, 'experiment-without-train-steps', 'Experiment without train_steps trains until the input '
+      self.collector.required(self.module, self.call, 'experiment-without-train-steps',
+                              'Experiment without train_steps trains until the input '
                               'ends -> set train_steps: on a TPU, training needs a bound.')
     if _unset(syntax.keyword(self.call, 'eval_steps'), missing_is_none=False):
-      self.collector.required(self.module, self.call, 'experiment-eval-steps-none', 'Experiment(eval_steps=None) reads until the input ends -> '
+      self.collector.required(self.module, self.call, 'experiment-eval-steps-none',
+                              'Experiment(eval_steps=None) reads until the input ends -> '
                               'set eval_steps to the number of full batches: evaluation on a TPU refuses steps=None.')
 
   def _estimator_method(self):
@@ -361,22 +385,26 @@ class _CallSite(object):
       max_steps = self._step_count(syntax.argument(self.call, max_steps_at, 'max_steps'))
       counts = (steps, max_steps)
       if all(state == NONE for state, _ in counts):
-        self.collector.required(self.module, self.call, 'train-without-steps', '`%s.train(...)` has neither max_steps nor steps%s -> '
+        self.collector.required(self.module, self.call, 'train-without-steps',
+                                '`%s.train(...)` has neither max_steps nor steps%s -> '
                                 'pass max_steps (a total) or steps: on a TPU, TPUEstimator runs iterations_per_loop '
                                 'steps per device call and refuses to train without a bound.'
                                 % (text, ''.join(why for _, why in counts)))
       elif not any(state == SET for state, _ in counts):
         unknown = [why for state, why in counts if state == RUN_TIME]
-        self.collector.unknown(self.module, self.call, 'train-steps-unseen', 'whether `%s.train(...)` gets max_steps or steps: %s. '
+        self.collector.unknown(self.module, self.call, 'train-steps-unseen',
+                               'whether `%s.train(...)` gets max_steps or steps: %s. '
                                '-> make sure one is set: on a TPU, TPUEstimator refuses to train without a bound.'
                                % (text, unknown[0]))
     elif mode == EVAL and steps[0] == NONE:
-      self.collector.required(self.module, self.call, 'evaluate-without-steps', '`%s.evaluate(...)` without steps%s reads until the input '
+      self.collector.required(self.module, self.call, 'evaluate-without-steps',
+                              '`%s.evaluate(...)` without steps%s reads until the input '
                               'ends -> pass steps = the number of full batches: evaluation on a TPU refuses '
                               'steps=None, and every batch must be full (pad the data, weight the padding 0).'
                               % (text, steps[1]))
     elif mode == EVAL and steps[0] == RUN_TIME:
-      self.collector.unknown(self.module, self.call, 'evaluate-steps-unseen', 'whether `%s.evaluate(...)` gets steps: %s. If it can be '
+      self.collector.unknown(self.module, self.call, 'evaluate-steps-unseen',
+                             'whether `%s.evaluate(...)` gets steps: %s. If it can be '
                              'None, evaluation reads until the input ends, which a TPU refuses -> make it the number '
                              'of full batches (pad the data, weight the padding 0).' % (text, steps[1]))
 
@@ -389,7 +417,8 @@ class _CallSite(object):
     text = syntax.render(node)
     if fetching:
       hook = fetching[0]
-      self.collector.required(self.module, self.call, 'hooks-fetch-tensors', 'hooks=`%s` for %s holds %s (%s:%d), which fetches tensors: '
+      self.collector.required(self.module, self.call, 'hooks-fetch-tensors',
+                              'hooks=`%s` for %s holds %s (%s:%d), which fetches tensors: '
                               'on a TPU the tensors model_fn makes are inside the TPU computation, and nothing can '
                               'fetch them there -> drop it; log through host_call (or the loss TPUEstimator logs) '
                               'and keep only host-side hooks.' % (text, mode, hook.detail, hook.where.module.path,
@@ -399,7 +428,8 @@ class _CallSite(object):
       named = self._named_tensors(found)
       if named:
         module, call, name = named
-        self.collector.required(self.module, self.call, 'hooks-fetch-named-tensors', 'hooks=`%s` for %s (%s) fetch tensors by name: model_fn '
+        self.collector.required(self.module, self.call, 'hooks-fetch-named-tensors',
+                                'hooks=`%s` for %s (%s) fetch tensors by name: model_fn '
                                 'names %r (%s:%d) only to be fetched; on a TPU that tensor is inside the TPU '
                                 'computation, where nothing can fetch it -> log it through host_call and keep only '
                                 'host-side hooks.' % (text, mode, unknown[0].detail, name, module.path,
