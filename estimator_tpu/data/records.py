@@ -48,10 +48,6 @@ def split_path(data_dir, split):
   return os.path.join(data_dir, '%s.tfrecords' % split)
 
 
-def has_all_splits(data_dir):
-  return all(tf.io.gfile.exists(split_path(data_dir, s)) for s in SPLITS)
-
-
 def require_split(data_dir, split):
   """Returns the split's path, or raises a UserError that says how to create it."""
   path = split_path(data_dir, split)

@@ -27,7 +27,6 @@ DTYPE_FIXES = {
     tf.string: 'decode strings into numbers in %s (tf.io.parse_example, tf.io.decode_raw, a vocabulary lookup); the '
                'TPU has no string type',
 }
-KERAS_ROUTE = 'mnist_keras.py (Keras + TPUStrategy)'
 
 
 def tpu_runtime(shape, route):
