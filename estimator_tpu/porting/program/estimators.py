@@ -10,6 +10,7 @@ with an estimator (it is built in a file scanned without its driver), every mode
 import ast
 import collections
 
+from estimator_tpu.porting.program import anchors
 from estimator_tpu.porting.program import apis
 from estimator_tpu.porting.program import callables
 from estimator_tpu.porting.program import mode_branches
@@ -31,8 +32,9 @@ Driver = collections.namedtuple('Driver', ['module', 'fn', 'call', 'method', 're
 class Site(object):
   """One estimator the program builds: where, what kind, what the program does with it."""
 
-  def __init__(self, module, fn, call, canonical, kind):
+  def __init__(self, module, fn, call, canonical, kind, anchor=None):
     self.module, self.fn, self.call, self.canonical, self.kind = module, fn, call, canonical, kind
+    self.anchor = anchor  # anchors.Anchor of the constructor call
     self.attributed = set()  # modes of the drivers that reach this estimator
     self.modes = EVERYTHING
     self.known = False  # whether the program shows what it does with the estimator
@@ -109,7 +111,7 @@ class Index(object):
         kind = 'tpu_subclass' if base == 'tpu' else 'subclass'
         canonical = '%s.%s' % (found[0].name, found[1].name)
     if kind:
-      self.sites[id(call)] = Site(module, fn, call, canonical, kind)
+      self.sites[id(call)] = Site(module, fn, call, canonical, kind, anchors.anchor(program, module, call))
       if kind == 'factory':
         self.drivers.append(Driver(module, fn, call, 'train', call))
       return

@@ -9,6 +9,7 @@ that a builder or caller's arguments rule out (`if y is None:` when y is always 
 import ast
 import collections
 
+from estimator_tpu.porting.program import anchors
 from estimator_tpu.porting.program import apis
 from estimator_tpu.porting.program import callables
 from estimator_tpu.porting.program import dtypes
@@ -48,8 +49,9 @@ class BatchSite(object):
   whether the size is TPUEstimator's params['batch_size'] (or computed from it). origin: a SizeOrigin.
   """
 
-  def __init__(self, module, fn, call, method, size, drop, drop_position, chain, from_params):
+  def __init__(self, module, fn, call, method, size, drop, drop_position, chain, from_params, anchor=None):
     self.module, self.fn, self.call, self.method = module, fn, call, method
+    self.anchor = anchor  # anchors.Anchor of the batching call
     self.size, self.drop, self.drop_position = size, drop, drop_position
     self.chain = tuple(chain)
     self.from_params = from_params
@@ -257,7 +259,7 @@ class _InputWalk(object):
 
   def _batch(self, module, fn, call, method, size, drop, drop_position, tainted, chain):
     site = BatchSite(module, fn, call, method, size, drop, drop_position, chain,
-                     size is not None and holds_batch(size, tainted))
+                     size is not None and holds_batch(size, tainted), anchors.anchor(self.program, module, call))
     site.drops = True if drop is True else self._drops(module, fn, drop, 0)
     if size is not None:
       site.origin = trace_size(self.program, module, fn, size)

@@ -9,6 +9,7 @@ rewrite's fixers alike.
 import ast
 import collections
 
+from estimator_tpu.porting.program import anchors
 from estimator_tpu.porting.program import apis
 from estimator_tpu.porting.program import callables
 from estimator_tpu.porting.program import estimators
@@ -26,15 +27,17 @@ ModelFnUse = collections.namedtuple('ModelFnUse', ['target', 'modes', 'params', 
 
 
 class ModelFnArgument(collections.namedtuple('ModelFnArgument', ['module', 'fn', 'call', 'node', 'targets',
-                                                                 'site'])):
+                                                                 'site', 'anchor'])):
   """A model_fn= argument (of an estimator, or of a subclass's super().__init__): what it resolves to (callables.Fn
-  or callables.Unresolved) and the estimator Site it is given to (None for super().__init__)."""
+  or callables.Unresolved), the estimator Site it is given to (None for super().__init__), and the anchor of the
+  argument."""
 
 
 class InputFnUse(collections.namedtuple('InputFnUse', ['module', 'fn', 'call', 'node', 'mode', 'sites',
-                                                       'targets'])):
+                                                       'targets', 'anchor'])):
   """An input_fn argument: the call that passes it (estimator.train, TrainSpec, ...), the expression, the mode it
-  feeds, the estimator Sites it reaches ([] when static analysis cannot tell) and what it resolves to."""
+  feeds, the estimator Sites it reaches ([] when static analysis cannot tell), what it resolves to, and the anchor of
+  the call."""
 
   @property
   def on_tpu(self):
@@ -101,7 +104,8 @@ class Uses(object):
       model_fn = syntax.argument(site.call, 0, 'model_fn')
       if model_fn is not None:
         targets = self.program.callables.resolve(site.module, site.fn, model_fn)
-        self.model_fn_arguments.append(ModelFnArgument(site.module, site.fn, site.call, model_fn, targets, site))
+        self.model_fn_arguments.append(ModelFnArgument(site.module, site.fn, site.call, model_fn, targets, site,
+                                                       anchors.anchor(self.program, site.module, model_fn)))
         for target in targets:
           if isinstance(target, callables.Fn):
             self._add_model_fn(target, site.tpu_modes, [params], site.ported)
@@ -131,7 +135,8 @@ class Uses(object):
       model_fn = syntax.argument(call, 0, 'model_fn')
       if model_fn is not None:
         targets = self.program.callables.resolve(module, fn, model_fn)
-        self.model_fn_arguments.append(ModelFnArgument(module, fn, call, model_fn, targets, None))
+        self.model_fn_arguments.append(ModelFnArgument(module, fn, call, model_fn, targets, None,
+                                                       anchors.anchor(self.program, module, model_fn)))
         for target in targets:
           if isinstance(target, callables.Fn):
             self._add_model_fn(target, mode_branches.ALL, [], True)
@@ -140,7 +145,8 @@ class Uses(object):
     if node is None:
       return
     targets = self.program.callables.resolve(module, fn, node)
-    self.input_fns.append(InputFnUse(module, fn, call, node, mode, list(sites), targets))
+    self.input_fns.append(InputFnUse(module, fn, call, node, mode, list(sites), targets,
+                                     anchors.anchor(self.program, module, call)))
 
   def _add_model_fn(self, target, modes, params, ported):
     key = id(target.node)

@@ -60,6 +60,10 @@ def test_the_estimators_and_what_they_are_given(tmp_path):
   assert sorted(uses.params[id(site.call)].entries) == ['hidden']
   assert [(u.mode, [t.node.name for t in u.targets], u.sites) for u in uses.input_fns] == [
       ('train', ['input_fn'], [site]), ('evaluate', ['eval_input_fn'], [site])]
+  # Each fact is anchored: file, line, column, kind and name of its node.
+  assert site.anchor[1:] == (21, len('estimator = '), 'Call', 'tensorflow.estimator.Estimator')
+  assert [u.anchor.line for u in uses.input_fns] == [22, 23]
+  assert uses.model_fn_arguments[0].anchor.name == 'program.model_fn'
 
 
 def test_batch_sites_say_where_their_size_comes_from_and_whether_they_drop(tmp_path):
@@ -70,6 +74,7 @@ def test_batch_sites_say_where_their_size_comes_from_and_whether_they_drop(tmp_p
   # The builder's argument BATCH reaches input_fn as the closure's batch_size; drop_remainder=training is True.
   assert (built.origin.kind, built.origin.node.id, built.origin.owner.name, built.drops) == (
       'parameter', 'batch_size', 'make_input_fn', True)
+  assert (built.anchor.line, built.anchor.kind) == (13, 'Call')
   [plain] = inputs.read_input_fn(program, evaluate).batches
   assert (plain.origin.kind, plain.origin.node.id, plain.drops, plain.from_params) == (
       'module value', 'BATCH', False, False)

@@ -1,5 +1,7 @@
 """TPU rule 6 (gradient all-reduce): the optimizer wrapped in CrossShardOptimizer when params['use_tpu'] (it has
-no kernel off the TPU), where model_fn calls minimize or apply_gradients on it."""
+no kernel off the TPU), where model_fn calls minimize or apply_gradients on it. What the optimizer is (a
+tf.compat.v1.train one no CrossShardOptimizer wraps, one wrapped always, a Keras one, one that cannot be told) is the
+port report's finding there, by its code."""
 import ast
 
 import libcst as cst
@@ -30,13 +32,17 @@ def port_tpu_code(code):
       code.guarded(call, wrap, code, call)
 
 
+def _found(code, call):
+  """The codes of the report's findings about the optimizer of a minimize call: what kind of optimizer it is."""
+  return set(f.code for f in code.port.findings(code.module, call, CODES))
+
+
 def _always_wrapped(code, call):
   receiver = call.func.value
-  if not isinstance(receiver, ast.Name):
+  if not isinstance(receiver, ast.Name) or 'cross-shard-always' not in _found(code, call):
     return False
   definitions = code.definitions(receiver.id, call)
-  return len(definitions) == 1 and isinstance(definitions[0], ast.Assign) and \
-      optimizer_kind(code, definitions[0].value) == 'wrapped'
+  return len(definitions) == 1 and isinstance(definitions[0], ast.Assign) and _wraps(code, definitions[0].value)
 
 
 def wrap(code, call):
@@ -45,6 +51,7 @@ def wrap(code, call):
   receiver = call.func.value
   statement = code.statement(call)
   tf = code.tf
+  found = _found(code, call)
   comment = edits_lib.rule_comment(6, 'CrossShardOptimizer averages the cores\' gradients; it has no kernel '
                                    'off the TPU.')
   if isinstance(receiver, ast.Name):
@@ -53,10 +60,9 @@ def wrap(code, call):
       raise model_fn_code.Failed(6, 'wrap the optimizer in %s.tpu.CrossShardOptimizer when params[\'use_tpu\']' % tf)
     definition = definitions[0]
     value = definition.value
-    kind = optimizer_kind(code, value)
-    if kind == 'wrapped':  # always wrapped: unwrap, then wrap only on the TPU
+    if 'cross-shard-always' in found and _wraps(code, value):  # always wrapped: unwrap, then wrap on the TPU only
       code.edits.replace(f.node(value), lambda updated: updated.args[0].value)
-    elif kind != 'plain':
+    elif 'optimizer-not-cross-shard' not in found:
       raise model_fn_code.Failed(6, 'wrap the optimizer in %s.tpu.CrossShardOptimizer when params[\'use_tpu\'] (a '
                                  'tf.compat.v1.train optimizer: CrossShardOptimizer takes no other)' % tf)
     text = templates.CROSS_SHARD.format(params='params', optimizer=receiver.id, tf=tf)
@@ -64,7 +70,7 @@ def wrap(code, call):
     place = code.statement(definition)
     wrapping[0] = edits_lib.commented(wrapping[0], comment, f.indent_of(place))
     code.edits.insert_after(place, wrapping)
-  elif isinstance(receiver, ast.Call) and optimizer_kind(code, receiver) == 'plain':
+  elif isinstance(receiver, ast.Call) and 'optimizer-not-cross-shard' in found:
     name = code.port.new_name(f, 'optimizer')
     made = f.node(receiver)
     text = '%s = %s\n' % (name, edits_lib.code_of(made)) + templates.CROSS_SHARD.format(
@@ -80,17 +86,7 @@ def wrap(code, call):
   code.port.change(f, call, 6, 'optimizer wrapped in CrossShardOptimizer when params[\'use_tpu\']')
 
 
-def optimizer_kind(code, value):
-  """'plain' (a tf.compat.v1.train optimizer, or a class of the project), 'wrapped' (in CrossShardOptimizer), or
-  None."""
-  if not isinstance(value, ast.Call):
-    return None
-  name = code.canonical(value.func) or ''
-  if name.endswith('CrossShardOptimizer'):
-    return 'wrapped' if value.args and optimizer_kind(code, value.args[0]) == 'plain' else None
-  if name.startswith('tensorflow.train.') and name.endswith('Optimizer'):
-    return 'plain'
-  found = code.port.program.find_definition(name)
-  if found is not None and isinstance(found[1], ast.ClassDef):
-    return 'plain'  # the project's own optimizer class
-  return None
+def _wraps(code, value):
+  """Whether a value is CrossShardOptimizer(optimizer): what unwrapping leaves is its argument."""
+  return isinstance(value, ast.Call) and (code.canonical(value.func) or '').endswith('CrossShardOptimizer') and \
+      bool(value.args)
