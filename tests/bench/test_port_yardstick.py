@@ -66,3 +66,26 @@ def test_the_scorer_counts_true_false_missed_and_unjudged(tmp_path):
   completed, summary = run_score(tmp_path / 'second', rest + extra, not_required=false)
   assert completed.returncode == 1  # an unjudged finding: precision cannot be told
   assert (summary['true'], summary['false'], summary['missed'], summary['unjudged']) == (len(rest), 1, 1, 1)
+
+
+def test_a_snapshot_of_the_tools_is_the_same_twice_and_keeps_the_fields_every_version_has(tmp_path):
+  """bench/port_yardstick/snapshot.py: what two versions of the port tools are compared on (docs/PORT_REPORT.md)."""
+  outputs = []
+  for name in ('first', 'second'):
+    out = str(tmp_path / name)
+    completed = subprocess.run([sys.executable, '-m', 'bench.port_yardstick.snapshot', '--out', out, '--only',
+                                'fixture-custom_estimator'], cwd=REPO_ROOT, stdout=subprocess.PIPE,
+                               stderr=subprocess.PIPE, universal_newlines=True, timeout=600)
+    assert completed.returncode == 0, completed.stderr
+    outputs.append(out)
+  folder = os.path.join(outputs[0], 'fixture-custom_estimator')
+  assert sorted(os.listdir(folder)) == ['diff.txt', 'report.json', 'report.txt', 'write.txt', 'written']
+  with open(os.path.join(folder, 'report.json')) as f:
+    status, printed = f.read().split('\n--- stdout\n')
+  document = json.loads(printed.split('\n--- stderr\n')[0])
+  assert status == 'exit 1' and document['findings']
+  assert all(sorted(finding) == sorted(['path', 'line', 'rule', 'name', 'title', 'severity', 'message'])
+             for finding in document['findings'])
+  with open(os.path.join(folder, 'write.txt')) as f:
+    assert 'in OUT' in f.read()  # the scratch folder's name is not kept
+  assert subprocess.run(['diff', '-r'] + outputs, stdout=subprocess.PIPE).returncode == 0
