@@ -24,10 +24,10 @@ class Neighbours(object):
       self._flag_definitions = {}
       for module in self.program.modules + self.imported_modules():
         for node in ast.walk(module.tree):
-          if isinstance(node, ast.Call) and _defines_a_flag(module.canonical(node.func)):
-            flag, default = syntax.argument(node, 0, 'name'), syntax.argument(node, 1, 'default')
-            flag = syntax.literal(flag) if flag is not None else None
-            if isinstance(flag, str) and default is not None:
+          defined = absl_flag(module, node)
+          if defined is not None:
+            flag, default = defined
+            if default is not None:
               self._flag_definitions.setdefault(flag, (module, node, default))
           elif isinstance(node, ast.Call):
             flag, default = _argparse_option(node)
@@ -97,6 +97,16 @@ class Neighbours(object):
       if root not in roots:
         roots.append(root)
     return roots
+
+
+def absl_flag(module, node):
+  """(flag name, default expression or None) when a node of `module` is a call that defines an absl (or tf.flags)
+  flag (flags.DEFINE_string('data_dir', '/tmp', ...)), else None."""
+  if not (isinstance(node, ast.Call) and _defines_a_flag(module.canonical(node.func))):
+    return None
+  flag = syntax.argument(node, 0, 'name')
+  flag = syntax.literal(flag) if flag is not None else None
+  return (flag, syntax.argument(node, 1, 'default')) if isinstance(flag, str) else None
 
 
 def _defines_a_flag(canonical):

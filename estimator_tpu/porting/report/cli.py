@@ -1,5 +1,5 @@
 """Command line of the port report: python -m estimator_tpu.port PATH [PATH ...] [--format=text|json] (porting/cli.py
-hands --write, --diff and --verify to the port's command line, rewrite/cli.py)."""
+hands --write, --diff and --verify to the port, whose command line it also is)."""
 import argparse
 import sys
 

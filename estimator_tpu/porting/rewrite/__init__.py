@@ -12,8 +12,8 @@ so that everything it does not change stays byte for byte (comments, formatting)
   fixers/    the fixers, one module per rule (or rules) they port
   edits, templates   how changes are written
   records    the changes, the TODOs, the files before and after
-  output     --write (all files or none), --diff, the summary
-  cli        the command line of --write, --diff and --verify (the proof: estimator_tpu/porting/proof)
+  output     --write (all files or none), --diff, the summary (the command line: estimator_tpu/porting/cli.py;
+             --verify, the proof of a port: estimator_tpu/porting/proof)
 
 Needs LibCST (setup.py installs it); the port report alone does not.
 """

@@ -8,6 +8,7 @@ import collections
 
 import libcst as cst
 
+from estimator_tpu.porting.program import neighbours
 from estimator_tpu.porting.program import syntax
 from estimator_tpu.porting.report import REQUIRED
 from estimator_tpu.porting.rewrite import edits as edits_lib
@@ -108,14 +109,9 @@ def _flag_definitions(module):
   """[(flag name, DEFINE call)] at the file's top level (absl.flags, tf.flags, tf.app.flags)."""
   found = []
   for statement in module.tree.body:
-    call = statement.value if isinstance(statement, ast.Expr) else None
-    if isinstance(call, ast.Call):
-      name = module.canonical(call.func) or ''
-      if 'flags' in name and name.rsplit('.', 1)[-1].startswith('DEFINE_'):
-        flag = syntax.argument(call, 0, 'name')
-        value = syntax.literal(flag) if flag is not None else None
-        if isinstance(value, str):
-          found.append((value, call))
+    defined = neighbours.absl_flag(module, statement.value) if isinstance(statement, ast.Expr) else None
+    if defined is not None:
+      found.append((defined[0], statement.value))
   return found
 
 
