@@ -97,7 +97,7 @@ def _default(fn, name):
 
 
 def assignments(program, module, fn, name):
-  """(value, path) of every assignment to `name` in a scope (program.Program.assignments)."""
+  """(value, path) of every assignment to `name` in a scope (reading.Program.assignments)."""
   return program.assignments(module, fn, name)
 
 

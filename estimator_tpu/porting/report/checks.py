@@ -67,7 +67,7 @@ def describe_fn(fn):
 
 
 def accepts_params(target):
-  """Whether TPUEstimator could pass `params` to this callable (a program.Fn): it needs a parameter named params
+  """Whether TPUEstimator could pass `params` to this callable (a callables.Fn): it needs a parameter named params
   that functools.partial did not already bind. **kwargs does not count: TPUEstimator asks for the name."""
   node = target.node
   names = syntax.positional_names(node)[target.bound_positional:] + [a.arg for a in node.args.kwonlyargs]

@@ -1,7 +1,6 @@
 """Checks where estimators are built and driven (rules 1, 2, 3, 8, 9, 14, 15, 17), and the model_fns and input_fns
-found there, each with the modes it runs on a TPU (sites.py works those out)."""
+found there, each with the modes it runs on a TPU (program/estimators.py and program/uses.py work those out)."""
 import ast
-import collections
 
 from estimator_tpu.porting.program import apis
 from estimator_tpu.porting.program import callables

@@ -3,8 +3,9 @@
 The model_fn is read together with the project functions it calls (two levels down), but not the functions it
 only hands over (metric_fn, host_call's fn, scaffold_fn): TPUEstimator runs those on the host. Code under
 `if not use_tpu:` (or the else of `if use_tpu:`) runs only off the TPU and is skipped, and so is code in a mode the
-program does not run on a TPU (modes.py reads the `mode` tests, sites.py what the program does with its estimators):
-a PREDICT branch of a program that only trains, evaluates and exports is not the TPU's business.
+program does not run on a TPU (program/mode_branches.py reads the `mode` tests, program/estimators.py what the
+program does with its estimators): a PREDICT branch of a program that only trains, evaluates and exports is not the
+TPU's business.
 """
 import ast
 

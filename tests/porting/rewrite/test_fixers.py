@@ -2,7 +2,6 @@
 exactly the code after, as LibCST's own codemod tests check a codemod. The whole port on real shapes of code is
 test_write.py's; these say what each fixer writes.
 """
-import os
 import textwrap
 
 import pytest

@@ -21,7 +21,6 @@ from support import port_expectations
 from support.paths import PORT_ENTRIES
 from support.paths import PORT_FIXTURES
 from support.paths import REPO_ROOT
-from support.paths import TESTS_DIR
 from estimator_tpu.porting.rewrite import output
 from estimator_tpu.porting.proof import verify
 from estimator_tpu.porting.rewrite import port
