@@ -51,8 +51,10 @@ class InputFnUse(collections.namedtuple('InputFnUse', ['module', 'fn', 'call', '
 
 
 def read_uses(program):
-  """The Uses of a program's estimators."""
-  return Uses(program, estimators.Index(program))
+  """The Uses of a program's estimators, read once per program."""
+  if 'uses' not in program.memo:
+    program.memo['uses'] = Uses(program, estimators.Index(program))
+  return program.memo['uses']
 
 
 class Uses(object):

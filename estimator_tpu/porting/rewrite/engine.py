@@ -18,11 +18,11 @@ from estimator_tpu.porting.program import uses as uses_lib
 from estimator_tpu.porting.report import REQUIRED
 from estimator_tpu.porting.report import codes as codes_lib
 from estimator_tpu.porting.report import scan
+from estimator_tpu.porting.rewrite import changes
 from estimator_tpu.porting.rewrite import edits as edits_lib
 from estimator_tpu.porting.rewrite import fixers
 from estimator_tpu.porting.rewrite import located
 from estimator_tpu.porting.rewrite import plans as plans_lib
-from estimator_tpu.porting.rewrite import changes
 from estimator_tpu.runtime.errors import UserError
 
 
@@ -35,8 +35,8 @@ class Port(object):
     if bad:
       raise UserError('%s: %s' % (bad[0].path, bad[0].problem.rstrip('.') + '.'), bad[0].fix)
     self.program = program
-    self.uses = uses_lib.read_uses(program)
     self.report = scan.check(program)
+    self.uses = uses_lib.read_uses(program)  # the facts the report read
     self.base = base or common_base(self.report.files)
     self.files = []
     for module in program.modules:
