@@ -13,6 +13,7 @@ MODE = tf.estimator.ModeKeys
 def build_spec(mode, use_tpu, with_weights=False, summary_dir=None, images=None, labels=None, weights=None):
   graph = tf.Graph()
   with graph.as_default():
+    tf.set_random_seed(0)  # the same weights each run: a test comparing losses must not depend on the draw
     tf.train.create_global_step()
     features = {model.IMAGE_KEY: tf.zeros([BATCH, 784]) if images is None else tf.constant(images)}
     if with_weights:
@@ -98,12 +99,23 @@ def test_eval_loss_leaves_out_padding_rows():
   weights = np.array([1.0] * 5 + [0.0] * (BATCH - 5), np.float32)
   graph, spec = build_spec(MODE.EVAL, use_tpu=False, with_weights=True, images=images, labels=labels,
                            weights=weights)
+  labels_tensor = spec.eval_metrics[1]['labels']
   with graph.as_default(), tf.Session() as sess:
     sess.run(tf.global_variables_initializer())
     loss, logits = sess.run([spec.loss, spec.eval_metrics[1]['logits']])
+    # Give every padding row the class its logits like least, then the one they like best: the padding rows' own
+    # loss moves by the whole spread of their logits, the weighted loss must not move at all.
+    worst, best = labels.copy(), labels.copy()
+    worst[5:] = logits[5:].argmin(axis=1)
+    best[5:] = logits[5:].argmax(axis=1)
+    loss_worst = sess.run(spec.loss, {labels_tensor: worst})
+    loss_best = sess.run(spec.loss, {labels_tensor: best})
   per_example = cross_entropy(logits.astype(np.float64), labels)
-  assert loss == pytest.approx(per_example[:5].mean(), rel=1e-4)
-  assert loss != pytest.approx(per_example.mean(), rel=1e-4)  # padding rows would change it
+  assert loss == pytest.approx(per_example[:5].mean(), rel=1e-5)
+  assert loss_worst == pytest.approx(loss, rel=1e-6) and loss_best == pytest.approx(loss, rel=1e-6)
+  padded_worst = cross_entropy(logits.astype(np.float64), worst)[5:]
+  padded_best = cross_entropy(logits.astype(np.float64), best)[5:]
+  assert (padded_worst - padded_best).min() > 1e-3  # the padding rows' labels did change their own loss
 
 
 @pytest.mark.parametrize('use_tpu', [False, True])
