@@ -320,7 +320,6 @@ def test_the_plan_flags_mean_what_mnist_tpu_py_flags_mean():
   from absl import flags
   from estimator_tpu.porting.readiness import cli
   from flags import mnist_tpu as mnist_tpu_flags
-  from estimator_tpu.runtime import batch_sizes
   from estimator_tpu.tpu import accelerator_types
 
   ours, theirs = flags.FlagValues(), flags.FlagValues()
