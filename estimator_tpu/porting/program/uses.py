@@ -92,9 +92,6 @@ class Uses(object):
     return [t for argument in self.model_fn_arguments if argument.site is site for t in argument.targets
             if isinstance(t, callables.Fn)]
 
-  def input_fns_of(self, site):
-    return [use for use in self.input_fns if site in use.sites]
-
   # --- collecting ---------------------------------------------------------------------------------------------------
 
   def _site(self, site):

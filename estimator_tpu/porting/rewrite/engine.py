@@ -125,24 +125,22 @@ class Port(object):
   def tf_v1(self, f):
     """The file's name for the TF 1 API: its `tensorflow.compat.v1` alias, or its `tensorflow` alias (with
     .compat.v1 when the file writes that itself); else an import is added."""
-    written = f.module.written_imports
-    for local, raw in sorted(written.items()):
-      if raw == 'tensorflow.compat.v1':
-        return local
-    for local, raw in sorted(written.items()):
-      if raw == 'tensorflow':
-        return local + '.compat.v1' if '%s.compat.v1.' % local in f.text else local
+    local = _imported_as(f, 'tensorflow.compat.v1')
+    if local:
+      return local
+    local = _imported_as(f, 'tensorflow')
+    if local:
+      return local + '.compat.v1' if '%s.compat.v1.' % local in f.text else local
     return self.add_import(f, 'tensorflow.compat.v1', 'tf')
 
   def tf_v2(self, f):
     """The file's name for the TF 2 API (tf.compat.v2: summaries written from host_call)."""
-    written = f.module.written_imports
-    for local, raw in sorted(written.items()):
-      if raw == 'tensorflow.compat.v2':
-        return local
-    for local, raw in sorted(written.items()):
-      if raw == 'tensorflow':
-        return local + '.compat.v2'
+    local = _imported_as(f, 'tensorflow.compat.v2')
+    if local:
+      return local
+    local = _imported_as(f, 'tensorflow')
+    if local:
+      return local + '.compat.v2'
     return self.add_import(f, 'tensorflow.compat.v2', 'tf2')
 
   def add_import(self, f, module, wanted):
@@ -214,6 +212,11 @@ class Port(object):
             full = os.path.join(root, name)
             others.append((full, os.path.relpath(os.path.abspath(full), self.base)))
     return others
+
+
+def _imported_as(f, module):
+  """The first (alphabetically) of the names f's imports give `module`, or None."""
+  return next((local for local, raw in sorted(f.module.written_imports.items()) if raw == module), None)
 
 
 def common_base(paths):

@@ -187,7 +187,3 @@ def _cst_signature(node):
   if isinstance(node, cst.Call):
     return _cst_signature(node.func) if isinstance(node.func, (cst.Name, cst.Attribute)) else '()'
   return None
-
-
-def code_of(node):
-  return cst.Module([]).code_for_node(node)

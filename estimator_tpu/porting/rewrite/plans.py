@@ -13,7 +13,7 @@ from estimator_tpu.porting.program import apis
 from estimator_tpu.porting.program import callables
 from estimator_tpu.porting.program import inputs
 from estimator_tpu.porting.program import syntax
-from estimator_tpu.porting.rewrite import located
+from estimator_tpu.porting.rewrite import edits as edits_lib
 
 TRAIN, EVAL, PREDICT = inputs.TRAIN, inputs.EVAL, inputs.PREDICT
 FOLLOW_DEPTH = 2  # how many project calls deep from an input_fn the port changes a batch
@@ -151,7 +151,7 @@ class Plans(object):
           return None, None
         how = 'replace' if fn is plan.proper.node else 'thread'
         if isinstance(node, ast.Attribute):  # fv.batch_size, fv the builder's parameter
-          text = located.code_of(self.port.file_of(plan.proper.module).node(node))
+          text = edits_lib.code_of(self.port.file_of(plan.proper.module).node(node))
           return how, Origin(module, scope, argument, text[len(syntax.root_name(node)):])
         return how, Origin(module, scope, argument)
     return None, None
@@ -174,7 +174,7 @@ class Plans(object):
 
   def code_of(self, origin):
     """The source of an Origin's expression."""
-    return located.code_of(self.port.file_of(origin.module).node(origin.node)) + (origin.suffix or '')
+    return edits_lib.code_of(self.port.file_of(origin.module).node(origin.node)) + (origin.suffix or '')
 
   def batch_expression(self, site, mode):
     """Code of the batch size the estimator's `mode` input_fns use, as seen from where the estimator is built."""

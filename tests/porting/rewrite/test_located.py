@@ -12,6 +12,7 @@ import pytest
 from support.paths import PORT_FIXTURES
 from support.paths import REPO_ROOT
 from estimator_tpu.porting.program import files
+from estimator_tpu.porting.rewrite import edits
 from estimator_tpu.porting.rewrite import located
 
 KINDS = (ast.Call, ast.Attribute, ast.Name, ast.Lambda, ast.FunctionDef, ast.ClassDef, ast.Assign, ast.Return,
@@ -72,10 +73,10 @@ def test_bytes_tabs_parentheses_and_nested_nodes_of_one_kind(tmp_path):
   path = tmp_path / 'hard.py'
   path.write_text(HARD, encoding='utf-8')
   module, f = located_file(str(path))
-  calls = {located.code_of(f.node(n)) for n in ast.walk(module.tree) if isinstance(n, ast.Call)}
+  calls = {edits.code_of(f.node(n)) for n in ast.walk(module.tree) if isinstance(n, ast.Call)}
   assert calls == {'g(3)', 'f(1)', 'f(1)(2)', '(x + 1).numpy(x)', "config.get('task')",
                    "(config.get('task') or {}).get('type')"}
-  attributes = sorted(located.code_of(f.node(n)) for n in ast.walk(module.tree) if isinstance(n, ast.Attribute))
+  attributes = sorted(edits.code_of(f.node(n)) for n in ast.walk(module.tree) if isinstance(n, ast.Attribute))
   assert attributes == ["(config.get('task') or {}).get", '(x + 1).numpy', 'a.b', 'a.b.b', 'config.get',
                         'f(1)(2).shape', 'tf.function']
   definition = [n for n in module.tree.body if isinstance(n, ast.FunctionDef)][0]
@@ -98,4 +99,4 @@ def test_what_the_trees_place_differently_is_said_not_guessed(tmp_path):
     node = f.node(call)
   except located.NotLocated:
     return  # Python 3.7 places a string that spans lines at its end: not found, and said so
-  assert located.code_of(node).endswith('.format(x=1)')
+  assert edits.code_of(node).endswith('.format(x=1)')

@@ -8,7 +8,6 @@ import libcst as cst
 from estimator_tpu.porting.program import callables
 from estimator_tpu.porting.program import syntax
 from estimator_tpu.porting.rewrite import edits as edits_lib
-from estimator_tpu.porting.rewrite import located
 from estimator_tpu.porting.rewrite import plans as plans_lib
 from estimator_tpu.porting.rewrite import templates
 
@@ -109,7 +108,7 @@ def _fix_batch(port, batch):
     else:
       size = f.node(batch.size)
       edits.replace(size, lambda updated: edits_lib.expression(PARAMS_BATCH))
-      what.append("batch size %s -> params['batch_size']" % located.code_of(size))
+      what.append("batch size %s -> params['batch_size']" % edits_lib.code_of(size))
       edits.comment(f.statement_of(call), params_comment)
   elif batch.how == 'argument':
     step = batch.chain[0]
@@ -122,7 +121,7 @@ def _fix_batch(port, batch):
       node = caller.node(argument)
       port.edits[caller].replace(node, lambda updated: edits_lib.expression(PARAMS_BATCH))
       port.change(caller, node, 3, "%s gets params['batch_size'] (was %s)" % (step.callee.node.name,
-                                                                              located.code_of(node)))
+                                                                              edits_lib.code_of(node)))
       port.edits[caller].comment(caller.statement_of(caller.node(step.call)), params_comment)
   if batch.how is None:
     port.todo(module, batch.call, SIZE_CODES, 3, "batch with params['batch_size'] (where this batch size comes from "
