@@ -30,6 +30,7 @@ def test_the_program_list_and_the_judgments_match():
       assert program['run']['synthesisable'] in (True, False) and program['run']['original_ran'] in (None, True, False)
     required, not_required = score.load_judgments(score.JUDGMENTS, program['name'])  # asserts no key twice
     assert all(why for _, why in required.values()) and all(not_required.values())
+    assert all(isinstance(count, int) and count >= 1 and isinstance(why, str) for count, why in required.values())
     assert bool(required) != program['control'], program['name']  # a control needs nothing
 
 
