@@ -12,6 +12,11 @@ judgments/<program>.json:
 - `not_required`: places a report might flag that need no change (why: TensorFlow's source or the program's flow);
 - `not_counted`: changes needed only in some setups (a TPU Node's gs:// paths), never scored.
 
+programs.json names each program's repository, commit, folder and paths, whether it is a control (already ported),
+its set, and for the programs added in issue 26 its `kind` (contrib.learn, premade+train_and_evaluate, seq2seq, ...;
+carried into the scores) and `run`: how the original is started, what data it reads, whether that data can be
+synthesised and whether the original ran (for the runs of the port, not for this score).
+
 A required finding is true when its (path, line, rule) is a judged change (up to its count; more are duplicates,
 false), false when it is judged not required; a judged change no finding names is missed. A required finding
 judged neither way is UNJUDGED: the scorer lists it and exits 1, because precision cannot be told without a human.
@@ -111,7 +116,8 @@ def run_report(program, folder, tool_root, python):
 def score_program(program, report, completed, seconds, judgments=JUDGMENTS):
   required, not_required = load_judgments(judgments, program['name'])
   row = collections.OrderedDict([('name', program['name']), ('control', program['control']),
-                                 ('set', program.get('set', SETS[0])), ('exit', completed.returncode),
+                                 ('set', program.get('set', SETS[0])), ('kind', program.get('kind')),
+                                 ('exit', completed.returncode),
                                  ('seconds', round(seconds, 2))])
   crashed = report is None or completed.returncode not in (0, 1) or 'Traceback' in completed.stderr
   findings = report['findings'] if report else []
