@@ -21,6 +21,11 @@ A required finding is true when its (path, line, rule) is a judged change (up to
 false), false when it is judged not required; a judged change no finding names is missed. A required finding
 judged neither way is UNJUDGED: the scorer lists it and exits 1, because precision cannot be told without a human.
 Precision = true / (true + false), recall = true / (true + missed), over all programs.
+
+programs.json names each program's repository, commit, folder, paths, set and control; programs added since the
+held-out round also carry `kind` (contrib.learn, premade+train_and_evaluate, nlp, image, multi-file, control, ...)
+and `run` (how the original is started, what data it reads, whether that data can be synthesised and whether the
+original ran), which the scorer carries into its rows (kind) or leaves to the runs of the ports (run).
 """
 import argparse
 import collections
@@ -116,7 +121,7 @@ def run_report(program, folder, tool_root, python):
 def score_program(program, report, completed, seconds, judgments=JUDGMENTS):
   required, not_required = load_judgments(judgments, program['name'])
   row = collections.OrderedDict([('name', program['name']), ('control', program['control']),
-                                 ('set', program.get('set', SETS[0])), ('kind', program.get('kind')),
+                                 ('set', program.get('set', SETS[0])), ('kind', program.get('kind', '')),
                                  ('exit', completed.returncode),
                                  ('seconds', round(seconds, 2))])
   crashed = report is None or completed.returncode not in (0, 1) or 'Traceback' in completed.stderr
