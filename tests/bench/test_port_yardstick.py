@@ -35,6 +35,12 @@ def test_the_program_list_and_the_judgments_match():
       assert program['run']['original_ran'] in (None, True, False), program['name']
       with open(os.path.join(score.JUDGMENTS, program['name'] + '.json')) as f:
         assert json.load(f).get('judged_before_running_the_report') is True, program['name']
+    with open(os.path.join(score.JUDGMENTS, program['name'] + '.json')) as f:
+      doc = json.load(f)
+    late = [e for kind in ('required', 'not_required') for e in doc[kind] if 'judged_after_first_run' in e]
+    # A finding the first run showed unjudged is marked (true), and only in a program judged before that run.
+    assert all(e['judged_after_first_run'] is True for e in late), program['name']
+    assert not late or doc.get('judged_before_running_the_report') is True, program['name']
 
 
 def run_score(tmp_path, required, not_required=()):
