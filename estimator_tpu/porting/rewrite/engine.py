@@ -13,7 +13,9 @@ import libcst as cst
 
 from estimator_tpu.porting.program import apis
 from estimator_tpu.porting.program import files as files_lib
+from estimator_tpu.porting.program import params as params_lib
 from estimator_tpu.porting.program import reading
+from estimator_tpu.porting.program import syntax
 from estimator_tpu.porting.program import uses as uses_lib
 from estimator_tpu.porting.report import REQUIRED
 from estimator_tpu.porting.report import codes as codes_lib
@@ -29,7 +31,9 @@ from estimator_tpu.runtime.errors import UserError
 class Port(object):
   """The context every fixer works in: the reading, the findings, the files being edited, what was done."""
 
-  def __init__(self, paths, base=None):
+  def __init__(self, paths, base=None, held_back=()):
+    """held_back: the keys (site_key) of estimators to leave as they are: a change they need first stays a
+    TODO (port() finds them)."""
     self.paths = list(paths)
     program, bad = reading.read(paths)
     if bad:
@@ -55,12 +59,44 @@ class Port(object):
     self.todos = []
     self.header_keys = collections.defaultdict(set)
     self.new_names = collections.defaultdict(set)
-    self.estimators = [site for site in self.uses.index.sites.values()
-                       if site.kind == 'tpu' or (site.kind == 'estimator' and apis.is_core_estimator(site.canonical))]
+    self.estimators = []  # the estimator Sites the port changes (TPUEstimators: their model_fns only)
+    self.held_back = collections.OrderedDict()  # estimator Site -> why it stays a plain Estimator
+    for site in self.uses.index.sites.values():
+      if site.kind == 'tpu' or (site.kind == 'estimator' and apis.is_core_estimator(site.canonical)):
+        why = held_back.get(site_key(site)) if held_back else None
+        why = why or (self._params_refused(site) if site.kind == 'estimator' else None)
+        if why:
+          self.held_back[site] = why
+        else:
+          self.estimators.append(site)
     self.settings = {}  # what fixers/tpu_estimator.py added to each file
     self.padded_evaluations = []  # the InputPlans of the evaluations fixers/exact_evaluation.py pads
     self.exact_eval = set()  # the estimator Sites whose evaluate() it pads (their model_fns weight, rule 9)
     self.plans = plans_lib.Plans(self)
+    self.memo = {}  # what fixers record across the model_fns and files they visit
+
+  def _params_refused(self, site):
+    """Why TPUEstimator would refuse the params this Estimator is given (a key it reserves, not a dict), or None."""
+    params = self.uses.params.get(id(site.call))
+    if params is None:
+      return None
+    reserved = [key for key in params_lib.RESERVED_KEYS if params.entries.get(key)]
+    if reserved:
+      return 'its params hold %s, which TPUEstimator reserves: rename that key first (see its TODO)' % (
+          ' and '.join(repr(k) for k in reserved))
+    if params_lib.not_a_mapping(params):
+      return 'its params are not a dict, which TPUEstimator needs: make them one first (see its TODO)'
+    return None
+
+  def blocked(self):
+    """After run(): {site_key: why} of the estimators made TPUEstimators whose RunConfig stayed one TPUEstimator
+    refuses (a contrib RunConfig, a subclass, one the port could not rebuild): they must stay as they were."""
+    left = [f for f in self.report.findings if f.code == 'run-config-not-tpu' and f not in self.handled]
+    if not left:
+      return {}
+    return dict((site_key(site), 'its RunConfig stays one TPUEstimator refuses: port the RunConfig first (see its '
+                 'TODO)') for site in self.estimators if site.kind == 'estimator' and
+                syntax.argument(site.call, 2, 'config') is not None)
 
   def file_of(self, module):
     """The LocatedFile of a module of the program."""
@@ -181,6 +217,8 @@ class Port(object):
           'give the files that build the tf.estimator.Estimator (and those of its model_fn and input_fns).')
     for fixer in only or fixers.FIXERS:
       fixer(self)
+    for site, why in self.held_back.items():
+      self.todo(site.module, site.call, fixers.tpu_estimator.ESTIMATOR_CODES, 1, 'left a plain Estimator: %s; then make it a TPUEstimator' % why)
     for f in self.files if only is None else ():
       for finding in self.report.findings:
         if finding.path == f.path and finding.severity == REQUIRED and finding not in self.handled:
@@ -212,6 +250,22 @@ class Port(object):
             full = os.path.join(root, name)
             others.append((full, os.path.relpath(os.path.abspath(full), self.base)))
     return others
+
+
+def site_key(site):
+  """An estimator Site's place, the same in every reading of the program."""
+  return (os.path.abspath(site.module.path), site.call.lineno, site.call.col_offset)
+
+
+def port(paths, base=None):
+  """The port of a program: every change it can make whose prerequisites it makes too. An estimator whose
+  RunConfig stayed one TPUEstimator refuses is left a plain Estimator, and the program ported again without it."""
+  first = Port(paths, base)
+  result = first.run()
+  blocked = first.blocked()
+  if not blocked:
+    return result
+  return Port(paths, base, held_back=blocked).run()
 
 
 def _imported_as(f, module):

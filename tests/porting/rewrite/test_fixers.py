@@ -237,8 +237,9 @@ def model_fn(features, labels, mode, params):
 estimator = tf.estimator.Estimator(model_fn)
 # TPU rule 9 (steps): a TPU evaluates full batches: padded with copies of weight 0; steps counts
 # them.
-eval_input_fn = tpu_exact_eval_input(eval_input_fn)
-print(estimator.evaluate(eval_input_fn, steps=tpu_eval_steps(eval_input_fn, EVAL_BATCH)))
+exact_eval_input_fn = tpu_exact_eval_input(eval_input_fn)
+print(
+    estimator.evaluate(exact_eval_input_fn, steps=tpu_eval_steps(exact_eval_input_fn, EVAL_BATCH)))
 """
 
 # rule 15: float64 NumPy data cast to float32 on the host as it enters the Dataset
