@@ -88,6 +88,23 @@ class Port(object):
       return 'its params are not a dict, which TPUEstimator needs: make them one first (see its TODO)'
     return None
 
+  def _check_model_fns_given(self):
+    """A model_fn in a file of the project that was not given is one line, before anything is changed: the port
+    would make its estimator a TPUEstimator and leave the model_fn unported."""
+    for argument in self.uses.model_fn_arguments:
+      if argument.site not in self.estimators or argument.site.kind != 'estimator':
+        continue
+      for target in argument.targets:
+        reason = getattr(target, 'reason', '')
+        if 'not among the scanned files' in reason:
+          where = reason.split(' comes from ', 1)[-1].replace('which is not among the scanned files',
+                                                               'which was not given')
+          missing = where[where.index('(') + 1:where.index(')')] if '(' in where else None
+          raise UserError('%s:%d: the model_fn comes from %s: the port would build a TPUEstimator around a model_fn '
+                          'it cannot change.' % (argument.module.path, argument.call.lineno, where),
+                          'give that file too%s.' % (
+                              ' (add %s to the paths)' % missing if missing else ''))
+
   def blocked(self):
     """After run(): {site_key: why} of the estimators made TPUEstimators whose RunConfig stayed one TPUEstimator
     refuses (a contrib RunConfig, a subclass, one the port could not rebuild): they must stay as they were."""
@@ -215,6 +232,8 @@ class Port(object):
           self.report.files) < 4 else 'no Estimator is built in the %d files given: nothing to port.'
           % len(self.report.files),
           'give the files that build the tf.estimator.Estimator (and those of its model_fn and input_fns).')
+    if only is None:
+      self._check_model_fns_given()
     for fixer in only or fixers.FIXERS:
       fixer(self)
     for site, why in self.held_back.items():
@@ -238,8 +257,17 @@ class Port(object):
     return changes.Result(ported, sorted(self.changes), sorted(self.todos), self.report, self.other_files())
 
   def other_files(self):
-    """The files in the folders given that are not Python (data, configuration): a copy of the program has them."""
+    """The files in the folders given that are not Python (data, configuration), and the __init__.py of the
+    packages the files given are in: a copy of the program has them."""
     others = []
+    ported = set(os.path.abspath(f.path) for f in self.files)
+    for path in sorted(ported):
+      folder = os.path.dirname(path)
+      while folder.startswith(self.base + os.sep):
+        init = os.path.join(folder, '__init__.py')
+        if os.path.isfile(init) and init not in ported and (init, os.path.relpath(init, self.base)) not in others:
+          others.append((init, os.path.relpath(init, self.base)))
+        folder = os.path.dirname(folder)
     for path in self.paths:
       if not os.path.isdir(path):
         continue
@@ -275,9 +303,15 @@ def _imported_as(f, module):
 
 def common_base(paths):
   """The folder the ported files keep their places under: the current folder when every file is under it, else
-  the files' deepest common folder."""
+  the files' deepest common folder, above the package it is part of (official/resnet/x.py and official/utils/y.py
+  keep `official/`, which their imports name)."""
   absolute = [os.path.abspath(p) for p in paths]
   here = os.getcwd()
   if all(p.startswith(here + os.sep) for p in absolute):
     return here
-  return os.path.commonpath([os.path.dirname(p) for p in absolute]) if absolute else here
+  if not absolute:
+    return here
+  base = os.path.commonpath([os.path.dirname(p) for p in absolute])
+  while os.path.isfile(os.path.join(base, '__init__.py')) and os.path.dirname(base) != base:
+    base = os.path.dirname(base)
+  return base
