@@ -82,7 +82,7 @@ def run(args, stdout):
     return verify.main(args, stdout)
   if args.write:
     output.check_out_dir(args.write)  # before any work: a bad OUT_DIR is one line, at once
-  result = engine.Port(args.paths).run()
+  result = engine.port(args.paths)
   if not result.changed:
     stdout.write('Nothing to port: the port report requires no change in %s (already TPUEstimator code?); %s.\n'
                  % (', '.join(args.paths), 'nothing was written' if args.write else 'no diff'))

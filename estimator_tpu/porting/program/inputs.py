@@ -57,6 +57,7 @@ class BatchSite(object):
     self.from_params = from_params
     self.drops = None
     self.origin = None
+    self.flattened = False  # reached through a call whose Dataset is unbatched: not the shape the input_fn yields
 
 
 class InputReading(object):
@@ -102,6 +103,7 @@ class _InputWalk(object):
     for module, fn, call, builder in target.via:
       self._bind(builder, call, module, fn)
     self.visited = set()
+    self.flattening = set()  # id() of the calls of input functions whose Dataset is unbatched at once
 
   def _bind(self, def_node, call, module, fn):
     bound = callables.bind_arguments(call, def_node, callables.implicit_arguments(def_node, call))
@@ -180,6 +182,9 @@ class _InputWalk(object):
           elif holds_batch(value, tainted):
             callee_tainted[name] = BATCH
         step = Step(module, fn, call, callee, len(callees) == 1 and not callee.via, False)
+        parent = module.parents.get(id(call))
+        if isinstance(parent, ast.Attribute) and parent.attr == 'unbatch':
+          self.flattening.add(id(call))  # input_fn(params=...).unbatch(): its batches are undone
         self.visit(callee.module, callee.node, depth + 1, callee_tainted, chain + (step,))
     if isinstance(call.func, ast.Attribute) and call.func.attr in DATASET_FUNCTION_METHODS:
       for argument in list(call.args) + [kw.value for kw in call.keywords]:
@@ -261,6 +266,7 @@ class _InputWalk(object):
     site = BatchSite(module, fn, call, method, size, drop, drop_position, chain,
                      size is not None and holds_batch(size, tainted), anchors.anchor(self.program, module, call))
     site.drops = True if drop is True else self._drops(module, fn, drop, 0)
+    site.flattened = any(id(step.call) in self.flattening for step in chain)
     if size is not None:
       site.origin = trace_size(self.program, module, fn, size)
     self.reading.batches.append(site)

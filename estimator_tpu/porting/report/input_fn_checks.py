@@ -126,6 +126,8 @@ class _Checks(object):
                            '(the global batch on CPU) and splits train_batch_size over the cores itself.' % source)
     if isinstance(call.func, ast.Attribute) and call.func.attr == 'padded_batch':
       self._padded_shapes(module, fn, call)
+    if site.flattened:
+      return  # unbatched by the function that called its input_fn (tpu_exact_eval_input): not the shape fed
     if self.modes is not None and not self.modes & set([TRAIN, EVAL]):
       return  # only predicts on the TPU (TPUEstimator.predict pads a short last batch itself), or not on a TPU
     verdict, drop = site.drops, site.drop

@@ -22,4 +22,4 @@ Needs LibCST (setup.py installs it); the port report alone does not.
 def port(paths, base=None):
   """Ports the program in `paths`; returns a changes.Result (nothing is written)."""
   from estimator_tpu.porting.rewrite import engine  # pylint: disable=g-import-not-at-top -- needs LibCST
-  return engine.Port(paths, base).run()
+  return engine.port(paths, base)

@@ -54,7 +54,10 @@ class Edits(object):
     """The edited module's source text."""
     if self.header:
       self._place_header()
-    return self.source.tree.visit(_Apply(self)).code
+    code = self.source.tree.visit(_Apply(self)).code
+    if self.source.tree.default_indent == '\t':
+      code = _tabbed(code, set(self.source.text.splitlines()))
+    return code
 
   def _place_header(self):
     """The header goes after the module's docstring and imports: new imports right after its TensorFlow import
@@ -66,8 +69,9 @@ class Edits(object):
         last = statement
         if _is_import_line(statement) and 'tensorflow' in cst.Module(body=[statement]).code:
           tf_import = statement
-      else:
+      elif isinstance(statement, (cst.FunctionDef, cst.ClassDef)) or _is_main_block(statement):
         break
+      # else: code between imports (sys.path.insert(...), flags): the imports after it still come first
     imports = [s for s in self.header if _is_import_line(s)]
     rest = [s for s in self.header if not _is_import_line(s)]
     if last is None:
@@ -81,6 +85,21 @@ class Edits(object):
       if blank < 2:
         self.replace(follower, lambda updated: updated.with_changes(
             leading_lines=[cst.EmptyLine()] * (2 - blank) + list(updated.leading_lines)))
+
+
+def _tabbed(code, original_lines):
+  """A tab-indented file's new lines indented with tabs: a continuation line's hanging indent of 4*k spaces (the
+  port writes its calls so) becomes k tabs; alignment with a bracket keeps its spaces."""
+  lines = code.splitlines(True)
+  for index, line in enumerate(lines):
+    if line.rstrip('\r\n') in original_lines:
+      continue
+    body = line.lstrip('\t')
+    tabs = len(line) - len(body)
+    spaces = len(body) - len(body.lstrip(' '))
+    if spaces and spaces % 4 == 0:
+      lines[index] = '\t' * (tabs + spaces // 4) + body[spaces:]
+  return ''.join(lines)
 
 
 def comment_lines(text, indent):
@@ -178,6 +197,10 @@ def _is_docstring(statement, index):
                                                                                        cst.ConcatenatedString))
 
 
+def _is_main_block(statement):
+  return isinstance(statement, cst.If) and '__main__' in cst.Module(body=[]).code_for_node(statement.test)
+
+
 def _is_import_line(statement):
   return isinstance(statement, cst.SimpleStatementLine) and all(
       isinstance(s, (cst.Import, cst.ImportFrom)) for s in statement.body)
@@ -188,7 +211,16 @@ def _is_import_line(statement):
 def statements(code):
   """Statements parsed from code written with 4-space indents (printed with the file's own indentation)."""
   module = cst.parse_module(textwrap.dedent(code).strip('\n') + '\n')
-  return list(module.body)
+  return list(module.visit(_UnindentedBlankLines()).body)
+
+
+class _UnindentedBlankLines(cst.CSTTransformer):
+  """Blank lines of inserted code print no indentation: no trailing whitespace where the code lands in a block."""
+
+  def leave_EmptyLine(self, original_node, updated_node):
+    if updated_node.comment is None and not updated_node.whitespace.value:
+      return updated_node.with_changes(indent=False)
+    return updated_node
 
 
 def expression(code):

@@ -13,7 +13,9 @@ import libcst as cst
 
 from estimator_tpu.porting.program import apis
 from estimator_tpu.porting.program import files as files_lib
+from estimator_tpu.porting.program import params as params_lib
 from estimator_tpu.porting.program import reading
+from estimator_tpu.porting.program import syntax
 from estimator_tpu.porting.program import uses as uses_lib
 from estimator_tpu.porting.report import REQUIRED
 from estimator_tpu.porting.report import codes as codes_lib
@@ -29,7 +31,9 @@ from estimator_tpu.runtime.errors import UserError
 class Port(object):
   """The context every fixer works in: the reading, the findings, the files being edited, what was done."""
 
-  def __init__(self, paths, base=None):
+  def __init__(self, paths, base=None, held_back=()):
+    """held_back: the keys (site_key) of estimators to leave as they are: a change they need first stays a
+    TODO (port() finds them)."""
     self.paths = list(paths)
     program, bad = reading.read(paths)
     if bad:
@@ -55,12 +59,61 @@ class Port(object):
     self.todos = []
     self.header_keys = collections.defaultdict(set)
     self.new_names = collections.defaultdict(set)
-    self.estimators = [site for site in self.uses.index.sites.values()
-                       if site.kind == 'tpu' or (site.kind == 'estimator' and apis.is_core_estimator(site.canonical))]
+    self.estimators = []  # the estimator Sites the port changes (TPUEstimators: their model_fns only)
+    self.held_back = collections.OrderedDict()  # estimator Site -> why it stays a plain Estimator
+    for site in self.uses.index.sites.values():
+      if site.kind == 'tpu' or (site.kind == 'estimator' and apis.is_core_estimator(site.canonical)):
+        why = held_back.get(site_key(site)) if held_back else None
+        why = why or (self._params_refused(site) if site.kind == 'estimator' else None)
+        if why:
+          self.held_back[site] = why
+        else:
+          self.estimators.append(site)
     self.settings = {}  # what fixers/tpu_estimator.py added to each file
     self.padded_evaluations = []  # the InputPlans of the evaluations fixers/exact_evaluation.py pads
     self.exact_eval = set()  # the estimator Sites whose evaluate() it pads (their model_fns weight, rule 9)
     self.plans = plans_lib.Plans(self)
+    self.memo = {}  # what fixers record across the model_fns and files they visit
+
+  def _params_refused(self, site):
+    """Why TPUEstimator would refuse the params this Estimator is given (a key it reserves, not a dict), or None."""
+    params = self.uses.params.get(id(site.call))
+    if params is None:
+      return None
+    reserved = [key for key in params_lib.RESERVED_KEYS if params.entries.get(key)]
+    if reserved:
+      return 'its params hold %s, which TPUEstimator reserves: rename that key first (see its TODO)' % (
+          ' and '.join(repr(k) for k in reserved))
+    if params_lib.not_a_mapping(params):
+      return 'its params are not a dict, which TPUEstimator needs: make them one first (see its TODO)'
+    return None
+
+  def _check_model_fns_given(self):
+    """A model_fn in a file of the project that was not given is one line, before anything is changed: the port
+    would make its estimator a TPUEstimator and leave the model_fn unported."""
+    for argument in self.uses.model_fn_arguments:
+      if argument.site not in self.estimators or argument.site.kind != 'estimator':
+        continue
+      for target in argument.targets:
+        reason = getattr(target, 'reason', '')
+        if 'not among the scanned files' in reason:
+          where = reason.split(' comes from ', 1)[-1].replace('which is not among the scanned files',
+                                                               'which was not given')
+          missing = where[where.index('(') + 1:where.index(')')] if '(' in where else None
+          raise UserError('%s:%d: the model_fn comes from %s: the port would build a TPUEstimator around a model_fn '
+                          'it cannot change.' % (argument.module.path, argument.call.lineno, where),
+                          'give that file too%s.' % (
+                              ' (add %s to the paths)' % missing if missing else ''))
+
+  def blocked(self):
+    """After run(): {site_key: why} of the estimators made TPUEstimators whose RunConfig stayed one TPUEstimator
+    refuses (a contrib RunConfig, a subclass, one the port could not rebuild): they must stay as they were."""
+    left = [f for f in self.report.findings if f.code == 'run-config-not-tpu' and f not in self.handled]
+    if not left:
+      return {}
+    return dict((site_key(site), 'its RunConfig stays one TPUEstimator refuses: port the RunConfig first (see its '
+                 'TODO)') for site in self.estimators if site.kind == 'estimator' and
+                syntax.argument(site.call, 2, 'config') is not None)
 
   def file_of(self, module):
     """The LocatedFile of a module of the program."""
@@ -179,8 +232,12 @@ class Port(object):
           self.report.files) < 4 else 'no Estimator is built in the %d files given: nothing to port.'
           % len(self.report.files),
           'give the files that build the tf.estimator.Estimator (and those of its model_fn and input_fns).')
+    if only is None:
+      self._check_model_fns_given()
     for fixer in only or fixers.FIXERS:
       fixer(self)
+    for site, why in self.held_back.items():
+      self.todo(site.module, site.call, fixers.tpu_estimator.ESTIMATOR_CODES, 1, 'left a plain Estimator: %s; then make it a TPUEstimator' % why)
     for f in self.files if only is None else ():
       for finding in self.report.findings:
         if finding.path == f.path and finding.severity == REQUIRED and finding not in self.handled:
@@ -200,8 +257,17 @@ class Port(object):
     return changes.Result(ported, sorted(self.changes), sorted(self.todos), self.report, self.other_files())
 
   def other_files(self):
-    """The files in the folders given that are not Python (data, configuration): a copy of the program has them."""
+    """The files in the folders given that are not Python (data, configuration), and the __init__.py of the
+    packages the files given are in: a copy of the program has them."""
     others = []
+    ported = set(os.path.abspath(f.path) for f in self.files)
+    for path in sorted(ported):
+      folder = os.path.dirname(path)
+      while folder.startswith(self.base + os.sep):
+        init = os.path.join(folder, '__init__.py')
+        if os.path.isfile(init) and init not in ported and (init, os.path.relpath(init, self.base)) not in others:
+          others.append((init, os.path.relpath(init, self.base)))
+        folder = os.path.dirname(folder)
     for path in self.paths:
       if not os.path.isdir(path):
         continue
@@ -214,6 +280,22 @@ class Port(object):
     return others
 
 
+def site_key(site):
+  """An estimator Site's place, the same in every reading of the program."""
+  return (os.path.abspath(site.module.path), site.call.lineno, site.call.col_offset)
+
+
+def port(paths, base=None):
+  """The port of a program: every change it can make whose prerequisites it makes too. An estimator whose
+  RunConfig stayed one TPUEstimator refuses is left a plain Estimator, and the program ported again without it."""
+  first = Port(paths, base)
+  result = first.run()
+  blocked = first.blocked()
+  if not blocked:
+    return result
+  return Port(paths, base, held_back=blocked).run()
+
+
 def _imported_as(f, module):
   """The first (alphabetically) of the names f's imports give `module`, or None."""
   return next((local for local, raw in sorted(f.module.written_imports.items()) if raw == module), None)
@@ -221,9 +303,15 @@ def _imported_as(f, module):
 
 def common_base(paths):
   """The folder the ported files keep their places under: the current folder when every file is under it, else
-  the files' deepest common folder."""
+  the files' deepest common folder, above the package it is part of (official/resnet/x.py and official/utils/y.py
+  keep `official/`, which their imports name)."""
   absolute = [os.path.abspath(p) for p in paths]
   here = os.getcwd()
   if all(p.startswith(here + os.sep) for p in absolute):
     return here
-  return os.path.commonpath([os.path.dirname(p) for p in absolute]) if absolute else here
+  if not absolute:
+    return here
+  base = os.path.commonpath([os.path.dirname(p) for p in absolute])
+  while os.path.isfile(os.path.join(base, '__init__.py')) and os.path.dirname(base) != base:
+    base = os.path.dirname(base)
+  return base

@@ -67,7 +67,9 @@ class Plans(object):
   def _feeds_a_port(self, use):
     """Whether the port changes this input: it feeds an estimator the port makes a TPUEstimator (or one the
     reading cannot see). A premade estimator left as a TODO keeps input_fns it can call: no params there."""
-    return not use.sites or any(site in self.port.estimators for site in use.sites)
+    if not use.sites:  # the reading cannot tell which estimator it feeds: the port's, if it makes one
+      return bool(self.port.estimators) and all(s.kind != 'premade' for s in self.port.uses.index.sites.values())
+    return any(site in self.port.estimators for site in use.sites)
 
   def _plan(self, use):
     estimators = self._estimators_of(use)

@@ -237,8 +237,9 @@ def model_fn(features, labels, mode, params):
 estimator = tf.estimator.Estimator(model_fn)
 # TPU rule 9 (steps): a TPU evaluates full batches: padded with copies of weight 0; steps counts
 # them.
-eval_input_fn = tpu_exact_eval_input(eval_input_fn)
-print(estimator.evaluate(eval_input_fn, steps=tpu_eval_steps(eval_input_fn, EVAL_BATCH)))
+exact_eval_input_fn = tpu_exact_eval_input(eval_input_fn)
+print(
+    estimator.evaluate(exact_eval_input_fn, steps=tpu_eval_steps(exact_eval_input_fn, EVAL_BATCH)))
 """
 
 # rule 15: float64 NumPy data cast to float32 on the host as it enters the Dataset
@@ -426,6 +427,48 @@ estimator.evaluate(eval_input_fn)
 """
 
 
+# rule 6: an optimizer that trains through apply_gradients or minimize, as params choose, is wrapped once
+TWO_MINIMIZE_BEFORE = """
+import tensorflow.compat.v1 as tf
+
+
+def model_fn(features, labels, mode, params):
+  loss = tf.reduce_mean(tf.layers.dense(features, 1))
+  optimizer = tf.train.GradientDescentOptimizer(0.1)
+  if params['clip']:
+    gradients = [(tf.clip_by_norm(g, 1.0), v) for g, v in optimizer.compute_gradients(loss)]
+    train_op = optimizer.apply_gradients(gradients, global_step=tf.train.get_global_step())
+  else:
+    train_op = optimizer.minimize(loss, global_step=tf.train.get_global_step())
+  return tf.estimator.EstimatorSpec(mode, loss=loss, train_op=train_op)
+
+
+estimator = tf.estimator.Estimator(model_fn, params={'clip': True})
+"""
+TWO_MINIMIZE_AFTER = """
+import tensorflow.compat.v1 as tf
+
+
+def model_fn(features, labels, mode, params):
+  loss = tf.reduce_mean(tf.layers.dense(features, 1))
+  optimizer = tf.train.GradientDescentOptimizer(0.1)
+  # TPU rule 6 (gradient all-reduce): CrossShardOptimizer averages the cores' gradients; it has no
+  # kernel off the TPU.
+  if params['use_tpu']:
+    optimizer = tf.tpu.CrossShardOptimizer(optimizer)
+  if params['clip']:
+    gradients = [(tf.clip_by_norm(g, 1.0), v) for g, v in optimizer.compute_gradients(loss)]
+    train_op = optimizer.apply_gradients(gradients, global_step=tf.train.get_global_step())
+  else:
+    train_op = optimizer.minimize(loss, global_step=tf.train.get_global_step())
+  # TPU rule 5 (TPUEstimatorSpec): TPUEstimator takes a TPUEstimatorSpec.
+  return tf.estimator.tpu.TPUEstimatorSpec(mode, loss=loss, train_op=train_op)
+
+
+estimator = tf.estimator.Estimator(model_fn, params={'clip': True})
+"""
+
+
 @pytest.mark.parametrize('before, fixers, after', [
     (CONTRIB_NAMES_BEFORE, (contrib_names.fix,), CONTRIB_NAMES_AFTER),
     (TPU_ESTIMATOR_BEFORE, (tpu_estimator.fix,), TPU_ESTIMATOR_AFTER),
@@ -434,7 +477,8 @@ estimator.evaluate(eval_input_fn)
     (INFEED_DTYPES_BEFORE, (infeed_dtypes.fix,), INFEED_DTYPES_AFTER),
     (MODEL_FN_BEFORE, (model_fns.fix,), MODEL_FN_AFTER),
     (EXAMPLE_WEIGHTS_BEFORE, (exact_evaluation.plan, model_fns.fix), EXAMPLE_WEIGHTS_AFTER),
+    (TWO_MINIMIZE_BEFORE, (model_fns.fix,), TWO_MINIMIZE_AFTER),
 ], ids=['contrib_names', 'tpu_estimator', 'input_params', 'exact_evaluation', 'infeed_dtypes', 'model_fn',
-        'example_weights'])
+        'example_weights', 'two_minimize'])
 def test_each_fixer_writes_exactly_this(tmp_path, monkeypatch, before, fixers, after):
   assert ported(tmp_path, monkeypatch, before, fixers) == after

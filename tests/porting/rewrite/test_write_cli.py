@@ -135,7 +135,14 @@ def bad_input_cases(tmp_path):
   full = str(tmp_path / 'full')
   os.makedirs(full)
   write(full, 'notes.txt', 'mine\n')
+  split = tmp_path / 'split'
+  write(split, 'model.py', LEGACY.split('def input_fn')[0])
+  main = write(split, 'train.py', 'import tensorflow.compat.v1 as tf\n\nimport model\n\n\ndef input_fn():\n'
+               "  return tf.data.Dataset.from_tensors(({'x': [[1.0, 2.0]]}, [1])).repeat().batch(32)\n\n\n"
+               'tf.estimator.Estimator(model.model_fn).train(input_fn, max_steps=1)\n')
   return {
+      'a model_fn in a file not given': ([main], str(tmp_path / 'out5'), 'the model_fn comes from model (',
+                                         'add %s to the paths' % os.path.join('split', 'model.py')),
       'a file that does not parse': ([broken.rsplit(os.sep, 1)[0]], str(tmp_path / 'out1'),
                                      'py2.py: does not parse as Python', 'fix the syntax'),
       'a path that does not exist': ([str(tmp_path / 'nope.py')], str(tmp_path / 'out2'),
@@ -146,7 +153,7 @@ def bad_input_cases(tmp_path):
 
 
 @pytest.mark.parametrize('case', ['a file that does not parse', 'a path that does not exist',
-                                  'an OUT_DIR that is not empty', 'no Estimator'])
+                                  'an OUT_DIR that is not empty', 'no Estimator', 'a model_fn in a file not given'])
 def test_bad_input_is_one_error_line_exit_2_and_nothing_written(case, tmp_path):
   paths, out_dir, problem, fix = bad_input_cases(tmp_path)[case]
   before = sorted(os.listdir(out_dir)) if os.path.isdir(out_dir) else None
@@ -292,3 +299,54 @@ def test_odd_code_is_ported_or_marked_never_a_crash(tmp_path):
   assert 'TODO(tpu port, rule 1): build tf.estimator.tpu.RunConfig' in out  # RunConfig(**kwargs)
   check = verify.check_report(['pkg'], str(tmp_path / 'out'), str(tmp_path / 'odd'))
   assert check.status == verify.PASS, check.line()
+
+
+def test_the_copy_keeps_the_package_layout_from_any_folder(tmp_path):
+  # Run from a folder above none of the files: official/ (a package its imports name) is kept, with its
+  # __init__.py files, and the port runs as the package it was.
+  package = tmp_path / 'src' / 'official'
+  write(package, '__init__.py', '')
+  write(package / 'utils', '__init__.py', '')
+  write(package / 'resnet', '__init__.py', '')
+  write(package / 'utils', 'data.py', LEGACY.split('def input_fn')[1].split('estimator =')[0].join(
+      ['import tensorflow.compat.v1 as tf\n\n\ndef input_fn', '']))
+  write(package / 'resnet', 'main.py', LEGACY.split('def input_fn')[0] + 'from official.utils import data\n\n'
+        'estimator = tf.estimator.Estimator(model_fn)\nestimator.train(data.input_fn, max_steps=1)\n')
+  elsewhere = tmp_path / 'elsewhere'
+  os.makedirs(str(elsewhere))
+  out = str(tmp_path / 'out')
+  status, _, err = cli(['--write', out, str(package / 'resnet' / 'main.py'), str(package / 'utils' / 'data.py')],
+                       str(elsewhere))
+  assert status == 0, err
+  written = sorted(os.path.relpath(os.path.join(root, n), out) for root, _, names in os.walk(out) for n in names)
+  assert written == [os.path.join('official', *p) for p in (
+      ('__init__.py',), ('resnet', '__init__.py'), ('resnet', 'main.py'), ('utils', '__init__.py'),
+      ('utils', 'data.py'))]
+  ran = subprocess.run([sys.executable, '-m', 'official.resnet.main'], cwd=out, stdout=subprocess.PIPE,
+                       stderr=subprocess.STDOUT, universal_newlines=True, timeout=300,
+                       env=dict(os.environ, TF_CPP_MIN_LOG_LEVEL='3'))
+  assert ran.returncode == 0, ran.stdout[-2000:]
+
+
+def test_helpers_land_after_every_import_and_tab_files_get_no_trailing_whitespace(tmp_path):
+  # Imports after code (sys.path.insert) still come before the port's helpers, which call tf; a tab-indented file
+  # keeps its tabs and gains no line that ends in whitespace.
+  source = LEGACY.replace('  ', '\t').replace(
+      'import tensorflow.compat.v1 as tf\n', 'import sys\nsys.path.insert(0, ".")\n\nimport tensorflow.compat.v1 as tf\n')
+  source = source.replace('estimator = tf.estimator.Estimator(model_fn)', 'estimator = tf.estimator.Estimator(\n'
+                          '\tmodel_fn, model_dir="%s")' % str(tmp_path / 'model'))
+  path = write(tmp_path / 'tabs', 'legacy.py', source)
+  result = port([path])
+  ported = result.files[0].ported
+  lines = ported.splitlines()
+  first_helper = next(i for i, line in enumerate(lines) if line.startswith('def tpu_cluster_resolver'))
+  assert first_helper > max(i for i, line in enumerate(lines) if line.startswith('import '))
+  new_lines = set(lines) - set(source.splitlines())
+  assert not [line for line in new_lines if line != line.rstrip()], [l for l in new_lines if l != l.rstrip()]
+  assert not [line for line in lines if line.startswith('  ')], 'a tab file got space indents'
+  out = str(tmp_path / 'out')
+  output.write(result, out)
+  ran = subprocess.run([sys.executable, os.path.join(out, 'legacy.py')], cwd=out, stdout=subprocess.PIPE,
+                       stderr=subprocess.STDOUT, universal_newlines=True, timeout=300,
+                       env=dict(os.environ, TF_CPP_MIN_LOG_LEVEL='3'))
+  assert ran.returncode == 0, ran.stdout[-2000:]

@@ -60,6 +60,11 @@ def wrap(code, call):
       raise model_fn_code.Failed(6, 'wrap the optimizer in %s.tpu.CrossShardOptimizer when params[\'use_tpu\']' % tf)
     definition = definitions[0]
     value = definition.value
+    wrapped = code.port.memo.setdefault('cross_shard_wrapped', set())
+    if id(definition) in wrapped:  # a second minimize/apply_gradients of the same optimizer: wrapped once
+      code.port.take(code.module, call, CODES)
+      return
+    wrapped.add(id(definition))
     if 'cross-shard-always' in found and _wraps(code, value):  # always wrapped: unwrap, then wrap on the TPU only
       code.edits.replace(f.node(value), lambda updated: updated.args[0].value)
     elif 'optimizer-not-cross-shard' not in found:

@@ -13,6 +13,8 @@ from estimator_tpu.porting.rewrite.fixers import model_fn_code
 
 SPEC_CODES = ('estimator-spec', 'estimator-spec-in-training')
 METRICS_CODES = ('eval-metric-ops',)
+SCAFFOLD_CODES = ('scaffold',)
+CHIEF_HOOKS_CODES = ('training-chief-hooks',)
 
 
 def is_spec(code, call):
@@ -21,18 +23,59 @@ def is_spec(code, call):
 
 
 def port_spec(code, call):
+  """EstimatorSpec -> TPUEstimatorSpec with all its arguments, or nothing: a TPUEstimatorSpec given an argument
+  of EstimatorSpec's it does not take is a TypeError in every mode, while the EstimatorSpec left as it is still runs
+  on the CPU (its findings stay TODOs)."""
   # Ports rule 5 (TPUEstimatorSpec).
   f, port = code.f, code.port
+  if syntax.has_star_args(call):
+    return  # arguments that cannot be read here: the report's finding stays a TODO
+  metrics = syntax.keyword(call, 'eval_metric_ops')
+  moved = None
+  if metrics is not None:
+    moved = code.guarded(call, _eval_metrics, code, call, metrics)
+    if moved is None:
+      return  # the metrics could not move: the spec stays an EstimatorSpec (the TODO says why)
   original = f.node(call)
   new_func = '%s.estimator.tpu.TPUEstimatorSpec' % code.tf
-  code.edits.replace(original, lambda updated: edits_lib.renamed(updated, original, new_func, f))
+  chief_hooks = syntax.keyword(call, 'training_chief_hooks')
+  hooks = syntax.keyword(call, 'training_hooks')
+  scaffold = syntax.keyword(call, 'scaffold')
+
+  def rebuild(updated):
+    updated = edits_lib.renamed(updated, original, new_func, f)
+    args = []
+    for arg in updated.args:
+      name = arg.keyword.value if arg.keyword is not None else None
+      if name == 'eval_metric_ops':
+        arg = arg.with_changes(keyword=cst.Name('eval_metrics'), value=edits_lib.expression(moved))
+      elif name == 'training_chief_hooks' and hooks is None:
+        arg = arg.with_changes(keyword=cst.Name('training_hooks'))
+      elif name == 'training_chief_hooks':
+        continue  # joined with training_hooks below
+      elif name == 'scaffold':
+        # Called where the spec is used, in model_fn's graph: on the CPU the same Scaffold as before.
+        arg = arg.with_changes(keyword=cst.Name('scaffold_fn'), value=cst.Lambda(
+            params=cst.Parameters(), body=arg.value))
+      elif name == 'training_hooks' and chief_hooks is not None:
+        arg = arg.with_changes(value=edits_lib.expression('list(%s) + list(%s)' % (
+            edits_lib.code_of(arg.value), edits_lib.code_of(f.node(chief_hooks)))))
+      args.append(arg)
+    return updated.with_changes(args=args)
+
+  code.edits.replace(original, rebuild)
   port.change(f, original, 5, '%s -> %s' % (syntax.dotted(call.func), new_func))
-  port.take(code.module, call, SPEC_CODES)  # eval_metric_ops and scaffold have findings of their own
+  port.take(code.module, call, SPEC_CODES)
   statement = f.statement_of(original)
   code.edits.comment(statement, edits_lib.rule_comment(5, 'TPUEstimator takes a TPUEstimatorSpec.'))
-  metrics = syntax.keyword(call, 'eval_metric_ops')
-  if metrics is not None:
-    code.guarded(call, _eval_metrics, code, call, metrics)
+  if scaffold is not None:
+    port.take(code.module, call, SCAFFOLD_CODES)
+    port.change(f, original, 5, 'scaffold -> scaffold_fn (a TPUEstimatorSpec takes a function that returns the '
+                'Scaffold)')
+  if chief_hooks is not None:
+    port.take(code.module, call, CHIEF_HOOKS_CODES)
+    port.change(f, original, 8, 'training_chief_hooks -> training_hooks (a TPU job has one host process: the '
+                'chief)')
   if code.exact and metrics is not None:
     code.guarded(call, _weigh_loss, code, syntax.argument(call, 1, 'loss'), call)
 
@@ -49,8 +92,8 @@ def _eval_metrics(code, call, value):
                                  '`%s` in a metric_fn of the tensors it reads' % value.id)
     roots = definitions
   slice_statements, inputs = code.slice([value], roots, call)
-  code.moved_reads.update(id(n) for n in ast.walk(value))
   tensors = code.tensors(inputs)
+  code.moved_reads.update(id(n) for n in ast.walk(value))
   direct = _direct_metric_fn(code, slice_statements, roots)
   if direct is not None:
     text = '(%s, %s)' % direct
@@ -65,21 +108,13 @@ def _eval_metrics(code, call, value):
     text = '(%s, [%s])' % (name, ', '.join(tensors))
     code.moved += slice_statements
 
-  def rebuild(updated):
-    args = []
-    for arg in updated.args:
-      if arg.keyword is not None and arg.keyword.value == 'eval_metric_ops':
-        arg = arg.with_changes(keyword=cst.Name('eval_metrics'), value=edits_lib.expression(text))
-      args.append(arg)
-    return updated.with_changes(args=args)
-
-  code.edits.replace(original, rebuild)
   if inserted:
     inserted[0] = edits_lib.commented(inserted[0], edits_lib.rule_comment(
         5, 'metric ops cannot run on the TPU: TPUEstimator runs metric_fn on the host.'), f.indent_of(statement))
     code.edits.insert_before(statement, inserted)
   port.take(code.module, call, METRICS_CODES)
   port.change(f, original, 5, 'eval_metric_ops -> eval_metrics=%s' % text)
+  return text
 
 
 def _direct_metric_fn(code, slice_statements, roots):

@@ -71,12 +71,10 @@ def _pad_evaluation(port, plan_):
   node = f.node(call)
   statement = f.statement_of(node)
   input_arg = edits_lib.arg_node(node, 0, 'input_fn')
-  if isinstance(input_arg.value, cst.Name):
-    name = input_arg.value.value
-    holder = None
-  else:
-    name = port.new_name(f, 'exact_eval_input_fn')
-    holder = {}
+  # Always a new name: rebinding the input_fn's own name would make it local to the whole function (an
+  # UnboundLocalError where training reads it first) and pad every later use of it too.
+  name = port.new_name(f, 'exact_eval_input_fn')
+  holder = {}
   steps_arg = edits_lib.arg_node(node, 1, 'steps')
   steps = syntax.argument(call, 1, 'steps')
   literal = syntax.literal(steps) if steps is not None else None
@@ -89,11 +87,10 @@ def _pad_evaluation(port, plan_):
     steps_code = None  # a number of steps the program chose: kept
   edits = port.edits[f]
 
-  if holder is not None:
-    def capture(updated):
-      holder['value'] = updated.value
-      return updated.with_changes(value=cst.Name(name))
-    edits.replace(input_arg, capture)
+  def capture(updated):
+    holder['value'] = updated.value
+    return updated.with_changes(value=cst.Name(name))
+  edits.replace(input_arg, capture)
   if steps_code is not None:
     column = f.column(node)
 
@@ -108,8 +105,7 @@ def _pad_evaluation(port, plan_):
     edits.replace(node, set_steps)
 
   def wrap():
-    value = holder['value'] if holder is not None else cst.Name(name)
-    wrapped = cst.Call(func=cst.Name('tpu_exact_eval_input'), args=[cst.Arg(value)])
+    wrapped = cst.Call(func=cst.Name('tpu_exact_eval_input'), args=[cst.Arg(holder['value'])])
     line = cst.SimpleStatementLine([cst.Assign([cst.AssignTarget(cst.Name(name))], wrapped)])
     text = edits_lib.rule_comment(9, 'a TPU evaluates full batches: padded with copies of weight 0; steps '
                                   'counts them.')

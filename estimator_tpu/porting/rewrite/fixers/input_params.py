@@ -129,19 +129,60 @@ def _fix_batch(port, batch):
   else:
     port.take(module, batch.call, SIZE_CODES)
   needs_drop = plans_lib.TRAIN in batch.modes and not batch.drops
+  drop = _drop_value(port, batch) if needs_drop else None
+  if needs_drop and drop is None:
+    port.todo(module, batch.call, DROP_CODES, 4, 'drop_remainder=True for training only: this batch also feeds %s, '
+              'where dropping the last batch would lose examples (give the input_fn a `mode` argument and drop when '
+              'mode == TRAIN)' % _shared_modes(port, batch))
+    needs_drop = False
   if needs_drop and first:
     done.add(('changed', id(batch.proper.node)))
-    _set_drop_remainder(port, f, batch, call)
-    what.append('drop_remainder=True')
+    _set_drop_remainder(port, f, batch, call, drop)
+    what.append('drop_remainder=%s' % drop)
     edits.comment(f.statement_of(call), edits_lib.rule_comment(
-        4, 'full batches only (drop_remainder=True): one static shape for XLA.'))
+        4, 'full batches only (drop_remainder=True): one static shape for XLA.' if drop == 'True' else
+        'full training batches only: one static shape for XLA; evaluation and prediction keep every example.'))
   if what:
     port.change(f, call, 4 if what == ['drop_remainder=True'] else 3, '; '.join(what))
   if needs_drop:  # the finding it answers; others at the batch (padded_shapes with None) stay TODOs
     port.take(module, batch.call, DROP_CODES)
 
 
-def _set_drop_remainder(port, f, batch, call):
+def _shared_modes(port, batch):
+  """The uses of a training batch whose results a dropped remainder would change: prediction (TPUEstimator pads
+  its last batch itself) and evaluation that is not padded (fixers/exact_evaluation.py)."""
+  shared = set()
+  for plan in port.plans.inputs:
+    if any(b is batch for b in plan.batches):
+      if plan.mode == plans_lib.PREDICT:
+        shared.add('prediction')
+      elif plan.mode == plans_lib.EVAL and not any(plan is p for p in port.padded_evaluations):
+        shared.add('evaluation')
+  return ' and '.join(sorted(shared))
+
+
+def _drop_value(port, batch):
+  """drop_remainder's value: True for a batch only training reads; for one prediction or unpadded evaluation
+  read too, `mode == TRAIN` in the input_fn TPUEstimator calls with its mode (a `mode` parameter, added when
+  missing); None when that cannot be written here."""
+  if not _shared_modes(port, batch):
+    return 'True'
+  proper = batch.proper.node
+  if batch.chain or isinstance(proper, ast.Lambda):
+    return None
+  f = port.file_of(batch.proper.module)
+  parameters = _parameters(proper)
+  if 'mode' not in parameters:
+    if proper.args.vararg is not None or proper.args.kwarg is not None:
+      return None
+    key = ('mode parameter', id(proper))
+    if key not in port.header_keys[f]:
+      port.header_keys[f].add(key)
+      port.edits[f].replace(f.node(proper), lambda updated: append_param(updated, 'mode', cst.Name('None')))
+  return 'mode == %s.estimator.ModeKeys.TRAIN' % port.tf_v1(f)
+
+
+def _set_drop_remainder(port, f, batch, call, value='True'):
   position = batch.site.drop_position
   positional = [a for a in call.args if a.keyword is None]
   replace_positional = len(positional) > position
@@ -151,12 +192,12 @@ def _set_drop_remainder(port, f, batch, call):
     if replace_positional:
       args = list(updated.args)
       index = [i for i, a in enumerate(args) if a.keyword is None][position]
-      args[index] = args[index].with_changes(value=cst.Name('True'))
+      args[index] = args[index].with_changes(value=edits_lib.expression(value))
       return updated.with_changes(args=args)
-    changed = edits_lib.set_keyword(updated, 'drop_remainder', cst.Name('True'))
+    changed = edits_lib.set_keyword(updated, 'drop_remainder', edits_lib.expression(value))
     if changed is not None:
       return changed
-    return edits_lib.add_keywords(updated, [('drop_remainder', cst.Name('True'))], column)
+    return edits_lib.add_keywords(updated, [('drop_remainder', edits_lib.expression(value))], column)
 
   port.edits[f].replace(call, rebuild)
 

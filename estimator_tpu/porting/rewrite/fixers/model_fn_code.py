@@ -81,6 +81,20 @@ class ModelFnCode(object):
         found.append(statement)
     return found
 
+  def mutations(self, name, definition, before):
+    """The statements between `definition` and `before` that change the value `name` holds in place
+    (`name[key] = ...`, `name.update(...)`): a metric dict built in steps. One inside a branch or a loop cannot be
+    copied on its own: Failed."""
+    line = before if isinstance(before, int) else before.lineno
+    found = []
+    for statement in self.statements:
+      if not definition.lineno < statement.lineno < line or not _mutates(statement, name):
+        continue
+      if self.module.parents.get(id(statement)) is not self.fn:
+        raise Failed(5, 'move what computes `%s` into metric_fn (it is changed inside a branch or loop)' % name)
+      found.append(statement)
+    return found
+
   def computes_metrics(self, statement, depth=0):
     if id(statement) in self._metric_memo:
       return self._metric_memo[id(statement)]
@@ -126,9 +140,10 @@ class ModelFnCode(object):
       if metric and (len(definitions) > 1 or not isinstance(definitions[0], ast.Assign)):
         raise Failed(5, 'move what computes `%s` (assigned more than once) into metric_fn' % name)
       if metric:
-        if not any(definitions[0] is c for c in chosen):
-          chosen.append(definitions[0])
-        pending += names_in_order(definitions[0])
+        for statement in [definitions[0]] + self.mutations(name, definitions[0], before):
+          if not any(statement is c for c in chosen):
+            chosen.append(statement)
+          pending += names_in_order(statement)
       else:
         inputs.append(name)
     chosen.sort(key=lambda s: s.lineno)
@@ -163,8 +178,27 @@ class ModelFnCode(object):
       if isinstance(statement, ast.Assign):
         for target in statement.targets:
           assigned.update(syntax.assigned_names(target))
+          if isinstance(target, (ast.Subscript, ast.Attribute)) and isinstance(target.value, ast.Name):
+            assigned.add(target.value.id)  # metrics['name'] = ...: stays if metrics stays
+      elif isinstance(statement, ast.Expr) and isinstance(statement.value, ast.Call) and \
+          isinstance(statement.value.func, ast.Attribute) and isinstance(statement.value.func.value, ast.Name):
+        assigned.add(statement.value.func.value.id)  # metrics.update(...): the same
       if not (assigned & reads):
         self.edits.remove(cst_statement, keep_comments=False)
+
+
+def _mutates(statement, name):
+  """Whether a statement changes the object `name` holds: an item or attribute assigned, or a method called on it
+  as a statement (`name.update(...)`)."""
+  targets = []
+  if isinstance(statement, ast.Assign):
+    targets = statement.targets
+  elif isinstance(statement, (ast.AugAssign, ast.AnnAssign)):
+    targets = [statement.target]
+  elif isinstance(statement, ast.Expr) and isinstance(statement.value, ast.Call):
+    targets = [statement.value.func]
+  return any(isinstance(t, (ast.Subscript, ast.Attribute)) and isinstance(t.value, ast.Name) and
+             t.value.id == name for t in targets)
 
 
 def _bound_by(statement):
