@@ -37,6 +37,8 @@ METRICS = re.compile(r'Saving dict for global step (\d+): (.*)')
 # (contrib.learn's Experiment evaluates after its training anyway).
 EVAL_ONLY_HOOK = """import os
 if os.environ.get('WRITE_RUNS_EVAL_ONLY'):
+  import tensorflow as _tf  # first: tf.estimator is only set up when TensorFlow is imported before it
+  _tf.estimator.Estimator  # pylint: disable=pointless-statement
   from tensorflow_estimator.python.estimator import estimator as _estimator, training as _training
   from tensorflow_estimator.python.estimator.tpu import tpu_estimator as _tpu_estimator
   _estimator.Estimator.train = lambda self, *args, **kwargs: self
