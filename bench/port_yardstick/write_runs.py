@@ -28,8 +28,8 @@ import time
 from bench.port_yardstick import score
 
 REPO_ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
-CHANGES = re.compile(r'(\d+) change\(s\) made')
-CHANGE_RULE = re.compile(r'^  \S+:\d+: rule (\d+) ', re.M)
+CHANGES = re.compile(r'(\d+) change\(s\) made \((.*)\)\.$', re.M)  # ... made (rule 1 (TPUEstimator): 2, ...).
+CHANGE_RULE = re.compile(r'rule (\d+) \([^()]*\): (\d+)')
 TODO_RULE = re.compile(r'TODO\(tpu port, rule (\d+)\)')
 METRICS = re.compile(r'Saving dict for global step (\d+): (.*)')
 # Put first on the path of a replay when evaluating a copied checkpoint: training becomes a no-op and
@@ -64,8 +64,9 @@ def port(program, folder, out, python):
                              stderr=subprocess.STDOUT, universal_newlines=True, timeout=600)
   text = completed.stdout
   made = CHANGES.search(text)
+  changed = [rule for rule, count in CHANGE_RULE.findall(made.group(2)) for _ in range(int(count))] if made else []
   return {'exit': completed.returncode, 'changes': int(made.group(1)) if made else 0,
-          'changes_by_rule': by_rule(CHANGE_RULE.findall(text)), 'todos': len(TODO_RULE.findall(text)),
+          'changes_by_rule': by_rule(changed), 'todos': len(TODO_RULE.findall(text)),
           'todos_by_rule': by_rule(TODO_RULE.findall(text)), 'output': text}
 
 
@@ -82,6 +83,14 @@ def parse_metrics(log):
         values[name.strip()] = value.strip()
     found.append((int(step), values))
   return found
+
+
+def write_hook(folder):
+  """EVAL_ONLY_HOOK as folder/sitecustomize.py; returns the folder, to put first on a replay's path."""
+  os.makedirs(folder, exist_ok=True)
+  with open(os.path.join(folder, 'sitecustomize.py'), 'w') as f:
+    f.write(EVAL_ONLY_HOOK)
+  return folder
 
 
 def checkpoint_folder(program, run_dir):
@@ -164,10 +173,7 @@ def main(argv=None):
     programs = [p for p in json.load(f) if (p.get('run') or {}).get('original_ran') and p['run'].get('replay')
                 and (not names or p['name'] in names)]
   rows = []
-  hook = os.path.join(os.path.abspath(args.work), 'eval_only_hook')
-  os.makedirs(hook, exist_ok=True)
-  with open(os.path.join(hook, 'sitecustomize.py'), 'w') as f:
-    f.write(EVAL_ONLY_HOOK)
+  hook = write_hook(os.path.join(os.path.abspath(args.work), 'eval_only_hook'))
   print('| name | set | original | port exit | changes | TODOs | port runs | last evaluation, fresh runs (original/port)'
         ' | evaluation of the original\'s checkpoint (original/port) |')
   print('|---|---|---|---|---|---|---|---|---|')
