@@ -1,0 +1,213 @@
+"""Runs `--write` on the real programs whose original ran, then runs the original and the port the same way.
+
+  python -m bench.port_yardstick.write_runs --checkouts DIR --runs DIR --work DIR [--python PY] [--names A,B]
+
+For each program of programs.json with `run.original_ran` true and a `run.replay` command: (1) ports the program
+with `python -m estimator_tpu.port --write` from its folder (the paths of programs.json), recording the exit status,
+the changes made and the TODOs left, by rule; (2) copies the program's folder twice under WORK/<name>/, once as it
+is and once with the port's files in place of the originals, and runs `run.replay` in each with a fresh output
+folder; (3) reads the evaluation metrics both runs logged (TensorFlow's "Saving dict for global step" lines) and
+prints one row per program.
+
+The synthetic-data setups (each program's make_data.py and its data) are third-party formats and stay outside the
+repository: RUNS/<name>/ holds them and `run.replay` names them through {data}. The placeholders of `run.replay`:
+{py} the Python, {prog} the copy of the program's folder (also the working directory), {out} a fresh output folder,
+{data} RUNS/<name>, {runs} RUNS. The replay is the command the original was run with (run.original_run_note), so a
+port that fails it fails where the original ran.
+"""
+import argparse
+import collections
+import json
+import os
+import re
+import shutil
+import subprocess
+import sys
+import time
+
+from bench.port_yardstick import score
+
+REPO_ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+CHANGES = re.compile(r'(\d+) change\(s\) made \((.*)\)\.$', re.M)  # ... made (rule 1 (TPUEstimator): 2, ...).
+CHANGE_RULE = re.compile(r'rule (\d+) \([^()]*\): (\d+)')
+TODO_RULE = re.compile(r'TODO\(tpu port, rule (\d+)\)')
+METRICS = re.compile(r'Saving dict for global step (\d+): (.*)')
+# Put first on the path of a replay when evaluating a copied checkpoint: training becomes a no-op and
+# train_and_evaluate evaluates once, the same patch for the original and the port, so both evaluate the same weights
+# (contrib.learn's Experiment evaluates after its training anyway).
+EVAL_ONLY_HOOK = """import os
+if os.environ.get('WRITE_RUNS_EVAL_ONLY'):
+  import tensorflow as _tf  # first: tf.estimator is only set up when TensorFlow is imported before it
+  _tf.estimator.Estimator  # pylint: disable=pointless-statement
+  from tensorflow_estimator.python.estimator import estimator as _estimator, training as _training
+  from tensorflow_estimator.python.estimator.tpu import tpu_estimator as _tpu_estimator
+  _estimator.Estimator.train = lambda self, *args, **kwargs: self
+  _tpu_estimator.TPUEstimator.train = lambda self, *args, **kwargs: self
+  def _evaluate_only(self):
+    spec = self._eval_spec
+    return self._estimator.evaluate(input_fn=spec.input_fn, steps=spec.steps, name=spec.name, hooks=spec.hooks), []
+  _training._TrainingExecutor.run_local = _evaluate_only
+"""
+
+
+def by_rule(numbers):
+  counts = collections.Counter(int(n) for n in numbers)
+  return ', '.join('r%d:%d' % (rule, counts[rule]) for rule in sorted(counts)) or '-'
+
+
+def port(program, folder, out, python):
+  """`--write` from the program's folder, as a user would run it; returns its exit status and what it printed."""
+  shutil.rmtree(out, ignore_errors=True)
+  os.makedirs(os.path.dirname(out), exist_ok=True)
+  completed = subprocess.run([python, '-m', 'estimator_tpu.port', '--write', out] + program['paths'], cwd=folder,
+                             env=dict(os.environ, PYTHONPATH=REPO_ROOT), stdout=subprocess.PIPE,
+                             stderr=subprocess.STDOUT, universal_newlines=True, timeout=600)
+  text = completed.stdout
+  made = CHANGES.search(text)
+  changed = [rule for rule, count in CHANGE_RULE.findall(made.group(2)) for _ in range(int(count))] if made else []
+  return {'exit': completed.returncode, 'changes': int(made.group(1)) if made else 0,
+          'changes_by_rule': by_rule(changed), 'todos': len(TODO_RULE.findall(text)),
+          'todos_by_rule': by_rule(TODO_RULE.findall(text)), 'output': text}
+
+
+def parse_metrics(log):
+  """Every evaluation the run logged: [(step, {name: value})] in order."""
+  found = []
+  for step, pairs in METRICS.findall(log):
+    values = {}
+    for pair in pairs.split(', '):
+      name, _, value = pair.partition(' = ')
+      try:
+        values[name.strip()] = float(value)
+      except ValueError:
+        values[name.strip()] = value.strip()
+    found.append((int(step), values))
+  return found
+
+
+def write_hook(folder):
+  """EVAL_ONLY_HOOK as folder/sitecustomize.py; returns the folder, to put first on a replay's path."""
+  os.makedirs(folder, exist_ok=True)
+  with open(os.path.join(folder, 'sitecustomize.py'), 'w') as f:
+    f.write(EVAL_ONLY_HOOK)
+  return folder
+
+
+def checkpoint_folder(program, run_dir):
+  """Where the replay leaves its checkpoints: run.checkpoint ({prog}/... or {out}/...), by default {out}."""
+  return program['run'].get('checkpoint', '{out}').format(prog=os.path.join(run_dir, 'prog'),
+                                                          out=os.path.join(run_dir, 'out'))
+
+
+def replay(program, folder, ported, run_dir, data, runs, python, timeout, hook=None, checkpoint_of=None):
+  """Copies the program's folder (with the port's files over it when `ported` is given) and runs the recorded
+  command there with a fresh output folder; returns its exit status, seconds, metrics and the log's tail.
+  With `checkpoint_of` (another run's folder), its checkpoints are copied in first and `hook` (EVAL_ONLY_HOOK's
+  folder) turns training off, so the run only evaluates those weights."""
+  shutil.rmtree(run_dir, ignore_errors=True)
+  prog, out = os.path.join(run_dir, 'prog'), os.path.join(run_dir, 'out')
+  shutil.copytree(folder, prog, symlinks=True, ignore=shutil.ignore_patterns('.git'))
+  if ported:
+    for root, _, files in os.walk(ported):
+      for name in files:
+        target = os.path.join(prog, os.path.relpath(os.path.join(root, name), ported))
+        os.makedirs(os.path.dirname(target), exist_ok=True)
+        shutil.copyfile(os.path.join(root, name), target)
+  os.makedirs(out)
+  env = dict(os.environ, PYTHONHASHSEED='0', PYTHONPATH=REPO_ROOT)
+  if checkpoint_of:
+    target = checkpoint_folder(program, run_dir)
+    shutil.rmtree(target, ignore_errors=True)
+    shutil.copytree(checkpoint_folder(program, checkpoint_of), target, symlinks=True)
+    env.update(WRITE_RUNS_EVAL_ONLY='1', PYTHONPATH=os.pathsep.join([hook, REPO_ROOT]))
+  command = program['run']['replay'].format(py=python, prog=prog, out=out, data=data, runs=runs)
+  start = time.time()
+  try:
+    completed = subprocess.run(['bash', '-c', command], cwd=prog, stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
+                               universal_newlines=True, timeout=timeout, env=env)
+    status, log = completed.returncode, completed.stdout
+  except subprocess.TimeoutExpired as e:
+    status, log = 'timeout', (e.stdout or b'').decode('utf-8', 'replace') if isinstance(e.stdout, bytes) else ''
+  with open(os.path.join(run_dir, 'log.txt'), 'w') as f:
+    f.write('$ %s\n%s' % (command, log))
+  return {'exit': status, 'seconds': round(time.time() - start, 1), 'metrics': parse_metrics(log),
+          'tail': [line for line in log.splitlines() if line.strip()][-3:], 'log': os.path.join(run_dir, 'log.txt')}
+
+
+def compare(original, ported, tolerance=None):
+  """The last evaluation of each run: the same metric names? each value (original/port); with a tolerance, whether
+  every value agrees within it (relative)."""
+  if not original or not ported or not original['metrics'] or not ported['metrics']:
+    return '-'
+  (step_o, a), (step_p, b) = original['metrics'][-1], ported['metrics'][-1]
+  if sorted(a) != sorted(b):
+    return 'metrics differ: only original %s, only port %s' % (sorted(set(a) - set(b)), sorted(set(b) - set(a)))
+  parts, differ = [], []
+  for name in sorted(a):
+    if isinstance(a[name], float) and isinstance(b[name], float):
+      parts.append('%s %.6g/%.6g' % (name, a[name], b[name]))
+      if tolerance is not None and abs(a[name] - b[name]) > tolerance * max(abs(a[name]), abs(b[name]), 1e-12):
+        differ.append(name)
+  verdict = '' if tolerance is None else ('SAME (rel %g): ' % tolerance if not differ else
+                                          'DIFFER in %s: ' % ', '.join(differ))
+  return '%sstep %d/%d: %s' % (verdict, step_o, step_p, '; '.join(parts))
+
+
+def parse_args(argv):
+  parser = argparse.ArgumentParser(description=__doc__.split('\n')[0])
+  parser.add_argument('--checkouts', required=True, help='DIR/<owner>/<name>: the repositories at their commits')
+  parser.add_argument('--runs', required=True, help='RUNS/<name>: each program\'s synthetic-data setup')
+  parser.add_argument('--work', required=True, help='scratch folder for the ports and the runs (outside the repo)')
+  parser.add_argument('--python', default=sys.executable, help='the Python (TF) the originals ran with')
+  parser.add_argument('--programs', default=score.PROGRAMS)
+  parser.add_argument('--names', default='', help='comma-separated program names (default: all that ran)')
+  parser.add_argument('--timeout', type=float, default=900, help='seconds per run')
+  parser.add_argument('--save', help='write the rows as JSON here')
+  return parser.parse_args(argv)
+
+
+def main(argv=None):
+  args = parse_args(sys.argv[1:] if argv is None else argv)
+  names = [n for n in args.names.split(',') if n]
+  with open(args.programs) as f:
+    programs = [p for p in json.load(f) if (p.get('run') or {}).get('original_ran') and p['run'].get('replay')
+                and (not names or p['name'] in names)]
+  rows = []
+  hook = write_hook(os.path.join(os.path.abspath(args.work), 'eval_only_hook'))
+  print('| name | set | original | port exit | changes | TODOs | port runs | last evaluation, fresh runs (original/port)'
+        ' | evaluation of the original\'s checkpoint (original/port) |')
+  print('|---|---|---|---|---|---|---|---|---|')
+  for program in programs:
+    folder = os.path.join(score.repository_folder(args.checkouts, program['repository']), program['folder'])
+    base = os.path.join(os.path.abspath(args.work), program['name'])
+    data = os.path.join(os.path.abspath(args.runs), program['name'])
+    written = port(program, folder, os.path.join(base, 'port'), args.python)
+    original = replay(program, folder, None, os.path.join(base, 'run-original'), data, os.path.abspath(args.runs),
+                      args.python, args.timeout)
+    ported = None
+    if written['exit'] in (0, 1):
+      ported = replay(program, folder, os.path.join(base, 'port'), os.path.join(base, 'run-port'), data,
+                      os.path.abspath(args.runs), args.python, args.timeout)
+    row = {'name': program['name'], 'set': program['set'], 'port': written, 'original': original, 'ported': ported,
+           'compare': compare(original, ported)}
+    if ported and ported['exit'] == 0 and original['exit'] == 0:
+      # Both evaluate the original's checkpoint (no training): the same weights, so the CPU's metrics must agree.
+      row['original_eval'], row['ported_eval'] = [
+          replay(program, folder, source, os.path.join(base, 'eval-' + kind), data, os.path.abspath(args.runs),
+                 args.python, args.timeout, hook=hook, checkpoint_of=os.path.join(base, 'run-original'))
+          for kind, source in (('original', None), ('port', os.path.join(base, 'port')))]
+      row['checkpoint_compare'] = compare(row['original_eval'], row['ported_eval'], tolerance=1e-4)
+    rows.append(row)
+    print('| %s | %s | exit %s | %s | %d (%s) | %d (%s) | %s | %s | %s |' % (
+        program['name'], program['set'], original['exit'], written['exit'], written['changes'],
+        written['changes_by_rule'], written['todos'], written['todos_by_rule'],
+        ('exit %s' % ported['exit']) if ported else 'not written', row['compare'],
+        row.get('checkpoint_compare', '-')), flush=True)
+  if args.save:
+    with open(args.save, 'w') as f:
+      json.dump(rows, f, indent=1)
+  return 0
+
+
+if __name__ == '__main__':
+  sys.exit(main())

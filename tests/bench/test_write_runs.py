@@ -1,0 +1,104 @@
+"""bench/port_yardstick/write_runs.py: every program whose original ran says how to replay it; the changes and TODOs
+it counts are those `--write` wrote; and the checkpoint evaluation tells a port that computes the same from one that
+does not (a real Estimator program of our own, run in subprocesses; the real held-out programs are not here)."""
+import collections
+import json
+import os
+import re
+import sys
+
+from support.paths import PORT_FIXTURES
+from bench.port_yardstick import score
+from bench.port_yardstick import write_runs
+
+PLACEHOLDERS = dict(py='PY', prog='PROG', out='OUT', data='DATA', runs='RUNS')
+
+
+def test_every_program_whose_original_ran_has_a_replay_with_known_placeholders():
+  with open(score.PROGRAMS) as f:
+    programs = json.load(f)
+  ran = [p for p in programs if (p.get('run') or {}).get('original_ran')]
+  assert len(ran) >= 10
+  for program in ran:
+    command = program['run']['replay'].format(**PLACEHOLDERS)  # KeyError on an unknown placeholder
+    assert 'OUT' in command or 'checkpoint' in program['run'], program['name']  # a fresh output folder each run
+    if 'checkpoint' in program['run']:
+      assert program['run']['checkpoint'].startswith(('{prog}/', '{out}')), program['name']
+
+
+def test_the_counts_are_what_write_wrote(tmp_path):
+  written = write_runs.port({'paths': ['.']}, os.path.join(PORT_FIXTURES, 'class_input'), str(tmp_path / 'port'),
+                            sys.executable)
+  assert written['exit'] == 1  # TODOs left: the report still requires them
+  todos = collections.Counter()
+  for root, _, files in os.walk(str(tmp_path / 'port')):
+    for name in files:
+      with open(os.path.join(root, name)) as f:
+        todos.update(int(rule) for rule in re.findall(r'TODO\(tpu port, rule (\d+)\)', f.read()))
+  assert written['todos'] == sum(todos.values()) >= 1
+  assert written['todos_by_rule'] == write_runs.by_rule([rule for rule in todos.elements()])
+  by_rule = dict(part.split(':') for part in written['changes_by_rule'].split(', '))
+  assert written['changes'] == sum(int(n) for n in by_rule.values()) >= 1 and 'r1' in by_rule
+
+
+PROGRAM = '''\
+"""A regression trained with train_and_evaluate, standing in for a user's program."""
+import sys
+import numpy as np
+import tensorflow.compat.v1 as tf
+
+SCALE = 1.0
+
+
+def data():
+  x = (np.arange(32, dtype=np.float32) / 32.0).reshape(16, 2)
+  return x, x.sum(axis=1, keepdims=True)
+
+
+def train_input_fn():
+  return tf.data.Dataset.from_tensor_slices(data()).repeat().batch(4)
+
+
+def eval_input_fn():
+  return tf.data.Dataset.from_tensor_slices(data()).batch(4)
+
+
+def model_fn(features, labels, mode):
+  w = tf.get_variable('w', [2, 1], initializer=tf.random_normal_initializer())
+  prediction = tf.matmul(features, w) * SCALE
+  loss = tf.reduce_mean(tf.square(prediction - labels))
+  train_op = tf.train.GradientDescentOptimizer(0.1).minimize(loss, global_step=tf.train.get_global_step())
+  return tf.estimator.EstimatorSpec(mode, loss=loss, train_op=train_op,
+                                    eval_metric_ops={'mse': tf.metrics.mean_squared_error(labels, prediction)})
+
+
+tf.logging.set_verbosity(tf.logging.INFO)
+estimator = tf.estimator.Estimator(model_fn, model_dir=sys.argv[1])
+tf.estimator.train_and_evaluate(estimator, tf.estimator.TrainSpec(train_input_fn, max_steps=3),
+                                tf.estimator.EvalSpec(eval_input_fn, steps=None, throttle_secs=0))
+'''
+
+
+def test_the_checkpoint_evaluation_tells_a_changed_computation(tmp_path):
+  source, changed = tmp_path / 'program', tmp_path / 'changed'
+  source.mkdir()
+  changed.mkdir()
+  (source / 'train.py').write_text(PROGRAM)
+  (changed / 'train.py').write_text(PROGRAM.replace('SCALE = 1.0', 'SCALE = 2.0'))
+  program = {'run': {'replay': '{py} train.py {out}/model'}}
+  hook = write_runs.write_hook(str(tmp_path / 'hook'))
+
+  def run(name, ported=None, checkpoint_of=None):
+    result = write_runs.replay(program, str(source), ported, str(tmp_path / name), str(tmp_path), str(tmp_path),
+                               sys.executable, 300, hook=hook, checkpoint_of=checkpoint_of)
+    assert result['exit'] == 0 and result['metrics'], open(result['log']).read()[-3000:]
+    return result
+
+  original = run('original')
+  assert original['metrics'][-1][0] == 3
+  same = run('same', checkpoint_of=str(tmp_path / 'original'))
+  other = run('other', ported=str(changed), checkpoint_of=str(tmp_path / 'original'))
+  # Neither trained: both evaluated the original's step-3 weights, the unchanged copy to the same numbers.
+  assert same['metrics'][-1][0] == other['metrics'][-1][0] == 3 and len(same['metrics']) == 1
+  assert write_runs.compare(original, same, tolerance=1e-4).startswith('SAME')
+  assert write_runs.compare(original, other, tolerance=1e-4).startswith('DIFFER in loss, mse')
