@@ -237,7 +237,9 @@ def add_keywords(call, keywords, column=None):
       previous = args[-1]
       if previous.comma is not cst.MaybeSentinel.DEFAULT:  # a trailing comma: the new argument keeps it
         new = new.with_changes(comma=previous.comma)
-      args[-1] = previous.with_changes(comma=cst.Comma(whitespace_after=cst.SimpleWhitespace(' ')))
+      # A line break after the last argument (the parenthesis on a line of its own) follows the new comma: no space.
+      breaks = isinstance(previous.whitespace_after_arg, cst.ParenthesizedWhitespace)
+      args[-1] = previous.with_changes(comma=cst.Comma(whitespace_after=cst.SimpleWhitespace('' if breaks else ' ')))
     args.append(new)
   return call.with_changes(args=args)
 

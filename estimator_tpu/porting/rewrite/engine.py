@@ -54,7 +54,8 @@ class Port(object):
     self._at_anchor = collections.defaultdict(list)  # (path, line, column) -> findings anchored there
     for finding in self.report.findings:
       self._at_anchor[(os.path.abspath(finding.path), finding.anchor.line, finding.anchor.column)].append(finding)
-    self.handled = set()
+    self.handled = set()  # the findings a change or a TODO answers
+    self.left = set()  # those a TODO answers: left for a human
     self.changes = []
     self.todos = []
     self.header_keys = collections.defaultdict(set)
@@ -108,12 +109,20 @@ class Port(object):
   def blocked(self):
     """After run(): {site_key: why} of the estimators made TPUEstimators whose RunConfig stayed one TPUEstimator
     refuses (a contrib RunConfig, a subclass, one the port could not rebuild): they must stay as they were."""
-    left = [f for f in self.report.findings if f.code == 'run-config-not-tpu' and f not in self.handled]
-    if not left:
-      return {}
-    return dict((site_key(site), 'its RunConfig stays one TPUEstimator refuses: port the RunConfig first (see its '
-                 'TODO)') for site in self.estimators if site.kind == 'estimator' and
-                syntax.argument(site.call, 2, 'config') is not None)
+    blocked = {}
+    refused_config = any(f.code == 'run-config-not-tpu' and (f in self.left or f not in self.handled)
+                         for f in self.report.findings)
+    for site in self.estimators:
+      if site.kind != 'estimator':
+        continue
+      if refused_config and syntax.argument(site.call, 2, 'config') is not None:
+        blocked[site_key(site)] = ('its RunConfig stays one TPUEstimator refuses: port the RunConfig first (see its '
+                                   'TODO)')
+      without = self.plans.inputs_without_params(site)
+      if without:
+        blocked[site_key(site)] = ('its input_fn %s takes no params, which TPUEstimator refuses: write an '
+                                   'input_fn(params) first (see its TODO)' % without)
+    return blocked
 
   def file_of(self, module):
     """The LocatedFile of a module of the program."""
@@ -150,7 +159,7 @@ class Port(object):
       statement = f.statement_of(f.node(node))
     except located.NotLocated:
       statement = f.statement_at(getattr(node, 'lineno', 1))
-    self.take(module, node, codes)
+    self.left.update(self.take(module, node, codes))
     self.todo_at(f, statement, rule, what)
 
   def todo_at(self, f, statement, rule, what):
@@ -242,8 +251,10 @@ class Port(object):
       for finding in self.report.findings:
         if finding.path == f.path and finding.severity == REQUIRED and finding not in self.handled:
           # One TODO per statement and rule: the first required finding's fix stands for the others.
-          self.handled.update(x for x in self.report.findings if (x.path, x.line, x.rule) ==
-                              (finding.path, finding.line, finding.rule))
+          same = [x for x in self.report.findings if (x.path, x.line, x.rule) == (finding.path, finding.line,
+                                                                                    finding.rule)]
+          self.handled.update(same)
+          self.left.update(same)
           self.todo_at(f, f.statement_at(finding.line), finding.rule, finding.fix)
     return self.result()
 

@@ -93,6 +93,16 @@ class Plans(object):
       batches.append(plan)
     return InputPlan(use, proper, batches, estimators)
 
+  def inputs_without_params(self, site):
+    """The input_fn a TensorFlow function made for this estimator (numpy_input_fn, pandas_input_fn: no params
+    argument, which TPUEstimator refuses and the port cannot add), as its source text; else None."""
+    for plan in self.uses_of(site):
+      if plan.proper is None:
+        for target in plan.use.targets:
+          if isinstance(target, callables.Unresolved) and target.made_by:
+            return '`%s(...)`' % target.made_by.replace('tensorflow.', 'tf.', 1)
+    return None
+
   def _estimators_of(self, use):
     """The estimators a use feeds: the Sites the reading finds for it, else the program's only estimator."""
     found = [site for site in use.sites if site in self.port.estimators]

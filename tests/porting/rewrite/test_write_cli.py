@@ -330,11 +330,12 @@ def test_the_copy_keeps_the_package_layout_from_any_folder(tmp_path):
 
 def test_helpers_land_after_every_import_and_tab_files_get_no_trailing_whitespace(tmp_path):
   # Imports after code (sys.path.insert) still come before the port's helpers, which call tf; a tab-indented file
-  # keeps its tabs and gains no line that ends in whitespace.
+  # keeps its tabs and gains no line that ends in whitespace (a keyword added after an argument whose call closes
+  # on a line of its own, too).
   source = LEGACY.replace('  ', '\t').replace(
       'import tensorflow.compat.v1 as tf\n', 'import sys\nsys.path.insert(0, ".")\n\nimport tensorflow.compat.v1 as tf\n')
   source = source.replace('estimator = tf.estimator.Estimator(model_fn)', 'estimator = tf.estimator.Estimator(\n'
-                          '\tmodel_fn, model_dir="%s")' % str(tmp_path / 'model'))
+                          '\tmodel_fn, model_dir="%s"\n\t)' % str(tmp_path / 'model'))  # the parenthesis on its own line
   path = write(tmp_path / 'tabs', 'legacy.py', source)
   result = port([path])
   ported = result.files[0].ported

@@ -25,28 +25,13 @@ def plan(port):
         port.findings(b.module, b.call, input_params.SHAPE_CODES) for b in plan_.batches)
     if not required:
       continue  # the port report asks for nothing here (TPU code that pads its data itself, like BERT's)
-    if _returns_tensors(port, plan_):
+    if input_params.returns_tensors(port, plan_):
       port.todo(use.module, use.call, STEPS_CODES, 9, 'evaluate on full batches: return the batched Dataset from '
                 'the input_fn (rule 3), then wrap it in tpu_exact_eval_input and pass steps=tpu_eval_steps(input_fn, '
                 'EVAL_BATCH_SIZE)')
       continue
     port.padded_evaluations.append(plan_)
     port.exact_eval.update(plan_.estimators)
-
-
-def _returns_tensors(port, plan_):
-  """The port report says this input returns tensors (an iterator's get_next()), not the Dataset that padding
-  takes."""
-  functions = [(plan_.proper.module, plan_.proper.node)] + [(b.module, b.fn) for b in plan_.batches]
-  for module, fn in functions:
-    f = port.file_of(module)
-    node = f.node(fn)
-    first, last = f.line(node), f.end_line(node)
-    for finding in port.report.findings:
-      if finding.code == 'input-fn-returns-tensors' and finding.path == module.path and \
-          first <= finding.line <= last:
-        return True
-  return False
 
 
 def pad(port):

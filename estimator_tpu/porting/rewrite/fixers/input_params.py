@@ -175,6 +175,8 @@ def _drop_value(port, batch):
   if 'mode' not in parameters:
     if proper.args.vararg is not None or proper.args.kwarg is not None:
       return None
+    if any(isinstance(node, ast.Name) and node.id == 'mode' for node in ast.walk(proper)):
+      return None  # it reads a `mode` of the builder around it, which a parameter would hide
     key = ('mode parameter', id(proper))
     if key not in port.header_keys[f]:
       port.header_keys[f].add(key)
@@ -224,6 +226,21 @@ def _thread_params(port, batch):
   return True
 
 
+def returns_tensors(port, plan_):
+  """The port report says this input returns tensors (an iterator's get_next()), not the Dataset that padding
+  takes."""
+  functions = [(plan_.proper.module, plan_.proper.node)] + [(b.module, b.fn) for b in plan_.batches]
+  for module, fn in functions:
+    f = port.file_of(module)
+    node = f.node(fn)
+    first, last = f.line(node), f.end_line(node)
+    for finding in port.report.findings:
+      if finding.code == 'input-fn-returns-tensors' and finding.path == module.path and \
+          first <= finding.line <= last:
+        return True
+  return False
+
+
 def _pin_static_batch(port, plan):
   """A training input_fn whose batches go through more than shape-keeping Dataset methods after the batch returns
   tpu_static_batch(...): its batches are full, and the shapes say so."""
@@ -235,6 +252,8 @@ def _pin_static_batch(port, plan):
   f = port.file_of(proper.module)
   if any(batch.fn is not fn for batch in plan.batches) or ('changed', id(fn)) not in port.header_keys[f]:
     return
+  if returns_tensors(port, plan):
+    return  # an iterator's tensors, not a Dataset: the report's TODO asks for the Dataset first
   key = ('pinned', id(fn))
   if key in port.header_keys[f]:
     return
