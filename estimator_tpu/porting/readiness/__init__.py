@@ -31,7 +31,7 @@ from estimator_tpu.porting.readiness.plan import TpuPlan
 from estimator_tpu.porting.readiness.check_results import CheckResult, print_results
 from estimator_tpu.runtime import preflight
 
-__all__ = ['CheckResult', 'TpuPlan', 'check_tpu_readiness', 'print_results']
+__all__ = ['CheckResult', 'TpuPlan', 'check_mode', 'check_tpu_readiness', 'print_results']
 STEP_CHECKS = ('xla_compile', 'step_shapes', 'step_dtypes', 'precision', 'step_summaries', 'gradient_all_reduce',
                'global_step')
 EVAL = tf.estimator.ModeKeys.EVAL
@@ -48,6 +48,35 @@ def check_tpu_readiness(model_fn, input_fn, plan, probe_timeout_secs=preflight.D
   checks += check_evaluation(model_fn, eval_input_fn, plan, deployment)
   checks += check_prediction(model_fn, predict_input_fn, plan, deployment)
   return checks + config_checks.check_config(plan, probe_timeout_secs)
+
+
+def check_mode(model_fn, input_fn, plan, mode):
+  """The checks of one mode (TRAIN, EVAL or PREDICT) with its input_fn, as `readiness --run` judges each call of a
+  program: the plan line, that mode's checks, then the batch split and the checkpoint cadence. Returns (checks, the
+  Deployment: the specs TensorFlow's TPUEstimator built are in its reports)."""
+  input_fns = [input_fn if each == mode else None for each in (tf.estimator.ModeKeys.TRAIN, EVAL, PREDICT)]
+  deployment = deployment_checks.plan_deployment(plan, model_fn, *input_fns, modes=(mode,))
+  checks = list(deployment.results)
+  if mode == tf.estimator.ModeKeys.TRAIN:
+    checks += check_training(model_fn, input_fn, plan, deployment)
+    return checks + [config_checks.check_batch_split(plan), config_checks.check_checkpoint_cadence(plan)], deployment
+  if deployment.shape is not None:
+    report = deployment.evaluate if mode == EVAL else deployment.predict
+    inference = check_evaluation if mode == EVAL else check_prediction
+    lines = inference(model_fn, input_fn, plan, deployment)
+    checks += lines[:1] + inference_input(input_fn, plan, report, mode) + lines[1:]
+  return checks + [config_checks.check_batch_split(plan, modes=(mode,))], deployment
+
+
+def inference_input(input_fn, plan, report, mode):
+  """input_fn's dataset in EVAL or PREDICT, with the params TensorFlow gave its first call (SLICED: the global
+  batch, split over the cores by TensorFlow), as input_checks checks the training input."""
+  if report is not None and report.calls:
+    params = report.calls[0].params
+  else:
+    batch = plan.eval_batch_size if mode == EVAL else plan.predict_batch_size
+    params = {'batch_size': batch // plan.num_shards if batch else plan.per_shard_batch_size}
+  return input_checks.check_input(input_fn, dict(params))[0]
 
 
 def check_training(model_fn, input_fn, plan, deployment):

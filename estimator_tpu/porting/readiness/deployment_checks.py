@@ -41,8 +41,10 @@ class Deployment(collections.namedtuple('Deployment', ['shape', 'sim', 'results'
     return self.train.calls[0].params if self.train and self.train.calls else None
 
 
-def plan_deployment(plan, model_fn, train_input_fn, eval_input_fn=None, predict_input_fn=None):
-  """Simulates the plan's slice with the program's RunConfig and asks TensorFlow about every mode."""
+def plan_deployment(plan, model_fn, train_input_fn, eval_input_fn=None, predict_input_fn=None,
+                    modes=(topology.TRAIN, topology.EVAL, topology.PREDICT)):
+  """Simulates the plan's slice with the program's RunConfig and asks TensorFlow about every mode in `modes`
+  (the others' reports are None)."""
   # Checks rule 14 (pod slices).
   shape = plan.shape
   try:
@@ -52,8 +54,10 @@ def plan_deployment(plan, model_fn, train_input_fn, eval_input_fn=None, predict_
     problem, fix = (e.problem, e.fix) if isinstance(e, UserError) else (str(e), 'correct the TPU configuration.')
     failure = check_results.failed('topology', problem, fix)
     return Deployment(None, None, [failure], None, None, None)
-  train = report_training(plan, sim, train_input_fn)
-  evaluation = report_inference(plan, sim, eval_input_fn, topology.EVAL)
+  train = report_training(plan, sim, train_input_fn) if topology.TRAIN in modes else None
+  evaluation = report_inference(plan, sim, eval_input_fn, topology.EVAL) if topology.EVAL in modes else None
+  if topology.PREDICT not in modes:
+    return Deployment(shape, sim, [check_topology(plan, sim, shape)], train, evaluation, None)
   if not plan.eval_on_tpu:
     # Prediction runs on the TPU even so, from an estimator whose input is SLICED (mnist_tpu.py).
     sim = topology.simulate(plan.run_config(evaluates_on_tpu=True), shape, model_fn, plan.train_batch_size,
@@ -184,6 +188,9 @@ def report_mode(plan, sim, input_fn, mode, name, decision):
 def explain_outfeed(problem, spec, mode, per_core_batch):
   """TensorFlow's error, and the tensors to blame when some of those leaving the TPU are not batch-major."""
   tensors = outfeed_checks.outfed_tensors(spec, mode)
+  refused = outfeed_checks.check_outfed_values('evaluate', tensors, 'eval_metrics', 'eval_metrics')
+  if mode == topology.EVAL and refused is not None:
+    return '%s; %s' % (problem.rstrip('.'), refused.message), refused.fix
   wrong = outfeed_checks.not_batch_major(tensors, per_core_batch)
   if not wrong:
     return problem, None
