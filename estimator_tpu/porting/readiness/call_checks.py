@@ -20,6 +20,9 @@ Every FAIL line ends its message with the place in the program it is about: the 
 call, or the definition of the model_fn or input_fn.
 """
 import collections
+import copy
+import os
+import traceback
 
 import tensorflow.compat.v1 as tf
 from tensorflow_estimator.python.estimator.tpu import tpu_estimator
@@ -35,6 +38,8 @@ from estimator_tpu.tpu import accelerator_types
 from estimator_tpu.tpu import run_config
 
 TPU_RUN_CONFIG = tf.estimator.tpu.RunConfig
+# Set to print the traceback of a failure of the judge itself (for whoever works on it).
+DEBUG_VARIABLE = 'READINESS_RUN_DEBUG'
 RESERVED_PARAMS = ('batch_size', 'context')
 MODE_CALLS = {interception.TRAIN: 'train', interception.EVAL: 'evaluate', interception.PREDICT: 'predict',
               interception.EXPORT: 'export_saved_model'}
@@ -120,21 +125,28 @@ class Judge(object):
           'build the config with tf.estimator.tpu.RunConfig(tpu_config=tf.estimator.tpu.TPUConfig('
           'iterations_per_loop=...), model_dir=..., ...) (what tpu/run_config.py:build_run_config does).'))
       given = dict(given, config=as_tpu_run_config(config))
-    findings += self._params_refused(given.get('params'), site)
-    given = dict(given, params=without_reserved(given.get('params')), use_tpu=False)
+    refused = self._params_refused(given.get('params'), site)
+    findings += refused
+    given = dict(given, use_tpu=False)
+    if refused:
+      given['params'] = without_reserved(given.get('params'))
     return (), given, findings
 
   def _params_refused(self, params, site):
     """The params line when TensorFlow's TPUEstimator refuses the program's params (it sets batch_size and
     context itself)."""
-    if not isinstance(params, dict) or not any(key in params for key in RESERVED_PARAMS):
+    if params is None:
       return []
-    message = _refusal({'model_fn': _no_model, 'params': params})
+    message = _refusal({'model_fn': _no_model, 'params': params}) or _unwritable(params)
+    if not message:
+      return []
+    keys = [key for key in RESERVED_PARAMS if key in as_params_dict(params)]
+    held = ('hold %s' % ', '.join(repr(key) for key in keys)) if keys else 'are a %s' % type(params).__name__
     return [check_results.failed(
-        'params', 'params given at %s hold %s; TensorFlow\'s TPUEstimator refuses them: "%s"' % (
-            site, ', '.join(repr(key) for key in RESERVED_PARAMS if key in params), message),
-        "leave batch_size out of params: pass train_batch_size=/eval_batch_size=/predict_batch_size= to "
-        "TPUEstimator, and read params['batch_size'] (per core on a TPU) in input_fn.")]
+        'params', 'params given at %s %s; TensorFlow\'s TPUEstimator refuses them: "%s"' % (site, held, message),
+        "pass params as a dict without 'batch_size' or 'context' (vars(args) of an argparse Namespace), give "
+        "TPUEstimator train_batch_size=/eval_batch_size=/predict_batch_size=, and read params['batch_size'] (per "
+        "core on a TPU) in input_fn.")]
 
   # --- calls ------------------------------------------------------------------------------------------------------
 
@@ -152,6 +164,8 @@ class Judge(object):
     try:
       results = self._judge(call)
     except Exception as e:  # pylint: disable=broad-except -- the user's code under TensorFlow: one line
+      if os.environ.get(DEBUG_VARIABLE):
+        traceback.print_exc()
       results = [check_results.failed('program', 'judging %s failed: %s: %s' % (
           what, type(e).__name__, _first_line(e)), 'make the call run on the CPU first.')]
     self.report([self._located(result, call) for result in results])
@@ -215,7 +229,7 @@ class Judge(object):
     input_fn = train_input_fn if call.mode == interception.TRAIN else user_code.as_tpu_input_fn(
         call.input_fn, call.mode, make_config)
     tpu = tf.estimator.tpu.TPUEstimator(model_fn=model_fn, config=tpu_config,
-                                        params=without_reserved(built.params) or {}, use_tpu=True,
+                                        params=taken_params(built.params), use_tpu=True,
                                         eval_on_tpu=eval_on_tpu, **batches)
     eval_steps = call.kwargs.get('steps') if call.mode == interception.EVAL else None
     plan = readiness.TpuPlan(tpu, shape, slice_source=source, eval_steps=eval_steps)
@@ -288,6 +302,7 @@ def _refusal(kwargs):
   """What TensorFlow's TPUEstimator constructor raises for these arguments (its own words), or ''."""
   wanted = dict((key, kwargs[key]) for key in ('model_fn', 'config', 'params') if kwargs.get(key) is not None)
   wanted.setdefault('model_fn', _no_model)
+  wanted.setdefault('config', TPU_RUN_CONFIG(model_dir=topology.scratch_model_dir()))
   try:
     tpu_estimator.TPUEstimator(use_tpu=False, train_batch_size=8, **wanted)
   except (ValueError, TypeError) as e:
@@ -308,10 +323,41 @@ def as_tpu_run_config(config):
   return TPU_RUN_CONFIG(**keep)
 
 
-def without_reserved(params):
-  if not isinstance(params, dict):
+def _unwritable(params):
+  """What writing params['batch_size'] raises, as TPUEstimator does before each model_fn and input_fn call
+  (tpu_estimator.py: HParams get add_hparam, anything else item assignment), or ''."""
+  if isinstance(params, dict) or hasattr(params, 'add_hparam'):
+    return ''
+  try:
+    copy.copy(params)['batch_size'] = 1
+  except Exception as e:  # pylint: disable=broad-except -- what Python says to it
+    return 'params[\'batch_size\'] = ... raises %s: %s' % (type(e).__name__, _first_line(e))
+  return ''
+
+
+def taken_params(params):
+  """The program's params if TPUEstimator takes them, else what it would take of them (a dict)."""
+  if params is not None and not _refusal({'params': params}) and not _unwritable(params):
     return params
-  return dict((key, value) for key, value in params.items() if key not in RESERVED_PARAMS)
+  return without_reserved(params)
+
+
+def as_params_dict(params):
+  """params as the dict TPUEstimator needs (it writes params['batch_size']): an argparse Namespace's or HParams'
+  values."""
+  if params is None or isinstance(params, dict):
+    return params or {}
+  if hasattr(params, 'values') and callable(params.values):  # HParams
+    try:
+      return dict(params.values())
+    except (TypeError, ValueError):
+      pass
+  return dict(vars(params)) if hasattr(params, '__dict__') else {}
+
+
+def without_reserved(params):
+  """What TPUEstimator would take of the program's params: a dict without the keys it sets itself."""
+  return dict((key, value) for key, value in as_params_dict(params).items() if key not in RESERVED_PARAMS)
 
 
 def observed_batch(estimator, input_fn, mode):

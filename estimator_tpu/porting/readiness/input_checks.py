@@ -10,8 +10,9 @@ STATIC_FIX = ("batch with dataset.batch(params['batch_size'], drop_remainder=Tru
               'fixed size (tf.reshape or set_shape in the map function).')
 
 
-def check_input(input_fn, params):
-  """Returns (results, batch): checks of input_fn's Dataset, and one (features, labels) batch as numpy (or None)."""
+def check_input(input_fn, params, batch_may_vary=False):
+  """Returns (results, batch): checks of input_fn's Dataset, and one (features, labels) batch as numpy (or None).
+  `batch_may_vary`: prediction, where TPUEstimator pads a short batch itself."""
   # Checks rule 3 (params).
   with tf.Graph().as_default():
     try:
@@ -25,7 +26,8 @@ def check_input(input_fn, params):
                              'return a tf.data.Dataset of (features, labels); on TPU, TPUEstimator feeds each '
                              'host from one (PER_HOST_V2 input).')], None
     components = named_components(tf.data.get_output_shapes(dataset), tf.data.get_output_types(dataset))
-    checks = [check_static_shapes(components), check_batch_dimension(components, params['batch_size']),
+    checks = [check_static_shapes(components, batch_may_vary),
+              check_batch_dimension(components, params['batch_size']),
               check_dtypes(components)]
     batch, error = read_one_batch(dataset)
   if error is not None:
@@ -62,8 +64,14 @@ def _flatten_named(prefix, shapes, types):
   return [(prefix, shapes, types)]
 
 
-def check_static_shapes(components):
+def check_static_shapes(components, batch_may_vary=False):
   # Checks rule 4 (static shapes).
+  if batch_may_vary and all(shape.ndims and shape[1:].is_fully_defined() for _, shape, _ in components):
+    return check_results.passed('input_shapes', 'static but for the batch dimension, which may vary in prediction: '
+                                'TPUEstimator pads a short batch to params[\'batch_size\'] itself and drops the '
+                                'padded predictions (tpu_estimator.py, _InputsWithStoppingSignals): %s.' % ', '.join(
+                                    '%s %s' % (part, check_results.format_shape(shape))
+                                    for part, shape, _ in components))
   return questions.static_shapes('input_shapes', components, STATIC_FIX)
 
 
