@@ -117,6 +117,10 @@ def check_step(model_fn, params, plan, batch):
     return [e.result()] + [check_results.skipped(name, 'model_fn returned no TPUEstimatorSpec.')
                            for name in STEP_CHECKS]
   except Exception as e:  # pylint: disable=broad-except -- user code: report it as a check, not a traceback
+    refused = spec_argument_refused(e)
+    if refused is not None:
+      return [refused] + [check_results.skipped(name, 'model_fn did not return (see model_fn_spec).')
+                          for name in STEP_CHECKS]
     failure = check_results.failed(
         'xla_compile', 'model_fn failed to build the TPU training step: %s: %s' % (type(e).__name__, e),
         "make model_fn(features, labels, TRAIN, params) build with params['use_tpu'] = True and "
@@ -127,6 +131,26 @@ def check_step(model_fn, params, plan, batch):
                          step_checks.check_precision(step, plan.precision),
                          step_checks.check_step_summaries(summary_ops),
                          step_checks.check_all_reduce(step, plan.num_shards)] + compiled[1:]
+
+
+# EstimatorSpec's arguments that TPUEstimatorSpec has not, and what it has instead.
+ESTIMATOR_SPEC_ONLY = {'eval_metric_ops': 'eval_metrics=(metric_fn, tensors), metric_fn returning the same metrics',
+                       'scaffold': 'scaffold_fn=, a function returning the Scaffold',
+                       'training_chief_hooks': 'training_hooks='}
+
+
+def spec_argument_refused(error):
+  """The model_fn_spec failure when model_fn built a TPUEstimatorSpec with an argument only EstimatorSpec takes (a
+  TypeError in every mode, on the CPU too), else None."""
+  # Checks rule 5 (TPUEstimatorSpec).
+  text = str(error)
+  named = [name for name in ESTIMATOR_SPEC_ONLY if "argument '%s'" % name in text]
+  if not isinstance(error, TypeError) or not named:
+    return None
+  return check_results.failed(
+      'model_fn_spec', 'model_fn builds a TPUEstimatorSpec with %s, which only EstimatorSpec takes: %s.' % (
+          ', '.join('%s=' % name for name in named), text.strip().splitlines()[0]),
+      'give TPUEstimatorSpec %s, all in the same statement.' % '; '.join(ESTIMATOR_SPEC_ONLY[n] for n in named))
 
 
 def check_evaluation(model_fn, input_fn, plan, deployment):

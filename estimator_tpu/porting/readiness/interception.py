@@ -129,6 +129,7 @@ class Interceptor(object):
     self.scratch = tempfile.mkdtemp(prefix='readiness-run-')
     self._model_dirs = {}
     self._local = threading.local()
+    self._active = set()  # (id(estimator), method) of the calls running
     self._originals = []
 
   # --- installing -------------------------------------------------------------------------------------------------
@@ -150,32 +151,34 @@ class Interceptor(object):
   @contextlib.contextmanager
   def suspended(self):
     """Nothing is intercepted meanwhile: the judge's own estimators and calls."""
-    depth = getattr(self._local, 'depth', 0)
-    self._local.depth = depth + 1000
+    self._local.suspended = getattr(self._local, 'suspended', 0) + 1
     try:
       yield
     finally:
-      self._local.depth = depth
+      self._local.suspended -= 1
 
   @contextlib.contextmanager
-  def _nested(self):
-    self._local.depth = getattr(self._local, 'depth', 0) + 1
+  def _inside(self, key):
+    """While a call (estimator, method) runs, the same call on the same estimator is TensorFlow's own (a subclass
+    calling super()), not the program's; another one (an evaluate from a listener of train_and_evaluate's train)
+    is the program's."""
+    self._active.add(key)
     try:
       yield
     finally:
-      self._local.depth -= 1
-
-  def _outermost(self):
-    return getattr(self._local, 'depth', 0) == 0
+      self._active.discard(key)
 
   def _wrap(self, name, original):
     interceptor = self
+    handler = getattr(self, '_on_' + name.strip('_'))
+    method = 'export' if name.startswith('export') else name
 
     def wrapper(estimator, *args, **kwargs):
-      if not interceptor._outermost():  # pylint: disable=protected-access
+      key = (id(estimator), method)
+      if getattr(interceptor._local, 'suspended', 0) or key in interceptor._active:  # pylint: disable=protected-access
         return original(estimator, *args, **kwargs)
-      handler = getattr(interceptor, '_on_' + name.strip('_'))
-      return handler(original, estimator, args, kwargs)
+      with interceptor._inside(key):  # pylint: disable=protected-access
+        return handler(original, estimator, args, kwargs)
 
     wrapper.__name__ = name
     wrapper.__doc__ = original.__doc__
@@ -192,8 +195,7 @@ class Interceptor(object):
     given.pop('self', None)
     with self.suspended():
       args, kwargs, findings = self.judge.on_build(estimator, given, site)
-    with self._nested():
-      original(estimator, *args, **kwargs)
+    original(estimator, *args, **kwargs)
     self._to_scratch(estimator)
     self.built[id(estimator)] = Built(estimator, site, given.get('model_fn'), given.get('params'),
                                       given.get('config'), given.get('use_tpu'), findings)
@@ -225,9 +227,9 @@ class Interceptor(object):
       self.judge.on_call(call)
     return call
 
-  def _run(self, original, estimator, args, kwargs):
-    with self._nested():
-      return original(estimator, *args, **kwargs)
+  @staticmethod
+  def _run(original, estimator, args, kwargs):
+    return original(estimator, *args, **kwargs)
 
   def _on_train(self, original, estimator, args, kwargs):
     given = _arguments(original, estimator, args, kwargs)
@@ -251,19 +253,20 @@ class Interceptor(object):
     return itertools.islice(self._predictions(original, estimator, given), self.steps)
 
   def _predictions(self, original, estimator, given):
-    """The predictions, each computed as a nested call (TPUEstimator.predict's own call of Estimator.predict is
-    TensorFlow's, not the program's)."""
+    """The predictions, each computed as the program's predict call (TPUEstimator.predict's own call of
+    Estimator.predict is TensorFlow's, not the program's): the generator runs lazily, after predict returned."""
+    key = (id(estimator), 'predict')
     predictions = original(estimator, **given)
     try:
       while True:
-        with self._nested():
+        with self._inside(key):
           try:
             prediction = next(predictions)
           except StopIteration:
             return
         yield prediction
     finally:
-      with self._nested():
+      with self._inside(key):
         predictions.close()
 
   def _export(self, original, estimator, args, kwargs):
