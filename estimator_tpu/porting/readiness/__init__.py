@@ -76,6 +76,8 @@ def inference_input(input_fn, plan, report, mode):
   else:
     batch = plan.eval_batch_size if mode == EVAL else plan.predict_batch_size
     params = {'batch_size': batch // plan.num_shards if batch else plan.per_shard_batch_size}
+    if params['batch_size'] < 1:
+      return []  # fewer examples than cores: batch_split says so
   return input_checks.check_input(input_fn, dict(params), batch_may_vary=mode == PREDICT)[0]
 
 
