@@ -16,7 +16,9 @@ One line per check, in the form of the readiness check's lines:
   same_metrics    (d) evaluated on the original's checkpoint, it gives the original's metrics, every example
                       counted once (the original reads its evaluation input to the end)
   same_losses     (d) trained from that checkpoint on the same batches, it gives the original's per-step losses
-  readiness       (e) python -m estimator_tpu.readiness passes on the port's model_fn and training input_fn
+  readiness       (e) python -m estimator_tpu.readiness passes on the port's model_fn and input_fns: the TPU path
+                      of training, and with --eval_input_fn of evaluation and prediction (eval_metrics and
+                      predictions through TensorFlow's outfeed, one core's steps compiled with XLA)
 
 How randomness is held equal: both train from the same checkpoint with the same graph seed (RunConfig's
 tf_random_seed, --seed), on the same batches (the first --continue_steps batches of the original's training

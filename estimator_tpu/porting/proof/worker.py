@@ -201,12 +201,19 @@ def tpu_estimator(model_fn, request, model_dir):
 
 
 def readiness(request):
-  """python -m estimator_tpu.readiness on the port's model_fn and training input_fn (in this process)."""
+  """python -m estimator_tpu.readiness on the port's model_fn and its input_fns (in this process): the TPU path of
+  training, and, with an evaluation input_fn, of evaluation and prediction too (TensorFlow's TPUEstimator builds
+  their graphs with its outfeed of eval_metrics and predictions, and one core's steps are compiled with XLA),
+  each core taking the batch the proof trains and evaluates with."""
   from estimator_tpu.porting.readiness import cli  # pylint: disable=g-import-not-at-top
   model_fn = request.get('readiness_model_fn') or request['model_fn']
   argv = ['--model_fn=' + model_fn.replace('{data_dir}', request['data_dir']),
           '--input_fn=' + request['train_input_fn'].replace('{data_dir}', request['data_dir']),
           '--params=' + json.dumps(request['params']), '--batch_size=%d' % (8 * request['batch_size'])]
+  if request.get('eval_input_fn'):
+    eval_input_fn = request['eval_input_fn'].replace('{data_dir}', request['data_dir'])
+    argv += ['--eval_input_fn=' + eval_input_fn, '--predict_input_fn=' + eval_input_fn,
+             '--eval_batch_size=%d' % (8 * request['eval_batch_size'])]
   argv += request.get('readiness_args') or []
   out, err = io.StringIO(), io.StringIO()
   status = cli.main(argv, stdout=out, stderr=err)

@@ -53,7 +53,7 @@ def check_outfed_values(name, tensors, owner, what):
   wrong = not_tensors(tensors)
   if not wrong:
     return None
-  kinds = ', '.join('%s is a %s' % (key, type(tensors[key]).__name__) for key in wrong)
+  kinds = ', '.join('%s is %s' % (key, _a(type(tensors[key]).__name__)) for key in wrong)
   return check_results.failed(
       name, '%s: %s, not a tensor; on a TPU TensorFlow sends each %s tensor through the outfeed and fails on '
       "anything else (AttributeError in tpu_estimator.py's _OutfeedHostCall.record), though the CPU passes it to "
@@ -171,3 +171,7 @@ def check_host_call(spec, num_shards, every_n_steps, graph_error=None):
   return check_results.passed('host_call', 'host_call tensors %s each have a leading dimension, along which TensorFlow '
                                      'concatenates them over the %d cores for fn on the host; they leave the TPU '
                                      '%s.' % (describe(tensors), num_shards, cadence))
+
+
+def _a(noun):
+  return ('an ' if noun[:1] in 'aeiou' else 'a ') + noun

@@ -104,7 +104,7 @@ def test_a_slice_flag_plans_that_slice(tmp_path):
     ('plain_run_config', 'run_config', ['must be provided with type `tpu_config.RunConfig`']),
     ('metrics_dict', 'evaluate', ["AttributeError: 'dict' object has no attribute 'dtype'",
                                   'eval_metrics[1][2] is a dict, not a tensor']),
-    ('metrics_int', 'evaluate', ["'int' object has no attribute 'dtype'", 'eval_metrics[1][2] is a int']),
+    ('metrics_int', 'evaluate', ["'int' object has no attribute 'dtype'", 'eval_metrics[1][2] is an int']),
     ('metric_dropped', 'eval_metric_names', ['reports accuracy, auc', 'gives only accuracy', 'auc would be missing']),
     ('unbatched_eval', 'input_batch', ["features['x'] has batch dimension 4", 'evaluate at variants.py:']),
     ('dynamic_batch', 'input_shapes', ["features['x'] has shape [?, 4]", 'drop_remainder=True']),
