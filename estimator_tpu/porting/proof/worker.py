@@ -163,8 +163,7 @@ def port(request):
   model_fn, train_input_fn = load(request, 'model_fn'), load(request, 'train_input_fn')
   eval_input_fn = load(request, 'eval_input_fn')
   checkpoint = original_result['checkpoint']
-  helpers = {'tf': tf}
-  exec(templates.EXACT_EVAL_HELPERS.format(tf='tf'), helpers)  # the port's own padding, as it writes it
+  helpers = port_helpers()
   params = dict(request['params'])
   os.makedirs(request['model_dir'])
   estimator, config = tpu_estimator(model_fn, request, request['model_dir'])
@@ -188,6 +187,19 @@ def port(request):
   tpu_params = dict(params, batch_size=request['batch_size'], use_tpu=False)
   losses = train_on(model_fn, batches, checkpoint, request, tpu_params, config)
   return {'metrics': metrics, 'trained_metrics': trained, 'losses': losses, 'readiness': readiness(request)}
+
+
+def port_helpers():
+  """The functions the port writes for exact evaluation (tpu_exact_eval_input, tpu_eval_steps), as it writes
+  them (rewrite/templates.py)."""
+  helpers = {'tf': tf}
+  exec(templates.EXACT_EVAL_HELPERS.format(tf='tf'), helpers)  # pylint: disable=exec-used -- the port's own code
+  return helpers
+
+
+def padded_eval_input(eval_input_fn):
+  """eval_input_fn padded to full batches with weight-0 rows, as the port evaluates."""
+  return port_helpers()['tpu_exact_eval_input'](eval_input_fn)
 
 
 def tpu_estimator(model_fn, request, model_dir):
@@ -215,8 +227,11 @@ def readiness(request):
     argv += ['--eval_input_fn=' + eval_input_fn, '--predict_input_fn=' + eval_input_fn,
              '--eval_batch_size=%d' % (8 * request['eval_batch_size'])]
   argv += request.get('readiness_args') or []
+  wrappers = {}
+  if request.get('padded'):  # the port evaluates on its input padded to full batches: so would the TPU run
+    wrappers['eval_input_fn'] = padded_eval_input
   out, err = io.StringIO(), io.StringIO()
-  status = cli.main(argv, stdout=out, stderr=err)
+  status = cli.main(argv, stdout=out, stderr=err, wrappers=wrappers)
   lines = out.getvalue().splitlines()
   failures = [line for line in lines if line.startswith('FAIL')] + err.getvalue().strip().splitlines()
   summary = lines[-1].rstrip('.') if lines else 'no output'

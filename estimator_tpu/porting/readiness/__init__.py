@@ -93,6 +93,11 @@ def check_training(model_fn, input_fn, plan, deployment):
   # batch size alone.
   input_params = deployment.train_params or {'batch_size': plan.per_shard_batch_size}
   input_results, batch = input_checks.check_input(input_fn, input_params)
+  if batch is not None and input_params['batch_size'] > plan.per_shard_batch_size:
+    # A batch for several cores (PER_HOST_V1 input: per host; BROADCAST: global): TensorFlow splits it over
+    # them, and one core's step takes its first rows.
+    batch = tuple(None if part is None else tf.nest.map_structure(
+        lambda value: value[:plan.per_shard_batch_size], part) for part in batch)
   checks += input_results + check_step(model_fn, plan.tpu_params(), plan, batch)
   spec = train.specs[0] if train and train.specs else None
   if batch is None or not train:

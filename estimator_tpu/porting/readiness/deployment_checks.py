@@ -133,9 +133,14 @@ def check_train_input(plan, sim, calls):
   md = sim.metadata
   batch = calls[0].batch_size
   where = ('on each of the %d hosts' % len(calls)) if len(calls) > 1 else 'on the one host'
-  summary = ("input_fn runs once %s (PER_HOST_V2) with params['batch_size'] = %d per core; each host feeds its %d "
-             'cores %d examples per step (global %d)' % (where, batch, md.num_of_cores_per_host,
-                                                        batch * md.num_of_cores_per_host, plan.train_batch_size))
+  if plan.tpu_config.per_host_input_for_training in (True, tf.estimator.tpu.InputPipelineConfig.PER_HOST_V1):
+    summary = ("input_fn runs once %s (PER_HOST_V1, TPUConfig's default) with params['batch_size'] = %d per host, "
+               'which TensorFlow splits over its %d cores (global %d)' % (where, batch, md.num_of_cores_per_host,
+                                                                         plan.train_batch_size))
+  else:
+    summary = ("input_fn runs once %s (PER_HOST_V2) with params['batch_size'] = %d per core; each host feeds its "
+               '%d cores %d examples per step (global %d)' % (where, batch, md.num_of_cores_per_host,
+                                                             batch * md.num_of_cores_per_host, plan.train_batch_size))
   if len(calls) > 1 and not any('context' in call.keys_read for call in calls):
     return check_results.failed(
         'train_input', "%s, but input_fn never reads params['context'], so every host would read the same "
