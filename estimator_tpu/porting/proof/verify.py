@@ -99,6 +99,8 @@ def add_arguments(parser):
   group.add_argument('--data_dir', help='the data folder ({data_dir} in the entry points); default: a new one')
   group.add_argument('--readiness_model_fn', help='the model_fn for the readiness check, when it differs (a builder '
                      'that takes use_tpu, as BERT\'s does: use_tpu=True there)')
+  group.add_argument('--readiness_eval_input_fn', help='the evaluation input_fn for the readiness check, when the '
+                     'TPU run uses another one (BERT\'s with drop_remainder=True on a TPU); default --eval_input_fn')
   group.add_argument('--readiness_args', default='', help='more flags for the readiness check, e.g. '
                      '"--num_shards=8 --eval_batch_size=64"')
 
@@ -122,6 +124,7 @@ def request_from(args):
       'eval_batch_size': args.eval_batch_size or args.batch_size, 'train_steps': args.train_steps,
       'continue_steps': args.continue_steps, 'seed': args.seed, 'data': args.data, 'data_dir': args.data_dir,
       'readiness_args': args.readiness_args.split(), 'readiness_model_fn': args.readiness_model_fn,
+      'readiness_eval_input_fn': args.readiness_eval_input_fn,
   }
 
 

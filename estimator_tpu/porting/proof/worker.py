@@ -223,7 +223,8 @@ def readiness(request):
           '--input_fn=' + request['train_input_fn'].replace('{data_dir}', request['data_dir']),
           '--params=' + json.dumps(request['params']), '--batch_size=%d' % (8 * request['batch_size'])]
   if request.get('eval_input_fn'):
-    eval_input_fn = request['eval_input_fn'].replace('{data_dir}', request['data_dir'])
+    eval_input_fn = (request.get('readiness_eval_input_fn') or request['eval_input_fn']).replace(
+        '{data_dir}', request['data_dir'])
     argv += ['--eval_input_fn=' + eval_input_fn, '--predict_input_fn=' + eval_input_fn,
              '--eval_batch_size=%d' % (8 * request['eval_batch_size'])]
   argv += request.get('readiness_args') or []

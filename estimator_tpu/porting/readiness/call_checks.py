@@ -96,6 +96,7 @@ class Judge(object):
 
   def on_build(self, estimator, given, site):
     """(args, kwargs) to build the estimator with, and the findings of its construction."""
+    # Checks rule 1 (TPUEstimator), rule 2 (where the TPU is: its RunConfig), rule 3 (params).
     if isinstance(estimator, interception.TPU_ESTIMATOR):
       return self._tpu_estimator(given, site)
     kind = type(estimator).__name__
@@ -289,6 +290,7 @@ class Judge(object):
 
   def crash(self, error, site):
     """The program raised: one line, with where."""
+    # Checks rule 13 (readiness): the program itself must run on the CPU.
     self.report([check_results.failed('program', 'the program raised %s: %s at %s.' % (
         type(error).__name__, _first_line(error).rstrip('.'), site),
         'fix it where it fails: the program raises this on the CPU too, without any TPU.')])

@@ -91,9 +91,9 @@ def build_forward_step(model_fn, params, num_shards, batch, mode):
         spec = model_fn(args[0], args[1] if len(args) > 1 else None, mode, params)
       tensors = outfed_tensors(spec, mode)
       names.extend(sorted(tensors))
-      # The evaluation loss leaves the TPU too; it is also what keeps the computation's outputs non-empty when
-      # eval_metrics is not given (XLA then returns an Operation, not tensors).
-      extra = [spec.loss] if mode == tf.estimator.ModeKeys.EVAL and getattr(spec, 'loss', None) is not None else []
+      # Without eval_metrics only the loss leaves the TPU: it keeps the computation's outputs non-empty (XLA would
+      # return an Operation, not tensors).
+      extra = [spec.loss] if not tensors and getattr(spec, 'loss', None) is not None else []
       return [tensors[name] for name in names] + extra
 
     outputs = tf.xla.experimental.compile(computation, inputs=inputs)
