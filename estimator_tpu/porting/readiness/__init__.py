@@ -186,6 +186,9 @@ def check_forward(model_fn, input_fn, plan, report, name, mode):
     return check_results.skipped(name, 'evaluation runs on the CPU (eval_on_tpu=False): nothing of it runs on the TPU.')
   per_core = report.decision.model_fn_batch_size
   batch, error = input_checks.first_batch(input_fn, report.calls[0].params)
+  if batch is None and 'End of sequence' in (error or ''):
+    return check_results.skipped(name, 'the %s input yields no batch of params[\'batch_size\'] = %d (it has fewer '
+                                       'examples): nothing to compile.' % (mode, report.calls[0].batch_size))
   if batch is None:
     return check_results.failed(name, 'reading one %s batch failed: %s' % (mode, error),
                           'make the %s input_fn yield (features, labels) that read without errors.' % mode)

@@ -97,7 +97,8 @@ def build_forward_step(model_fn, params, num_shards, batch, mode):
       return [tensors[name] for name in names] + extra
 
     outputs = tf.xla.experimental.compile(computation, inputs=inputs)
-    init = tf.global_variables_initializer()
+    # Local variables too, as the Estimator's Scaffold initialises them (metric variables a model_fn creates).
+    init = tf.group(tf.global_variables_initializer(), tf.local_variables_initializer())
   feed = {placeholder.name: value for placeholder, value in zip(tf.nest.flatten(inputs), tf.nest.flatten(batch))}
   return graph, xla.cluster_ops(graph), feed, init.name, [t.name for t in outputs]
 
