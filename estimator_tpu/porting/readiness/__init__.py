@@ -59,7 +59,8 @@ def check_mode(model_fn, input_fn, plan, mode):
   checks = list(deployment.results)
   if mode == tf.estimator.ModeKeys.TRAIN:
     checks += check_training(model_fn, input_fn, plan, deployment)
-    return checks + [config_checks.check_batch_split(plan), config_checks.check_checkpoint_cadence(plan)], deployment
+    return checks + [config_checks.check_batch_split(plan, modes=(mode,)),
+                     config_checks.check_checkpoint_cadence(plan)], deployment
   if deployment.shape is not None:
     report = deployment.evaluate if mode == EVAL else deployment.predict
     inference = check_evaluation if mode == EVAL else check_prediction
