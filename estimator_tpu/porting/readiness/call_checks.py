@@ -65,7 +65,6 @@ class Judge(object):
     self.shape = shape
     self.slice_source = slice_source
     self.batch_size = batch_size
-    self.interceptor = None
     self.counts = collections.Counter()
     self._printed = set()
     self._tpu_metrics = {}  # id(Built) -> the metric names of the TPU path's metric_fn
@@ -97,20 +96,23 @@ class Judge(object):
   def on_build(self, estimator, given, site):
     """(args, kwargs) to build the estimator with, and the findings of its construction."""
     # Checks rule 1 (TPUEstimator), rule 2 (where the TPU is: its RunConfig), rule 3 (params).
-    if isinstance(estimator, interception.TPU_ESTIMATOR):
+    kind = interception.kind_of(estimator)
+    if kind == 'tpu':
       return self._tpu_estimator(given, site)
-    kind = type(estimator).__name__
-    self.header('%s built at %s' % (kind, site))
-    if type(estimator) in (interception.BASE, interception.estimator_lib.EstimatorV2):
+    name = type(estimator).__name__
+    self.header('%s built at %s' % (name, site))
+    if kind == 'estimator':
       findings = [check_results.failed(
-          'estimator', 'tf.estimator.Estimator built at %s: only TPUEstimator trains on a TPU.' % site,
+          'estimator', '%s built at %s: only TPUEstimator trains on a TPU.' % (
+              'tf.estimator.Estimator' if name in ('Estimator', 'EstimatorV2') else
+              '%s (a tf.estimator.Estimator)' % name, site),
           'build tf.estimator.tpu.TPUEstimator(model_fn, config=tf.estimator.tpu.RunConfig(...), use_tpu=..., '
           'train_batch_size=..., eval_batch_size=..., predict_batch_size=...) with the same model_fn and params.')]
       findings += self._params_refused(given.get('params'), site)
     else:
       findings = [check_results.failed(
           'estimator', 'premade estimator %s built at %s has no TPU version: TensorFlow has no TPUEstimator of '
-          'it.' % (kind, site), 'write its model as a model_fn returning tf.estimator.tpu.TPUEstimatorSpec and '
+          'it.' % (name, site), 'write its model as a model_fn returning tf.estimator.tpu.TPUEstimatorSpec and '
           'build a TPUEstimator with it (docs/MIGRATION.md, rule 1).')]
     return (), given, findings
 

@@ -21,6 +21,7 @@ import itertools
 import os
 import tempfile
 import threading
+import traceback
 
 import tensorflow.compat.v1 as tf
 from tensorflow_estimator.python.estimator import estimator as estimator_lib
@@ -34,7 +35,7 @@ WRAPPED = ((BASE, ('__init__', 'train', 'evaluate', 'predict', 'export_saved_mod
            (TPU_ESTIMATOR, ('__init__', 'train', 'evaluate', 'predict')))
 JUDGE_DIR = os.path.dirname(os.path.abspath(__file__))
 # Folders of code that is not the user's: this interpreter's library, installed packages, the judge.
-NOT_USER_CODE = tuple(os.path.abspath(p) for p in {os.path.dirname(os.__file__)}) + (JUDGE_DIR,)
+NOT_USER_CODE = (os.path.dirname(os.path.abspath(os.__file__)), JUDGE_DIR)
 
 
 class Site(object):
@@ -69,7 +70,6 @@ def user_site(program_dir, frames=None):
 
 
 def _stack():
-  import traceback  # pylint: disable=g-import-not-at-top
   return traceback.extract_stack()
 
 
@@ -84,6 +84,17 @@ def definition_site(fn):
   except (TypeError, OSError):
     return None
   return Site(os.path.abspath(path), line) if path else None
+
+
+def kind_of(estimator):
+  """'tpu' (TPUEstimator), 'premade' (TensorFlow's other estimators: canned ones, boosted trees, ...) or
+  'estimator' (tf.estimator.Estimator, or the program's own subclass of it, which gives it a model_fn)."""
+  if isinstance(estimator, TPU_ESTIMATOR):
+    return 'tpu'
+  cls = type(estimator)
+  if cls in (BASE, estimator_lib.EstimatorV2) or not cls.__module__.startswith('tensorflow'):
+    return 'estimator'
+  return 'premade'
 
 
 class Built(object):
@@ -102,10 +113,7 @@ class Built(object):
 
   @property
   def kind(self):
-    """'tpu' (TPUEstimator), 'estimator' (tf.estimator.Estimator itself) or 'premade' (any other subclass)."""
-    if isinstance(self.estimator, TPU_ESTIMATOR):
-      return 'tpu'
-    return 'estimator' if type(self.estimator) in (BASE, estimator_lib.EstimatorV2) else 'premade'
+    return kind_of(self.estimator)
 
   @property
   def class_name(self):
@@ -289,6 +297,5 @@ def _arguments(method, estimator, args, kwargs):
 
 def program_frames(traceback_object, program_dir):
   """The user's site of an exception: the innermost frame of its traceback in the program's files."""
-  import traceback  # pylint: disable=g-import-not-at-top
   return user_site(os.path.abspath(program_dir), traceback.extract_tb(traceback_object))
 

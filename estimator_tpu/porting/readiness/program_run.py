@@ -112,7 +112,6 @@ def run_program(path, argv, program_dir, judge, steps):
   sys.argv = list(argv)
   sys.path.insert(0, program_dir)
   interceptor = interception.Interceptor(judge, program_dir, steps)
-  judge.interceptor = interceptor
   try:
     with interceptor:
       try:
