@@ -13,6 +13,7 @@ program. Exit status 0 when nothing failed, 1 when a check failed or the program
 """
 import os
 import runpy
+import shutil
 import sys
 
 from absl import flags
@@ -132,4 +133,5 @@ def run_program(path, argv, program_dir, judge, steps):
   finally:
     sys.argv[:] = saved_argv
     sys.path[:] = saved_path
+    shutil.rmtree(interceptor.scratch, ignore_errors=True)  # the redirected model_dirs and exports
   return None
