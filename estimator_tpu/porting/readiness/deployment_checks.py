@@ -9,6 +9,7 @@ import collections
 
 import tensorflow.compat.v1 as tf
 
+from estimator_tpu.porting.readiness import input_checks
 from estimator_tpu.porting.readiness import outfeed_checks
 from estimator_tpu.porting.readiness import check_results
 from estimator_tpu.porting.readiness import topology
@@ -181,6 +182,12 @@ def report_mode(plan, sim, input_fn, mode, name, decision):
   calls, specs, error = build_graph(sim, input_fn, mode)
   if error is not None:
     problem, fix = error
+    # (In prediction TensorFlow pads a short batch itself: a dynamic batch dimension is no cause there.)
+    dynamic = input_checks.dynamic_components(input_fn, calls[0].params) if (
+        calls and not fix and mode != topology.PREDICT) else []
+    if dynamic:
+      problem, fix = ('%s; the input is not of static shape: %s (see input_shapes).' % (
+          problem.rstrip('.'), ', '.join(dynamic)), input_checks.STATIC_FIX)
     if specs and not fix:
       problem, fix = explain_outfeed(problem, specs[0], mode, decision.model_fn_batch_size)
     return ModeReport(check_results.failed(name, '%s. %s' % (where, problem),

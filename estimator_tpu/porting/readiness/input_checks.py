@@ -93,6 +93,18 @@ def check_dtypes(components):
   return questions.infeed_dtypes('input_dtypes', components)
 
 
+def dynamic_components(input_fn, params):
+  """The names of the parts of input_fn(params)'s dataset whose shape is not fully static ([] when all are, or
+  when it does not build)."""
+  with tf.Graph().as_default():
+    try:
+      dataset = input_fn(dict(params))
+      components = named_components(tf.data.get_output_shapes(dataset), tf.data.get_output_types(dataset))
+    except Exception:  # pylint: disable=broad-except -- user code: input_fn's own line reports it
+      return []
+  return [name for name, shape, _ in components if not shape.is_fully_defined()]
+
+
 def first_batch(input_fn, params):
   """((features, labels) as numpy, None) of input_fn(params)'s first batch, or (None, the error's first line)."""
   with tf.Graph().as_default():
