@@ -45,7 +45,7 @@ setuptools.setup(
     entry_points={
         'console_scripts': [
             'estimator-tpu-port = estimator_tpu.porting.cli:main',  # the report reads source only, no TensorFlow
-            'estimator-tpu-readiness = estimator_tpu.porting.readiness.cli:main',
+            'estimator-tpu-readiness = estimator_tpu.readiness:main',
         ],
     },
 )

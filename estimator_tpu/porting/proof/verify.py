@@ -16,7 +16,9 @@ One line per check, in the form of the readiness check's lines:
   same_metrics    (d) evaluated on the original's checkpoint, it gives the original's metrics, every example
                       counted once (the original reads its evaluation input to the end)
   same_losses     (d) trained from that checkpoint on the same batches, it gives the original's per-step losses
-  readiness       (e) python -m estimator_tpu.readiness passes on the port's model_fn and training input_fn
+  readiness       (e) python -m estimator_tpu.readiness passes on the port's model_fn and input_fns: the TPU path
+                      of training, and with --eval_input_fn of evaluation and prediction (eval_metrics and
+                      predictions through TensorFlow's outfeed, one core's steps compiled with XLA)
 
 How randomness is held equal: both train from the same checkpoint with the same graph seed (RunConfig's
 tf_random_seed, --seed), on the same batches (the first --continue_steps batches of the original's training
@@ -97,6 +99,8 @@ def add_arguments(parser):
   group.add_argument('--data_dir', help='the data folder ({data_dir} in the entry points); default: a new one')
   group.add_argument('--readiness_model_fn', help='the model_fn for the readiness check, when it differs (a builder '
                      'that takes use_tpu, as BERT\'s does: use_tpu=True there)')
+  group.add_argument('--readiness_eval_input_fn', help='the evaluation input_fn for the readiness check, when the '
+                     'TPU run uses another one (BERT\'s with drop_remainder=True on a TPU); default --eval_input_fn')
   group.add_argument('--readiness_args', default='', help='more flags for the readiness check, e.g. '
                      '"--num_shards=8 --eval_batch_size=64"')
 
@@ -120,6 +124,7 @@ def request_from(args):
       'eval_batch_size': args.eval_batch_size or args.batch_size, 'train_steps': args.train_steps,
       'continue_steps': args.continue_steps, 'seed': args.seed, 'data': args.data, 'data_dir': args.data_dir,
       'readiness_args': args.readiness_args.split(), 'readiness_model_fn': args.readiness_model_fn,
+      'readiness_eval_input_fn': args.readiness_eval_input_fn,
   }
 
 

@@ -163,8 +163,7 @@ def port(request):
   model_fn, train_input_fn = load(request, 'model_fn'), load(request, 'train_input_fn')
   eval_input_fn = load(request, 'eval_input_fn')
   checkpoint = original_result['checkpoint']
-  helpers = {'tf': tf}
-  exec(templates.EXACT_EVAL_HELPERS.format(tf='tf'), helpers)  # the port's own padding, as it writes it
+  helpers = port_helpers()
   params = dict(request['params'])
   os.makedirs(request['model_dir'])
   estimator, config = tpu_estimator(model_fn, request, request['model_dir'])
@@ -190,6 +189,19 @@ def port(request):
   return {'metrics': metrics, 'trained_metrics': trained, 'losses': losses, 'readiness': readiness(request)}
 
 
+def port_helpers():
+  """The functions the port writes for exact evaluation (tpu_exact_eval_input, tpu_eval_steps), as it writes
+  them (rewrite/templates.py)."""
+  helpers = {'tf': tf}
+  exec(templates.EXACT_EVAL_HELPERS.format(tf='tf'), helpers)  # pylint: disable=exec-used -- the port's own code
+  return helpers
+
+
+def padded_eval_input(eval_input_fn):
+  """eval_input_fn padded to full batches with weight-0 rows, as the port evaluates."""
+  return port_helpers()['tpu_exact_eval_input'](eval_input_fn)
+
+
 def tpu_estimator(model_fn, request, model_dir):
   """TPUEstimator(use_tpu=False) with the request's batches and params, and its RunConfig."""
   config = tf.estimator.tpu.RunConfig(model_dir=model_dir, tf_random_seed=request['seed'])
@@ -201,15 +213,26 @@ def tpu_estimator(model_fn, request, model_dir):
 
 
 def readiness(request):
-  """python -m estimator_tpu.readiness on the port's model_fn and training input_fn (in this process)."""
+  """python -m estimator_tpu.readiness on the port's model_fn and its input_fns (in this process): the TPU path of
+  training, and, with an evaluation input_fn, of evaluation and prediction too (TensorFlow's TPUEstimator builds
+  their graphs with its outfeed of eval_metrics and predictions, and one core's steps are compiled with XLA),
+  each core taking the batch the proof trains and evaluates with."""
   from estimator_tpu.porting.readiness import cli  # pylint: disable=g-import-not-at-top
   model_fn = request.get('readiness_model_fn') or request['model_fn']
   argv = ['--model_fn=' + model_fn.replace('{data_dir}', request['data_dir']),
           '--input_fn=' + request['train_input_fn'].replace('{data_dir}', request['data_dir']),
           '--params=' + json.dumps(request['params']), '--batch_size=%d' % (8 * request['batch_size'])]
+  if request.get('eval_input_fn'):
+    eval_input_fn = (request.get('readiness_eval_input_fn') or request['eval_input_fn']).replace(
+        '{data_dir}', request['data_dir'])
+    argv += ['--eval_input_fn=' + eval_input_fn, '--predict_input_fn=' + eval_input_fn,
+             '--eval_batch_size=%d' % (8 * request['eval_batch_size'])]
   argv += request.get('readiness_args') or []
+  wrappers = {}
+  if request.get('padded'):  # the port evaluates on its input padded to full batches: so would the TPU run
+    wrappers['eval_input_fn'] = padded_eval_input
   out, err = io.StringIO(), io.StringIO()
-  status = cli.main(argv, stdout=out, stderr=err)
+  status = cli.main(argv, stdout=out, stderr=err, wrappers=wrappers)
   lines = out.getvalue().splitlines()
   failures = [line for line in lines if line.startswith('FAIL')] + err.getvalue().strip().splitlines()
   summary = lines[-1].rstrip('.') if lines else 'no output'

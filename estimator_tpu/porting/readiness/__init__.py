@@ -31,7 +31,7 @@ from estimator_tpu.porting.readiness.plan import TpuPlan
 from estimator_tpu.porting.readiness.check_results import CheckResult, print_results
 from estimator_tpu.runtime import preflight
 
-__all__ = ['CheckResult', 'TpuPlan', 'check_tpu_readiness', 'print_results']
+__all__ = ['CheckResult', 'TpuPlan', 'check_mode', 'check_tpu_readiness', 'print_results']
 STEP_CHECKS = ('xla_compile', 'step_shapes', 'step_dtypes', 'precision', 'step_summaries', 'gradient_all_reduce',
                'global_step')
 EVAL = tf.estimator.ModeKeys.EVAL
@@ -50,6 +50,38 @@ def check_tpu_readiness(model_fn, input_fn, plan, probe_timeout_secs=preflight.D
   return checks + config_checks.check_config(plan, probe_timeout_secs)
 
 
+def check_mode(model_fn, input_fn, plan, mode):
+  """The checks of one mode (TRAIN, EVAL or PREDICT) with its input_fn, as `readiness --run` judges each call of a
+  program: the plan line, that mode's checks, then the batch split and the checkpoint cadence. Returns (checks, the
+  Deployment: the specs TensorFlow's TPUEstimator built are in its reports)."""
+  input_fns = [input_fn if each == mode else None for each in (tf.estimator.ModeKeys.TRAIN, EVAL, PREDICT)]
+  deployment = deployment_checks.plan_deployment(plan, model_fn, *input_fns, modes=(mode,))
+  checks = list(deployment.results)
+  if mode == tf.estimator.ModeKeys.TRAIN:
+    checks += check_training(model_fn, input_fn, plan, deployment)
+    return checks + [config_checks.check_batch_split(plan, modes=(mode,)),
+                     config_checks.check_checkpoint_cadence(plan)], deployment
+  if deployment.shape is not None:
+    report = deployment.evaluate if mode == EVAL else deployment.predict
+    inference = check_evaluation if mode == EVAL else check_prediction
+    lines = inference(model_fn, input_fn, plan, deployment)
+    checks += lines[:1] + inference_input(input_fn, plan, report, mode) + lines[1:]
+  return checks + [config_checks.check_batch_split(plan, modes=(mode,))], deployment
+
+
+def inference_input(input_fn, plan, report, mode):
+  """input_fn's dataset in EVAL or PREDICT, with the params TensorFlow gave its first call (SLICED: the global
+  batch, split over the cores by TensorFlow), as input_checks checks the training input."""
+  if report is not None and report.calls:
+    params = report.calls[0].params
+  else:
+    batch = plan.eval_batch_size if mode == EVAL else plan.predict_batch_size
+    params = {'batch_size': batch // plan.num_shards if batch else plan.per_shard_batch_size}
+    if params['batch_size'] < 1:
+      return []  # fewer examples than cores: batch_split says so
+  return input_checks.check_input(input_fn, dict(params), batch_may_vary=mode == PREDICT)[0]
+
+
 def check_training(model_fn, input_fn, plan, deployment):
   """train_input (per host), input_fn's dataset, the compiled TRAIN step and host_call."""
   # Checks rule 7 (summaries on the host).
@@ -62,6 +94,11 @@ def check_training(model_fn, input_fn, plan, deployment):
   # batch size alone.
   input_params = deployment.train_params or {'batch_size': plan.per_shard_batch_size}
   input_results, batch = input_checks.check_input(input_fn, input_params)
+  if batch is not None and input_params['batch_size'] > plan.per_shard_batch_size:
+    # A batch for several cores (PER_HOST_V1 input: per host; BROADCAST: global): TensorFlow splits it over
+    # them, and one core's step takes its first rows.
+    batch = tuple(None if part is None else tf.nest.map_structure(
+        lambda value: value[:plan.per_shard_batch_size], part) for part in batch)
   checks += input_results + check_step(model_fn, plan.tpu_params(), plan, batch)
   spec = train.specs[0] if train and train.specs else None
   if batch is None or not train:
@@ -88,6 +125,10 @@ def check_step(model_fn, params, plan, batch):
     return [e.result()] + [check_results.skipped(name, 'model_fn returned no TPUEstimatorSpec.')
                            for name in STEP_CHECKS]
   except Exception as e:  # pylint: disable=broad-except -- user code: report it as a check, not a traceback
+    refused = spec_argument_refused(e)
+    if refused is not None:
+      return [refused] + [check_results.skipped(name, 'model_fn did not return (see model_fn_spec).')
+                          for name in STEP_CHECKS]
     failure = check_results.failed(
         'xla_compile', 'model_fn failed to build the TPU training step: %s: %s' % (type(e).__name__, e),
         "make model_fn(features, labels, TRAIN, params) build with params['use_tpu'] = True and "
@@ -98,6 +139,26 @@ def check_step(model_fn, params, plan, batch):
                          step_checks.check_precision(step, plan.precision),
                          step_checks.check_step_summaries(summary_ops),
                          step_checks.check_all_reduce(step, plan.num_shards)] + compiled[1:]
+
+
+# EstimatorSpec's arguments that TPUEstimatorSpec has not, and what it has instead.
+ESTIMATOR_SPEC_ONLY = {'eval_metric_ops': 'eval_metrics=(metric_fn, tensors), metric_fn returning the same metrics',
+                       'scaffold': 'scaffold_fn=, a function returning the Scaffold',
+                       'training_chief_hooks': 'training_hooks='}
+
+
+def spec_argument_refused(error):
+  """The model_fn_spec failure when model_fn built a TPUEstimatorSpec with an argument only EstimatorSpec takes (a
+  TypeError in every mode, on the CPU too), else None."""
+  # Checks rule 5 (TPUEstimatorSpec).
+  text = str(error)
+  named = [name for name in ESTIMATOR_SPEC_ONLY if "argument '%s'" % name in text]
+  if not isinstance(error, TypeError) or not named:
+    return None
+  return check_results.failed(
+      'model_fn_spec', 'model_fn builds a TPUEstimatorSpec with %s, which only EstimatorSpec takes: %s.' % (
+          ', '.join('%s=' % name for name in named), text.strip().splitlines()[0]),
+      'give TPUEstimatorSpec %s, all in the same statement.' % '; '.join(ESTIMATOR_SPEC_ONLY[n] for n in named))
 
 
 def check_evaluation(model_fn, input_fn, plan, deployment):
@@ -126,6 +187,9 @@ def check_forward(model_fn, input_fn, plan, report, name, mode):
     return check_results.skipped(name, 'evaluation runs on the CPU (eval_on_tpu=False): nothing of it runs on the TPU.')
   per_core = report.decision.model_fn_batch_size
   batch, error = input_checks.first_batch(input_fn, report.calls[0].params)
+  if batch is None and 'End of sequence' in (error or ''):
+    return check_results.skipped(name, 'the %s input yields no batch of params[\'batch_size\'] = %d (it has fewer '
+                                       'examples): nothing to compile.' % (mode, report.calls[0].batch_size))
   if batch is None:
     return check_results.failed(name, 'reading one %s batch failed: %s' % (mode, error),
                           'make the %s input_fn yield (features, labels) that read without errors.' % mode)

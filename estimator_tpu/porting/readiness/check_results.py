@@ -21,6 +21,8 @@ CHECK_RULES = {
     'tpu_reachable': 2, 'tpu_runtime': 2,
     'xla_compile': 18,
     'precision': 20,
+    # `readiness --run` (readiness/program_run.py): the program's estimators and calls.
+    'estimator': 1, 'run_config': 2, 'params': 3, 'eval_metric_names': 5, 'program': 13, 'export': 13,
     # The Keras route's own checks (mnist_keras.py --mode=check_tpu, readiness/keras_checks.py).
     'dataset_batch': 3, 'dataset_shapes': 4, 'dataset_dtypes': 15, 'summary_cadence': 8,
     'keras_layers': 10, 'strategy_scope': 11, 'keras_checkpoint': 12,

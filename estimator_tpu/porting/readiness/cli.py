@@ -161,8 +161,10 @@ def parse_user_flags(rest, defined):
     raise UserError('unexpected arguments: %s.' % ' '.join(leftover[1:]), 'pass only --flags.')
 
 
-def run(argv, stdout):
-  """Returns the exit status of the check; UserError when it cannot run."""
+def run(argv, stdout, wrappers=None):
+  """Returns the exit status of the check; UserError when it cannot run. `wrappers` ({flag: fn -> fn}) change a
+  named function before it is checked: --verify gives the port's evaluation input_fn the padding the port
+  evaluates with."""
   # Checks rule 14 (pod slices).
   fv, rest = parse_own_flags(argv)
   params = parse_params(fv.params)
@@ -174,6 +176,9 @@ def run(argv, stdout):
   # After the imports, which define the modules' flags; before builders, which may read them.
   parse_user_flags(rest, set(flags.FLAGS) - known)
   functions = dict((flag, user_code.load_function(flag, spec, module)) for (flag, spec), module in zip(specs, modules))
+  for flag, wrap in (wrappers or {}).items():
+    if flag in functions:
+      functions[flag] = wrap(functions[flag])
   signatures = user_code.check_signatures(functions['model_fn'], functions['input_fn'])
   config = tpu_run_config(fv)
   called_model_fn, called_input_fn = user_code.as_tpu_estimator_calls(functions['model_fn'], functions['input_fn'],
@@ -205,7 +210,7 @@ def usage(fv):
   return '%s\n\nFlags:\n%s\n' % (__doc__.split('\n\n')[0], fv.get_help())
 
 
-def main(argv=None, stdout=None, stderr=None):
+def main(argv=None, stdout=None, stderr=None, wrappers=None):
   argv = sys.argv[1:] if argv is None else argv
   stdout, stderr = stdout or sys.stdout, stderr or sys.stderr
   if any(arg in HELP_FLAGS for arg in argv):
@@ -214,7 +219,7 @@ def main(argv=None, stdout=None, stderr=None):
     stdout.write(usage(fv))
     return 0
   try:
-    return run(argv, stdout)
+    return run(argv, stdout, wrappers)
   except UserError as e:
     stderr.write('error: %s\n' % e)
     return EXIT_BAD_INPUT

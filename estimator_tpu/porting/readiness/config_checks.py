@@ -8,11 +8,14 @@ from estimator_tpu.tpu import deployment as tpu_deployment
 CLOUD_STORAGE_PREFIX = 'gs://'
 
 
-def check_batch_split(plan):
-  """Every batch is split evenly over the cores; TPUEstimator refuses sizes that are not divisible."""
+def check_batch_split(plan, modes=('train', 'eval', 'infer')):
+  """Every batch (of the modes named, ModeKeys) is split evenly over the cores; TPUEstimator refuses sizes that are
+  not divisible."""
   # Checks rule 16 (even batches).
-  batches = [(kind, size) for kind, size in (('train', plan.train_batch_size), ('eval', plan.eval_batch_size),
-                                             ('predict', plan.predict_batch_size)) if size is not None]
+  batches = [(kind, size) for kind, size, mode in (('train', plan.train_batch_size, 'train'),
+                                                   ('eval', plan.eval_batch_size, 'eval'),
+                                                   ('predict', plan.predict_batch_size, 'infer'))
+             if size is not None and mode in modes]
   return questions.batch_split(batches, plan.num_shards, plan.per_shard_batch_size)
 
 

@@ -9,6 +9,7 @@ import collections
 
 import tensorflow.compat.v1 as tf
 
+from estimator_tpu.porting.readiness import input_checks
 from estimator_tpu.porting.readiness import outfeed_checks
 from estimator_tpu.porting.readiness import check_results
 from estimator_tpu.porting.readiness import topology
@@ -41,8 +42,10 @@ class Deployment(collections.namedtuple('Deployment', ['shape', 'sim', 'results'
     return self.train.calls[0].params if self.train and self.train.calls else None
 
 
-def plan_deployment(plan, model_fn, train_input_fn, eval_input_fn=None, predict_input_fn=None):
-  """Simulates the plan's slice with the program's RunConfig and asks TensorFlow about every mode."""
+def plan_deployment(plan, model_fn, train_input_fn, eval_input_fn=None, predict_input_fn=None,
+                    modes=(topology.TRAIN, topology.EVAL, topology.PREDICT)):
+  """Simulates the plan's slice with the program's RunConfig and asks TensorFlow about every mode in `modes`
+  (the others' reports are None)."""
   # Checks rule 14 (pod slices).
   shape = plan.shape
   try:
@@ -52,8 +55,10 @@ def plan_deployment(plan, model_fn, train_input_fn, eval_input_fn=None, predict_
     problem, fix = (e.problem, e.fix) if isinstance(e, UserError) else (str(e), 'correct the TPU configuration.')
     failure = check_results.failed('topology', problem, fix)
     return Deployment(None, None, [failure], None, None, None)
-  train = report_training(plan, sim, train_input_fn)
-  evaluation = report_inference(plan, sim, eval_input_fn, topology.EVAL)
+  train = report_training(plan, sim, train_input_fn) if topology.TRAIN in modes else None
+  evaluation = report_inference(plan, sim, eval_input_fn, topology.EVAL) if topology.EVAL in modes else None
+  if topology.PREDICT not in modes:
+    return Deployment(shape, sim, [check_topology(plan, sim, shape)], train, evaluation, None)
   if not plan.eval_on_tpu:
     # Prediction runs on the TPU even so, from an estimator whose input is SLICED (mnist_tpu.py).
     sim = topology.simulate(plan.run_config(evaluates_on_tpu=True), shape, model_fn, plan.train_batch_size,
@@ -129,9 +134,14 @@ def check_train_input(plan, sim, calls):
   md = sim.metadata
   batch = calls[0].batch_size
   where = ('on each of the %d hosts' % len(calls)) if len(calls) > 1 else 'on the one host'
-  summary = ("input_fn runs once %s (PER_HOST_V2) with params['batch_size'] = %d per core; each host feeds its %d "
-             'cores %d examples per step (global %d)' % (where, batch, md.num_of_cores_per_host,
-                                                        batch * md.num_of_cores_per_host, plan.train_batch_size))
+  if plan.tpu_config.per_host_input_for_training in (True, tf.estimator.tpu.InputPipelineConfig.PER_HOST_V1):
+    summary = ("input_fn runs once %s (PER_HOST_V1, TPUConfig's default) with params['batch_size'] = %d per host, "
+               'which TensorFlow splits over its %d cores (global %d)' % (where, batch, md.num_of_cores_per_host,
+                                                                         plan.train_batch_size))
+  else:
+    summary = ("input_fn runs once %s (PER_HOST_V2) with params['batch_size'] = %d per core; each host feeds its "
+               '%d cores %d examples per step (global %d)' % (where, batch, md.num_of_cores_per_host,
+                                                             batch * md.num_of_cores_per_host, plan.train_batch_size))
   if len(calls) > 1 and not any('context' in call.keys_read for call in calls):
     return check_results.failed(
         'train_input', "%s, but input_fn never reads params['context'], so every host would read the same "
@@ -172,6 +182,12 @@ def report_mode(plan, sim, input_fn, mode, name, decision):
   calls, specs, error = build_graph(sim, input_fn, mode)
   if error is not None:
     problem, fix = error
+    # (In prediction TensorFlow pads a short batch itself: a dynamic batch dimension is no cause there.)
+    dynamic = input_checks.dynamic_components(input_fn, calls[0].params) if (
+        calls and not fix and mode != topology.PREDICT) else []
+    if dynamic:
+      problem, fix = ('%s; the input is not of static shape: %s (see input_shapes).' % (
+          problem.rstrip('.'), ', '.join(dynamic)), input_checks.STATIC_FIX)
     if specs and not fix:
       problem, fix = explain_outfeed(problem, specs[0], mode, decision.model_fn_batch_size)
     return ModeReport(check_results.failed(name, '%s. %s' % (where, problem),
@@ -184,6 +200,9 @@ def report_mode(plan, sim, input_fn, mode, name, decision):
 def explain_outfeed(problem, spec, mode, per_core_batch):
   """TensorFlow's error, and the tensors to blame when some of those leaving the TPU are not batch-major."""
   tensors = outfeed_checks.outfed_tensors(spec, mode)
+  refused = outfeed_checks.check_outfed_values('evaluate', tensors, 'eval_metrics', 'eval_metrics')
+  if mode == topology.EVAL and refused is not None:
+    return '%s; %s' % (problem.rstrip('.'), refused.message), refused.fix
   wrong = outfeed_checks.not_batch_major(tensors, per_core_batch)
   if not wrong:
     return problem, None

@@ -10,8 +10,9 @@ STATIC_FIX = ("batch with dataset.batch(params['batch_size'], drop_remainder=Tru
               'fixed size (tf.reshape or set_shape in the map function).')
 
 
-def check_input(input_fn, params):
-  """Returns (results, batch): checks of input_fn's Dataset, and one (features, labels) batch as numpy (or None)."""
+def check_input(input_fn, params, batch_may_vary=False):
+  """Returns (results, batch): checks of input_fn's Dataset, and one (features, labels) batch as numpy (or None).
+  `batch_may_vary`: prediction, where TPUEstimator pads a short batch itself."""
   # Checks rule 3 (params).
   with tf.Graph().as_default():
     try:
@@ -25,7 +26,8 @@ def check_input(input_fn, params):
                              'return a tf.data.Dataset of (features, labels); on TPU, TPUEstimator feeds each '
                              'host from one (PER_HOST_V2 input).')], None
     components = named_components(tf.data.get_output_shapes(dataset), tf.data.get_output_types(dataset))
-    checks = [check_static_shapes(components), check_batch_dimension(components, params['batch_size']),
+    checks = [check_static_shapes(components, batch_may_vary),
+              check_batch_dimension(components, params['batch_size']),
               check_dtypes(components)]
     batch, error = read_one_batch(dataset)
   if error is not None:
@@ -62,8 +64,14 @@ def _flatten_named(prefix, shapes, types):
   return [(prefix, shapes, types)]
 
 
-def check_static_shapes(components):
+def check_static_shapes(components, batch_may_vary=False):
   # Checks rule 4 (static shapes).
+  if batch_may_vary and all(shape.ndims and shape[1:].is_fully_defined() for _, shape, _ in components):
+    return check_results.passed('input_shapes', 'static but for the batch dimension, which may vary in prediction: '
+                                'TPUEstimator pads a short batch to params[\'batch_size\'] itself and drops the '
+                                'padded predictions (tpu_estimator.py, _InputsWithStoppingSignals): %s.' % ', '.join(
+                                    '%s %s' % (part, check_results.format_shape(shape))
+                                    for part, shape, _ in components))
   return questions.static_shapes('input_shapes', components, STATIC_FIX)
 
 
@@ -83,6 +91,18 @@ def check_batch_dimension(components, batch_size):
 def check_dtypes(components):
   # Checks rule 15 (TPU dtypes).
   return questions.infeed_dtypes('input_dtypes', components)
+
+
+def dynamic_components(input_fn, params):
+  """The names of the parts of input_fn(params)'s dataset whose shape is not fully static ([] when all are, or
+  when it does not build)."""
+  with tf.Graph().as_default():
+    try:
+      dataset = input_fn(dict(params))
+      components = named_components(tf.data.get_output_shapes(dataset), tf.data.get_output_types(dataset))
+    except Exception:  # pylint: disable=broad-except -- user code: input_fn's own line reports it
+      return []
+  return [name for name, shape, _ in components if not shape.is_fully_defined()]
 
 
 def first_batch(input_fn, params):

@@ -32,17 +32,50 @@ def outfed_tensors(spec, mode):
 
 
 def named_tensors(tensors, owner):
-  """{name: tensor} of the tensors of an (fn, tensors) pair: a dict as it is, a list named `owner`[1][i]."""
-  return dict(tensors) if isinstance(tensors, dict) else {'%s[1][%d]' % (owner, i): t for i, t in enumerate(tensors)}
+  """{name: tensor} of the tensors of an (fn, tensors) pair: a dict as it is, a list named `owner`[1][i]. A value
+  that is not a list, tuple or dict (TensorFlow refuses it) is one entry named `owner`[1]."""
+  if isinstance(tensors, dict):
+    return dict(tensors)
+  if isinstance(tensors, (list, tuple)):
+    return {'%s[1][%d]' % (owner, i): t for i, t in enumerate(tensors)}
+  return {'%s[1]' % owner: tensors}
+
+
+def not_tensors(tensors):
+  """The names of the values that are no tf.Tensor: TensorFlow's outfeed (_OutfeedHostCall.record) reads each
+  one's .dtype and .shape, so a Python number, a list or a nested dict fails on a TPU with AttributeError, while
+  the CPU path (create_cpu_hostcall) passes it to the host function as it is."""
+  return sorted(name for name, value in tensors.items() if not isinstance(value, (tf.Tensor, tf.Variable)))
+
+
+def check_outfed_values(name, tensors, owner, what):
+  """None, or the failure for values of `owner` that TensorFlow cannot send off the TPU (not tensors)."""
+  wrong = not_tensors(tensors)
+  if not wrong:
+    return None
+  kinds = ', '.join('%s is %s' % (key, _a(type(tensors[key]).__name__)) for key in wrong)
+  return check_results.failed(
+      name, '%s: %s, not a tensor; on a TPU TensorFlow sends each %s tensor through the outfeed and fails on '
+      "anything else (AttributeError in tpu_estimator.py's _OutfeedHostCall.record), though the CPU passes it to "
+      'the function as it is.' % (what, kinds, owner),
+      'give %s[1] a list or a flat dict of tensors of shape [batch, ...] (a constant: use it inside the function '
+      'on the host, or tf.fill([batch], value)).' % owner)
 
 
 def describe(tensors):
-  return ', '.join('%s %s' % (name, check_results.format_shape(tensors[name].shape)) for name in sorted(tensors))
+  return ', '.join('%s %s' % (name, _shape_text(tensors[name])) for name in sorted(tensors))
+
+
+def _shape_text(value):
+  if isinstance(value, (tf.Tensor, tf.Variable)):
+    return check_results.format_shape(value.shape)
+  return '(a %s, not a tensor)' % type(value).__name__
 
 
 def not_batch_major(tensors, per_core_batch):
   return sorted(name for name, tensor in tensors.items()
-                if tensor.shape.ndims is None or tensor.shape.ndims == 0 or tensor.shape[0] != per_core_batch)
+                if not isinstance(tensor, (tf.Tensor, tf.Variable)) or tensor.shape.ndims is None
+                or tensor.shape.ndims == 0 or tensor.shape[0] != per_core_batch)
 
 
 def build_forward_step(model_fn, params, num_shards, batch, mode):
@@ -58,10 +91,14 @@ def build_forward_step(model_fn, params, num_shards, batch, mode):
         spec = model_fn(args[0], args[1] if len(args) > 1 else None, mode, params)
       tensors = outfed_tensors(spec, mode)
       names.extend(sorted(tensors))
-      return [tensors[name] for name in names]
+      # Without eval_metrics only the loss leaves the TPU: it keeps the computation's outputs non-empty (XLA would
+      # return an Operation, not tensors).
+      extra = [spec.loss] if not tensors and getattr(spec, 'loss', None) is not None else []
+      return [tensors[name] for name in names] + extra
 
     outputs = tf.xla.experimental.compile(computation, inputs=inputs)
-    init = tf.global_variables_initializer()
+    # Local variables too, as the Estimator's Scaffold initialises them (metric variables a model_fn creates).
+    init = tf.group(tf.global_variables_initializer(), tf.local_variables_initializer())
   feed = {placeholder.name: value for placeholder, value in zip(tf.nest.flatten(inputs), tf.nest.flatten(batch))}
   return graph, xla.cluster_ops(graph), feed, init.name, [t.name for t in outputs]
 
@@ -71,6 +108,10 @@ def check_forward_step(name, model_fn, params, num_shards, batch, spec, mode):
   what = MODE_NAMES[mode]
   per_core = params['batch_size']
   tensors = outfed_tensors(spec, mode)
+  refused = check_outfed_values(name, tensors, 'eval_metrics' if mode == tf.estimator.ModeKeys.EVAL else
+                                'predictions', 'the %s values that leave the TPU' % what)
+  if refused is not None:
+    return refused
   wrong = not_batch_major(tensors, per_core)
   if wrong:
     return check_results.failed(
@@ -104,7 +145,8 @@ def host_call_tensors(spec):
 
 
 def scalar_host_call_tensors(spec):
-  return sorted(name for name, tensor in host_call_tensors(spec).items() if not tensor.shape.ndims)
+  return sorted(name for name, tensor in host_call_tensors(spec).items()
+                if isinstance(tensor, (tf.Tensor, tf.Variable)) and not tensor.shape.ndims)
 
 
 def check_host_call(spec, num_shards, every_n_steps, graph_error=None):
@@ -117,6 +159,9 @@ def check_host_call(spec, num_shards, every_n_steps, graph_error=None):
   if not spec.host_call:
     return check_results.passed('host_call', 'model_fn returns no host_call: only the loss leaves the TPU.')
   tensors = host_call_tensors(spec)
+  refused = check_outfed_values('host_call', tensors, 'host_call', 'host_call tensors')
+  if refused is not None:
+    return refused
   scalars = scalar_host_call_tensors(spec)
   if scalars:
     return check_results.failed(
@@ -130,3 +175,7 @@ def check_host_call(spec, num_shards, every_n_steps, graph_error=None):
   return check_results.passed('host_call', 'host_call tensors %s each have a leading dimension, along which TensorFlow '
                                      'concatenates them over the %d cores for fn on the host; they leave the TPU '
                                      '%s.' % (describe(tensors), num_shards, cadence))
+
+
+def _a(noun):
+  return ('an ' if noun[:1] in 'aeiou' else 'a ') + noun

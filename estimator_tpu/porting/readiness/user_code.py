@@ -196,6 +196,8 @@ def check_signatures(model_fn, input_fn):
   missing = []
   for role, fn, shape in (('model_fn', model_fn, 'model_fn(features, labels, mode, params)'),
                           ('input_fn', input_fn, 'input_fn(params)')):
+    if fn is None:  # a premade estimator's model_fn is TensorFlow's
+      continue
     names = argument_names(fn)
     if names is not None and 'params' not in names:
       missing.append((role, '%s(%s)' % (role, ', '.join(names)), shape))
@@ -205,7 +207,8 @@ def check_signatures(model_fn, input_fn):
         "passes the per-core params['batch_size']; the checks below go on without it."
         % '; '.join('%s takes no params' % have for _, have, _ in missing),
         'take params: %s, and batch with params[\'batch_size\'].' % ', '.join(want for _, _, want in missing))
-  return check_results.passed('signatures', 'model_fn and input_fn take params, as TPUEstimator requires.')
+  return check_results.passed('signatures', '%s params, as TPUEstimator requires.' % (
+      'model_fn and input_fn take' if model_fn is not None else 'input_fn takes'))
 
 
 def as_tpu_estimator_calls(model_fn, input_fn, make_run_config):

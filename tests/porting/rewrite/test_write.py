@@ -158,7 +158,7 @@ def test_the_port_trains_and_gives_the_originals_metrics_and_losses(name, tmp_pa
   write_port(base, manifest, out, monkeypatch)
   monkeypatch.setenv('PYTHONPATH', os.pathsep.join([ENTRIES, os.environ.get('PYTHONPATH', '')]))
   request = dict((key, proof.get(key)) for key in ('model_fn', 'train_input_fn', 'eval_input_fn', 'data',
-                                                   'readiness_model_fn'))
+                                                   'readiness_model_fn', 'readiness_eval_input_fn'))
   request.update(params=proof.get('params', {}), batch_size=proof['batch_size'], eval_batch_size=proof['eval_batch_size'],
                  train_steps=2, continue_steps=2, seed=1, data_dir=None, readiness_args=[])
   checks = verify.run(manifest['scan'], out, request, base)

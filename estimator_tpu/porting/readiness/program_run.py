@@ -1,0 +1,137 @@
+"""`python -m estimator_tpu.readiness --run`: the user's own program, run as `__main__`, judged by TensorFlow.
+
+  python -m estimator_tpu.readiness --run [--tpu_type=v3-8 | --num_shards=N] [--steps=K] [--batch_size=N]
+      -- train.py ARGS...
+
+The program runs with its own arguments (sys.argv = [train.py] + ARGS), from the current folder, with its own
+folder first on sys.path, as `python train.py ARGS` would. Every estimator it builds and every train, evaluate,
+predict and export call it makes (tf.estimator.train_and_evaluate's among them) is judged first (call_checks.py),
+then run on this CPU for a few steps (interception.py) with its model_dir in a scratch folder, so that the program
+reaches its next call. One line per check, as `--mode=check_tpu` prints them; a FAIL names the place in the
+program. Exit status 0 when nothing failed, 1 when a check failed or the program raised, 2 when it could not run
+(no such file, a flag of this command, or the program stopped before it built any estimator).
+"""
+import os
+import runpy
+import shutil
+import sys
+
+from absl import flags
+
+from estimator_tpu.porting.readiness import call_checks
+from estimator_tpu.porting.readiness import interception
+from estimator_tpu.runtime.errors import UserError
+from estimator_tpu.tpu import accelerator_types
+
+PROGRAM = 'python -m estimator_tpu.readiness --run'
+USAGE = '%s [--tpu_type=v3-8 | --num_shards=N] [--steps=K] [--batch_size=N] -- train.py ARGS...' % PROGRAM
+DEFAULT_STEPS = 2
+EXIT_BAD_INPUT = 2
+
+
+def define_flags(fv):
+  flags.DEFINE_bool('run', False, 'Run the program after -- and judge every estimator call it makes.',
+                    flag_values=fv)
+  flags.DEFINE_string('tpu_type', None, 'The TPU slice to judge the calls for (v3-8, v3-32, v4-8, ...).',
+                      flag_values=fv)
+  flags.DEFINE_integer('num_shards', None, 'TPU cores of the slice (8 per host), instead of --tpu_type. Neither: '
+                       'each TPUEstimator\'s own TPUConfig.num_shards, else 8.', lower_bound=1, flag_values=fv)
+  flags.DEFINE_integer('steps', DEFAULT_STEPS, 'Training steps, evaluation batches and predictions each call runs '
+                       'on the CPU after it is judged.', lower_bound=1, flag_values=fv)
+  flags.DEFINE_integer('batch_size', None, 'Global training batch of the TPU run. Default: the TPUEstimator\'s '
+                       'train_batch_size, or the batch the program\'s input_fn yields on the CPU.', lower_bound=1,
+                       flag_values=fv)
+  flags.register_multi_flags_validator(
+      ['tpu_type', 'num_shards'], lambda f: not (f['tpu_type'] and f['num_shards']),
+      message='--tpu_type and --num_shards both name the slice; pass only one of them.', flag_values=fv)
+
+
+def split_argv(argv):
+  """(this command's arguments, the program and its arguments)."""
+  argv = list(argv)
+  if '--' not in argv:
+    raise UserError('--run needs the program after --.', 'write: %s' % USAGE)
+  at = argv.index('--')
+  program = argv[at + 1:]
+  if not program:
+    raise UserError('no program after --.', 'write: %s' % USAGE)
+  return argv[:at], program
+
+
+def parse(own):
+  fv = flags.FlagValues()
+  define_flags(fv)
+  try:
+    leftover = fv(['readiness'] + own)
+  except flags.Error as e:
+    raise UserError('%s.' % '; '.join(line.strip().rstrip('.') for line in str(e).splitlines() if line.strip()),
+                    'write: %s' % USAGE)
+  if len(leftover) > 1:
+    raise UserError('unexpected arguments before --: %s.' % ' '.join(leftover[1:]), 'write: %s' % USAGE)
+  return fv
+
+
+def planned_slice(fv):
+  if fv.tpu_type:
+    return accelerator_types.parse_tpu_type(fv.tpu_type), '--tpu_type=%s' % fv.tpu_type
+  if fv.num_shards:
+    return accelerator_types.shape_from_cores(fv.num_shards), '--num_shards=%d' % fv.num_shards
+  return None, None
+
+
+def main(argv, stdout=None, stderr=None):
+  stdout, stderr = stdout or sys.stdout, stderr or sys.stderr
+  try:
+    return run(argv, stdout)
+  except UserError as e:
+    stderr.write('error: %s\n' % e)
+    stderr.flush()
+    return EXIT_BAD_INPUT
+
+
+def run(argv, stdout):
+  own, program = split_argv(argv)
+  fv = parse(own)
+  shape, source = planned_slice(fv)
+  path = program[0]
+  if not os.path.isfile(path):
+    raise UserError('%s: no such file.' % path, 'give the path of your program: %s' % USAGE)
+  if not path.endswith('.py'):
+    raise UserError('%s is not a Python file.' % path, 'give the .py file you run with python: %s' % USAGE)
+  judge = call_checks.Judge(stdout, shape, source, fv.batch_size)
+  program_dir = os.path.dirname(os.path.abspath(path))
+  status = run_program(path, program, program_dir, judge, fv.steps)
+  if status is not None:
+    return status
+  return judge.summary()
+
+
+def run_program(path, argv, program_dir, judge, steps):
+  """Runs the program under the interceptor; None when it ended (or raised: a FAIL line), else the exit status
+  for a program that stopped before building any estimator."""
+  saved_argv, saved_path = list(sys.argv), list(sys.path)
+  sys.argv = list(argv)
+  sys.path.insert(0, program_dir)
+  interceptor = interception.Interceptor(judge, program_dir, steps)
+  try:
+    with interceptor:
+      try:
+        runpy.run_path(path, run_name='__main__')
+      except SystemExit as e:
+        code = e.code
+        if code in (None, 0):
+          return None
+        site = interception.program_frames(sys.exc_info()[2], program_dir)
+        if not interceptor.built:
+          raise UserError('%s stopped with exit status %s at %s before it built any estimator.' % (path, code, site),
+                          'run it as `python %s` first: its own flags or data are wrong.' % ' '.join(argv))
+        judge.crash(SystemExit('exit status %s' % code), site)
+      except KeyboardInterrupt:
+        raise
+      except Exception as e:  # noqa: BLE001 -- the user's program raised: one FAIL line, never a traceback
+        judge.crash(e, interception.program_frames(sys.exc_info()[2], program_dir))
+  finally:
+    sys.argv[:] = saved_argv
+    sys.path[:] = saved_path
+    shutil.rmtree(interceptor.scratch, ignore_errors=True)  # the redirected model_dirs and exports
+  return None

@@ -1,0 +1,112 @@
+"""A small TPUEstimator program for the `readiness --run` tests, written for them: run on the CPU with
+use_tpu=False it trains, evaluates and predicts on synthetic data; each --variant breaks it one way that only a
+TPU would notice (or that TensorFlow's TPUEstimator refuses), as legacy programs and careless ports do.
+
+  python variants.py [--variant=NAME] [--model_dir=DIR] [--train_steps=N]
+"""
+import argparse
+import os
+
+import numpy as np
+import tensorflow.compat.v1 as tf
+
+FEATURES = 4
+VARIANTS = ('ok', 'input_no_params', 'params_batch_size', 'plain_run_config', 'metrics_dict', 'metrics_int',
+            'metric_dropped', 'unbatched_eval', 'dynamic_batch', 'crash', 'eval_metric_ops_spec', 'premade')
+
+
+def data(count=64):
+  rng = np.random.RandomState(0)
+  x = rng.rand(count, FEATURES).astype(np.float32)
+  return x, (x.sum(axis=1) > FEATURES / 2.0).astype(np.int32)
+
+
+def make_input_fn(variant, training):
+  x, y = data()
+
+  def input_fn(params):
+    dataset = tf.data.Dataset.from_tensor_slices(({'x': x}, y))
+    if training:
+      dataset = dataset.repeat()
+    if variant == 'unbatched_eval' and not training:
+      return dataset
+    return dataset.batch(params['batch_size'], drop_remainder=variant != 'dynamic_batch')
+
+  if variant == 'input_no_params':
+    return lambda: input_fn({'batch_size': 16})
+  return input_fn
+
+
+def predict_input_fn(params):
+  x, _ = data(10)
+  return tf.data.Dataset.from_tensor_slices({'x': x}).batch(params['batch_size'])
+
+
+def model_fn(features, labels, mode, params):
+  variant = params['variant']
+  logits = tf.layers.dense(features['x'], 2)
+  if mode == tf.estimator.ModeKeys.PREDICT:
+    return tf.estimator.tpu.TPUEstimatorSpec(mode, predictions={'class': tf.argmax(logits, 1)})
+  loss = tf.losses.sparse_softmax_cross_entropy(labels, logits)
+  optimizer = tf.train.GradientDescentOptimizer(0.1)
+  if params['use_tpu']:
+    optimizer = tf.tpu.CrossShardOptimizer(optimizer)
+  train_op = optimizer.minimize(loss, tf.train.get_global_step())
+
+  def metric_fn(labels, logits, *unused):
+    return {'accuracy': tf.metrics.accuracy(labels, tf.argmax(logits, 1))}
+
+  if variant == 'metric_dropped' and not params['use_tpu']:  # the CPU branch keeps a metric the TPU one lost
+    metrics = metric_fn(labels, logits)
+    metrics['auc'] = tf.metrics.auc(labels, tf.nn.softmax(logits)[:, 1])
+    return tf.estimator.EstimatorSpec(mode, loss=loss, train_op=train_op, eval_metric_ops=metrics)
+  if variant == 'eval_metric_ops_spec':
+    return tf.estimator.tpu.TPUEstimatorSpec(mode, loss=loss, train_op=train_op,
+                                             eval_metric_ops=metric_fn(labels, logits))
+  tensors = [labels, logits]
+  if variant == 'metrics_dict':
+    tensors.append(features)  # a dict among the tensors
+  if variant == 'metrics_int':
+    tensors.append(3)
+  return tf.estimator.tpu.TPUEstimatorSpec(mode, loss=loss, train_op=train_op, eval_metrics=(metric_fn, tensors))
+
+
+def premade(args):
+  """A premade estimator with train_and_evaluate and input_fns without params."""
+  x, y = data()
+  estimator = tf.estimator.LinearClassifier([tf.feature_column.numeric_column('x', shape=[FEATURES])],
+                                            config=tf.estimator.RunConfig(model_dir=args.model_dir))
+  train = lambda: tf.data.Dataset.from_tensor_slices(({'x': x}, y)).repeat().batch(16)
+  evaluate = lambda: tf.data.Dataset.from_tensor_slices(({'x': x}, y)).batch(16)
+  tf.estimator.train_and_evaluate(estimator, tf.estimator.TrainSpec(train, max_steps=args.train_steps),
+                                  tf.estimator.EvalSpec(evaluate, steps=None, throttle_secs=0))
+
+
+def main():
+  parser = argparse.ArgumentParser()
+  parser.add_argument('--variant', default='ok', choices=VARIANTS)
+  parser.add_argument('--model_dir', default='model')
+  parser.add_argument('--train_steps', type=int, default=50)
+  args = parser.parse_args()
+  variant = args.variant
+  if variant == 'premade':
+    return premade(args)
+  params = {'variant': variant}
+  if variant == 'params_batch_size':
+    params['batch_size'] = 16
+  config = tf.estimator.tpu.RunConfig(model_dir=args.model_dir, tpu_config=tf.estimator.tpu.TPUConfig(
+      iterations_per_loop=2, per_host_input_for_training=tf.estimator.tpu.InputPipelineConfig.PER_HOST_V2))
+  if variant == 'plain_run_config':
+    config = tf.estimator.RunConfig(model_dir=args.model_dir)
+  estimator = tf.estimator.tpu.TPUEstimator(model_fn, config=config, params=params, use_tpu=False,
+                                            train_batch_size=16, eval_batch_size=16, predict_batch_size=8)
+  estimator.train(make_input_fn(variant, training=True), max_steps=args.train_steps)
+  if variant == 'crash':
+    with open(os.path.join(args.model_dir, 'vocabulary.txt')) as f:  # never written
+      f.read()
+  print(estimator.evaluate(make_input_fn(variant, training=False), steps=4))
+  print([p['class'] for p in estimator.predict(predict_input_fn)])
+
+
+if __name__ == '__main__':
+  main()
