@@ -118,3 +118,15 @@ def check_checkpoint(model_dir, expected_variables):
                        ' and %d more' % more if more > 0 else ''),
                     DIFFERENT_MODEL_FIX % model_dir)
 
+
+def remove_checkpoint_staging(model_dir):
+  """Removes what a checkpoint save that failed part-way left in model_dir: TensorFlow writes a checkpoint's data
+  into `<prefix>_temp...` (TF 1.15: `_temp_<id>`) and renames it when complete, so a staging folder is never read,
+  but a failed save leaves it taking space. Only for a run that owns model_dir (no other writer there)."""
+  staged = tf.io.gfile.glob(os.path.join(model_dir, '*.ckpt-*_temp*'))
+  for path in staged:
+    if tf.io.gfile.isdir(path):
+      tf.io.gfile.rmtree(path)
+    else:
+      tf.io.gfile.remove(path)
+  return staged

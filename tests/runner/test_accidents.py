@@ -1,0 +1,185 @@
+"""Accidents a user has, end to end through the programs: Ctrl-C, a full disk, an output flag that names the wrong
+kind of place or one that cannot be written, a prediction count of zero.
+
+Each ends in one line and a non-zero exit, with nothing half-written: `error: ... Fix: ...` for a mistake or a
+full disk, and for Ctrl-C `stopped: ...` with the step reached, the last checkpoint and the command that goes on
+from there, naming the --model_dir the run really used (the default one is new each run).
+"""
+import os
+import shlex
+import signal
+import subprocess
+import sys
+import time
+
+import pytest
+
+from estimator_tpu.data import records
+from estimator_tpu.data import synthetic
+from estimator_tpu.runtime.errors import INTERRUPTED_STATUS
+from support import mounts
+from support.paths import REPO_ROOT
+from support.programs import SCRIPT
+from support.programs import TINY
+from support.programs import assert_one_clear_error
+from support.programs import run_script
+
+PREPARE = [sys.executable, '-m', 'tools.prepare_data', '--validation_size=50']
+WAIT_SECONDS = 180
+# Smaller than a checkpoint of the model (about 40 MB with Adam's slots) or its SavedModel (about 13 MB), larger
+# than the write checks' probes: the disk fills at the first real write.
+SMALL_DISK_BYTES = 2 * 1024 * 1024
+
+
+def start(command, log_path, env=None):
+  with open(log_path, 'w') as log:  # a file, not a pipe nobody reads
+    return subprocess.Popen(command, cwd=REPO_ROOT, stdout=log, stderr=subprocess.STDOUT, env=env)
+
+
+def interrupt_when(process, condition):
+  """Sends SIGINT (what Ctrl-C sends) once `condition()` holds; returns the exit status."""
+  deadline = time.time() + WAIT_SECONDS
+  while not condition():
+    assert process.poll() is None, 'the process ended (status %s) before Ctrl-C' % process.returncode
+    assert time.time() < deadline
+    time.sleep(0.02)
+  process.send_signal(signal.SIGINT)
+  return process.wait(timeout=WAIT_SECONDS)
+
+
+def read(path):
+  with open(path) as f:
+    return f.read()
+
+
+def stopped_line(log):
+  assert 'Traceback' not in log and 'KeyboardInterrupt' not in log, log[-3000:]
+  lines = [line for line in log.splitlines() if line.startswith('stopped: ')]
+  assert len(lines) == 1, log[-3000:]
+  return lines[0]
+
+
+def files_below(directory):
+  return sorted(os.path.relpath(os.path.join(root, name), directory)
+                for root, dirs, files in os.walk(directory) for name in dirs + files)
+
+
+def test_ctrl_c_in_training_says_where_it_stopped_and_the_command_that_resumes(tmp_path, data_dir):
+  # No --model_dir: the run makes a new one under the temp dir, so the command must name it to resume.
+  env = dict(os.environ, TMPDIR=str(tmp_path / 'tmp'))
+  os.makedirs(env['TMPDIR'])
+  log_path = str(tmp_path / 'run.log')
+  process = start([sys.executable, SCRIPT] + TINY + ['--data_dir=%s' % data_dir, '--train_steps=100000'],
+                  log_path, env)
+  model_root = os.path.join(env['TMPDIR'], 'estimator_tpu')
+
+  def checkpointed():  # TensorFlow updates the `checkpoint` index last, once a checkpoint is complete
+    dirs = os.listdir(model_root) if os.path.isdir(model_root) else []
+    index = [os.path.join(model_root, d, 'checkpoint') for d in dirs]
+    return any(os.path.exists(path) and 'model.ckpt-0"' not in read(path) for path in index)
+
+  assert interrupt_when(process, checkpointed) == INTERRUPTED_STATUS
+  line = stopped_line(read(log_path))
+  (model_dir,) = [os.path.join(model_root, d) for d in os.listdir(model_root)]
+  assert line.startswith('stopped: Ctrl-C at step '), line
+  step = int(line.split(' at step ')[1].split()[0])
+  latest = open(os.path.join(model_dir, 'checkpoint')).readline().split('"')[1]
+  saved = int(latest.rsplit('-', 1)[1])
+  assert 10 <= saved <= step
+  assert 'the last checkpoint is %s (step %d)' % (os.path.join(model_dir, 'model.ckpt-%d' % saved), saved) in line
+  command = shlex.split(line.split('To resume: ', 1)[1])
+  assert '--model_dir=%s' % model_dir in command and SCRIPT in command
+
+  # The command resumes: the same run, to a nearer end, restores the checkpoint the line named.
+  resumed = subprocess.run(command + ['--train_steps=%d' % (saved + 5), '--num_predictions=0'], cwd=REPO_ROOT,
+                           stdout=subprocess.PIPE, stderr=subprocess.STDOUT, universal_newlines=True,
+                           timeout=WAIT_SECONDS, env=env)
+  assert resumed.returncode == 0, resumed.stdout[-3000:]
+  assert 'Restoring parameters from %s' % os.path.join(model_dir, 'model.ckpt-%d' % saved) in resumed.stdout
+
+
+def test_ctrl_c_in_data_preparation_publishes_no_split(tmp_path):
+  source = str(tmp_path / 'idx')
+  synthetic.write_idx_dir(source, train_count=60000, test_count=100, gzipped=False)  # seconds of conversion
+  data_dir = str(tmp_path / 'data')
+  log_path = str(tmp_path / 'prepare.log')
+  process = start(PREPARE + ['--source_dir=%s' % source, '--data_dir=%s' % data_dir], log_path)
+  status = interrupt_when(process, lambda: 'train.tfrecords: 10000/' in read(log_path))
+  assert status == INTERRUPTED_STATUS
+  line = stopped_line(read(log_path))
+  assert 'Ctrl-C while preparing the TFRecords in %s; no split was published' % data_dir in line
+  assert '--data_dir=%s' % data_dir in line and 'tools.prepare_data' in line
+  assert files_below(data_dir) == []  # no split, no temporary file
+
+
+def test_a_full_disk_in_training_is_one_line_and_the_checkpoints_stay_whole(tmp_path, data_dir):
+  model_dir = str(tmp_path / 'model')
+  os.makedirs(model_dir)
+  result, left = mounts.run_on_small_disk(model_dir, SMALL_DISK_BYTES, [sys.executable, SCRIPT] + TINY + [
+      '--data_dir=%s' % data_dir, '--model_dir=%s' % model_dir])
+  line = assert_one_clear_error(result, 'the disk of --model_dir=%s is full' % model_dir,
+                                'No space left on device', 'training resumes from the last complete checkpoint')
+  assert 'GPU' not in line and 'ResourceExhausted' not in result.stderr
+  assert not [name for name in left if '.tmp-' in name or '_temp' in name], left
+
+
+def test_a_full_disk_in_export_leaves_no_half_written_saved_model(tmp_path, tiny_model):
+  _, trained = tiny_model
+  export_dir = str(tmp_path / 'export')
+  os.makedirs(export_dir)
+  result, left = mounts.run_on_small_disk(export_dir, SMALL_DISK_BYTES, [sys.executable, SCRIPT] + TINY + [
+      '--mode=export', '--checkpoint_path=%s' % trained, '--export_dir=%s' % export_dir])
+  assert_one_clear_error(result, 'the disk of --export_dir=%s is full' % export_dir, 'export again')
+  assert left == []  # TensorFlow's temporary SavedModel folder is removed
+
+
+def test_a_full_disk_in_data_preparation_is_one_line_without_a_download_hint(tmp_path, idx_dir):
+  data_dir = str(tmp_path / 'data')
+  os.makedirs(data_dir)
+  result, left = mounts.run_on_small_disk(data_dir, 100 * 1024, PREPARE + [
+      '--source_dir=%s' % idx_dir, '--data_dir=%s' % data_dir])
+  line = assert_one_clear_error(result, 'the disk of --data_dir=%s is full' % data_dir)
+  assert 'download' not in line.lower()
+  assert left == []
+
+
+def test_export_dir_that_is_a_file(tmp_path, tiny_model):
+  _, trained = tiny_model
+  blocker = tmp_path / 'saved_model.pb'
+  blocker.write_text('not a directory')
+  result = run_script(TINY + ['--mode=export', '--checkpoint_path=%s' % trained, '--export_dir=%s' % blocker])
+  assert_one_clear_error(result, '--export_dir=%s is a file, not a directory' % blocker)
+  assert blocker.read_text() == 'not a directory'
+
+
+def test_export_to_a_read_only_place_names_export_dir(tmp_path, tiny_model):
+  _, trained = tiny_model
+  parent = tmp_path / 'read-only'
+  parent.mkdir()
+  result = mounts.run_read_only(str(parent), [sys.executable, SCRIPT] + TINY + [
+      '--mode=export', '--checkpoint_path=%s' % trained, '--export_dir=%s' % (parent / 'exports')])
+  line = assert_one_clear_error(result, 'cannot write to --export_dir=%s' % (parent / 'exports'))
+  assert '--model_dir' not in line.split(' Fix: ')[1] and '--data_dir' not in line
+  assert os.listdir(str(parent)) == []
+
+
+def test_predictions_to_a_read_only_place_name_predictions_file_before_any_work(tmp_path, tiny_model):
+  data_dir, trained = tiny_model
+  parent = tmp_path / 'read-only'
+  parent.mkdir()
+  target = parent / 'predictions.csv'
+  result = mounts.run_read_only(str(parent), [sys.executable, SCRIPT] + TINY + [
+      '--mode=predict', '--data_dir=%s' % data_dir, '--checkpoint_path=%s' % trained,
+      '--predictions_file=%s' % target])
+  line = assert_one_clear_error(result, 'cannot write --predictions_file=%s' % target)
+  assert '--predictions_file' in line.split(' Fix: ')[1] and '--model_dir' not in line.split(' Fix: ')[1]
+  assert 'Prediction 0' not in result.stderr  # stopped before predicting
+  assert os.listdir(str(parent)) == []
+
+
+@pytest.mark.parametrize('extra', [['--mode=predict', '--checkpoint_path=/unused/model.ckpt-1'],
+                                   ['--predictions_file=/unused/predictions.csv']])
+def test_zero_predictions_where_predictions_are_the_point(extra):
+  result = run_script(TINY + ['--num_predictions=0'] + extra)
+  assert result.returncode != 0
+  assert '--num_predictions=0 predicts nothing' in result.stderr and 'Traceback' not in result.stderr
