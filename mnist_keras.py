@@ -139,7 +139,7 @@ def train(model, manager, dataset, train_steps, save_checkpoints_steps, summary_
   `extra_callbacks` (e.g. progress.KerasTrainingProgress) run after the checkpoint and TensorBoard
   ones.
   """
-  manager.checkpoint.restore(manager.latest_checkpoint)
+  keras_checkpoints.restore(manager)
   done = int(model.optimizer.iterations.numpy())
   if manager.latest_checkpoint:
     logging.info('Restored %s (step %d).', manager.latest_checkpoint, done)
@@ -215,6 +215,7 @@ def run(fv):
   model_dir = fv.model_dir or checkpoints.default_model_dir('mnist_keras')
   logging.info('Data directory: %s', fv.data_dir)
   logging.info('Model directory: %s', model_dir)
+  checkpoints.require_own_route(model_dir, keras_route=True)  # before anything is written there
   seed = seeds.resolve(fv.seed)
   seeds.log_seed(seed, picked=fv.seed is None)
   prepare.ensure_data(fv.data_dir, fv.source_dir, fv.download_timeout, fv.validation_size)

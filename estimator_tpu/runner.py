@@ -319,6 +319,7 @@ def run(fv, route):
   storage.check_flag_paths(fv)  # every gs:// path of the run answers, within seconds, before TF touches one
   model_dir = checkpoints.resolve_model_dir(fv.model_dir, fv.checkpoint_path, route.name)
   logging.info('Mode %s; model directory: %s', fv.mode, model_dir)
+  checkpoints.require_own_route(model_dir, keras_route=False)
   # A checkpoint of another architecture fails here, clearly, rather than somewhere inside the restore.
   checkpoints.check_checkpoint(model_dir, lambda: model.variable_shapes(route.build_model_fn(fv, model_dir)))
   check_output_paths(fv, model_dir)

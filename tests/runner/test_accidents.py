@@ -7,12 +7,14 @@ from there, naming the --model_dir the run really used (the default one is new e
 """
 import os
 import shlex
+import shutil
 import signal
 import subprocess
 import sys
 import time
 
 import pytest
+import tensorflow.compat.v1 as tf
 
 from estimator_tpu.data import records
 from estimator_tpu.data import synthetic
@@ -183,3 +185,80 @@ def test_zero_predictions_where_predictions_are_the_point(extra):
   result = run_script(TINY + ['--num_predictions=0'] + extra)
   assert result.returncode != 0
   assert '--num_predictions=0 predicts nothing' in result.stderr and 'Traceback' not in result.stderr
+
+
+# --- a model_dir of the other kind of route, or of another model: refused before anything is written ---
+
+KERAS_SCRIPT = os.path.join(REPO_ROOT, 'mnist_keras.py')
+TF2_ONLY = pytest.mark.skipif(tf.__version__.startswith('1.'), reason='mnist_keras.py is the TensorFlow 2 route')
+# An object-based checkpoint as tf.train.Checkpoint writes it (the Keras route's kind), of a small Keras model that
+# is not mnist_keras.py's; runs eagerly on TF 1.15 and 2.15 alike.
+OTHER_KERAS_MODEL = '''
+import sys
+import tensorflow as tf
+tf.compat.v1.enable_eager_execution()
+model = tf.keras.Sequential([tf.keras.layers.Dense(3, input_shape=(5,))])
+model.compile(optimizer='adam', loss='mse')
+model.fit(tf.zeros([4, 5]), tf.zeros([4, 3]), verbose=0)
+checkpoint = tf.train.Checkpoint(model=model, optimizer=model.optimizer)
+tf.train.CheckpointManager(checkpoint, sys.argv[1], max_to_keep=1).save(checkpoint_number=7)
+'''
+
+
+def snapshot(directory):
+  """Every file below `directory` with its contents: what must not change."""
+  found = {}
+  for name in files_below(directory):
+    path = os.path.join(directory, name)
+    if os.path.isfile(path):
+      with open(path, 'rb') as f:
+        found[name] = f.read()
+  return found
+
+
+def other_keras_model_dir(tmp_path):
+  model_dir = str(tmp_path / 'keras-model')
+  subprocess.run([sys.executable, '-c', OTHER_KERAS_MODEL, model_dir], check=True, stdout=subprocess.PIPE,
+                 stderr=subprocess.PIPE, timeout=WAIT_SECONDS)
+  return model_dir
+
+
+def copied_model_dir(tmp_path, tiny_model):
+  model_dir = str(tmp_path / 'estimator-model')
+  shutil.copytree(tiny_model[1], model_dir)
+  return model_dir
+
+
+def test_the_estimator_routes_refuse_a_keras_model_dir(tmp_path, tiny_model):
+  model_dir = other_keras_model_dir(tmp_path)
+  before = snapshot(model_dir)
+  result = run_script(TINY + ['--data_dir=%s' % tiny_model[0], '--model_dir=%s' % model_dir])
+  assert_one_clear_error(result, '--model_dir=%s holds an object-based checkpoint (ckpt-7)' % model_dir,
+                         'continue that training with mnist_keras.py')
+  assert snapshot(model_dir) == before
+
+
+@TF2_ONLY
+def test_mnist_keras_refuses_a_model_dir_of_the_estimator_routes(tmp_path, tiny_model):
+  model_dir = copied_model_dir(tmp_path, tiny_model)
+  before = snapshot(model_dir)
+  result = subprocess.run([sys.executable, KERAS_SCRIPT] + TINY + ['--data_dir=%s' % tiny_model[0],
+                                                                    '--model_dir=%s' % model_dir],
+                          cwd=REPO_ROOT, stdout=subprocess.PIPE, stderr=subprocess.PIPE, universal_newlines=True,
+                          timeout=WAIT_SECONDS)
+  assert_one_clear_error(result, 'holds a checkpoint of mnist.py/mnist_tpu.py', 'continue that training with '
+                         'mnist_tpu.py')
+  assert snapshot(model_dir) == before  # its `checkpoint` index still names its own checkpoints
+
+
+@TF2_ONLY
+def test_mnist_keras_refuses_a_checkpoint_of_another_keras_model(tmp_path, tiny_model):
+  model_dir = other_keras_model_dir(tmp_path)
+  before = snapshot(model_dir)
+  result = subprocess.run([sys.executable, KERAS_SCRIPT] + TINY + ['--data_dir=%s' % tiny_model[0],
+                                                                    '--model_dir=%s' % model_dir],
+                          cwd=REPO_ROOT, stdout=subprocess.PIPE, stderr=subprocess.PIPE, universal_newlines=True,
+                          timeout=WAIT_SECONDS)
+  assert_one_clear_error(result, '--model_dir=%s holds a checkpoint of a different model (ckpt-7)' % model_dir,
+                         'pass a new --model_dir')
+  assert snapshot(model_dir) == before
