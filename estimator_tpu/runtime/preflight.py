@@ -119,6 +119,26 @@ def require_tpu_attached(dev_root='/dev', sys_root='/sys'):
   return devices
 
 
+def require_readable_dir(path, flag_name, suffix='.tfrecords'):
+  """Raises a UserError if the existing directory `path` (--`flag_name`), or a `suffix` file in it, cannot be read.
+
+  Without it an unreadable folder looks empty (its files do not "exist" to a listing that fails), and the run would
+  go on to prepare data into it and then report that it cannot write there. A path that does not exist is fine:
+  the caller creates it.
+  """
+  if not tf.io.gfile.isdir(path):
+    return
+  try:
+    for name in tf.io.gfile.listdir(path):
+      if name.endswith(suffix):
+        with tf.io.gfile.GFile(os.path.join(path, name), 'rb') as f:
+          f.read(1)
+  except tf.errors.OpError as e:
+    raise UserError('cannot read --%s=%s (%s).' % (flag_name, path, essence(e)),
+                    'make it and its files readable for this user (on a Cloud TPU, for the TPU service account '
+                    'as well), or pass another --%s.' % flag_name)
+
+
 def require_writable_file(path, flag_name):
   """Proves that the file `path` (the value of --`flag_name`) can be written, before any work: not a directory, and
   its directory writable (require_writable_dir, which leaves nothing behind)."""

@@ -262,3 +262,27 @@ def test_mnist_keras_refuses_a_checkpoint_of_another_keras_model(tmp_path, tiny_
   assert_one_clear_error(result, '--model_dir=%s holds a checkpoint of a different model (ckpt-7)' % model_dir,
                          'pass a new --model_dir')
   assert snapshot(model_dir) == before
+
+
+# --- a data folder that exists but cannot be read ---
+
+# Root reads everything whatever the permission bits say, through two capabilities; without them (dropped from the
+# bounding set, so no program it starts gets them back) root obeys the bits like any user.
+WITHOUT_ROOT_READS = ['setpriv', '--bounding-set=-dac_override,-dac_read_search', '--']
+
+
+@pytest.mark.parametrize('unreadable', ['folder', 'file'])
+def test_an_unreadable_data_dir_is_one_line_not_a_preparation(tmp_path, data_dir, unreadable):
+  target = data_dir if unreadable == 'folder' else records.split_path(data_dir, 'train')
+  model_dir = str(tmp_path / 'model')
+  os.chmod(target, 0)
+  try:
+    command = [sys.executable, SCRIPT] + TINY + ['--data_dir=%s' % data_dir, '--model_dir=%s' % model_dir]
+    result = subprocess.run((WITHOUT_ROOT_READS if os.geteuid() == 0 else []) + command, cwd=REPO_ROOT,
+                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, universal_newlines=True,
+                            timeout=WAIT_SECONDS)
+  finally:
+    os.chmod(target, 0o755 if unreadable == 'folder' else 0o644)
+  line = assert_one_clear_error(result, 'cannot read --data_dir=%s' % data_dir, 'Permission denied')
+  assert 'preparing them now' not in result.stderr and 'cannot write' not in line
+  assert not os.path.exists(model_dir)
