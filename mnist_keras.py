@@ -252,9 +252,11 @@ def run(fv):
                metrics['accuracy'], metrics['mean_loss'], num_test, global_step)
 
   predictions = log_predictions(model, test_path, fv.num_predictions, eval_batch_size)
-  results.write_run_summary(os.path.join(model_dir, RESULTS_FILE), global_step,
-                            metrics['accuracy'], metrics['mean_loss'], num_test, predictions,
-                            seed=seed)
+  results_path = os.path.join(model_dir, RESULTS_FILE)
+  results.write_run_summary(results_path, global_step, metrics['accuracy'], metrics['mean_loss'],
+                            num_test, predictions, seed=seed)
+  logging.info('Done (--mode=all): checkpoint %s; results %s.', manager.latest_checkpoint,
+               results_path)
 
 
 def main(argv):

@@ -327,9 +327,28 @@ def run(fv, route):
   # TensorFlow errors a user can fix (damaged data, NaN loss, ...) end as one UserError line, not a traceback.
   with tf_errors.TensorFlowErrors(fv.data_dir, model_dir) as guard:
     try:
-      return MODES[fv.mode](Run(fv, route, model_dir, cluster, seed, list(guard.hooks)))
+      result = MODES[fv.mode](Run(fv, route, model_dir, cluster, seed, list(guard.hooks)))
     except KeyboardInterrupt:
       raise interrupted(fv, model_dir, guard.steps.after) from None
+  logging.info('%s', where_it_is(fv, route, model_dir, result))
+  return result
+
+
+def where_it_is(fv, route, model_dir, result):
+  """The run's last line: where what it made is -- the checkpoint, the results file, the predictions, the export."""
+  parts = []
+  if fv.mode in TRAINING_MODES:
+    latest = checkpoints.latest_checkpoint(model_dir)
+    parts.append('checkpoint %s' % latest if latest else 'model directory %s' % model_dir)
+  if fv.mode == 'all':
+    parts.append('results %s' % os.path.join(model_dir, route.results_file))
+  if fv.mode in ('all', 'predict') and fv.predictions_file:
+    parts.append('predictions %s' % fv.predictions_file)
+  if fv.mode == EXPORT:
+    parts.append('SavedModel %s' % result)
+  if fv.mode in (EVALUATE, 'train_and_evaluate'):
+    parts.append('evaluation events %s' % os.path.join(model_dir, 'eval_%s' % fv.eval_split))
+  return 'Done (--mode=%s): %s.' % (fv.mode, '; '.join(parts))
 
 
 def interrupted(fv, model_dir, step):

@@ -19,8 +19,9 @@ def train_input_fn_builder(data_dir, batch_size):
 
   def input_fn():
     dataset = records.read_dataset(path)
-    # The split is small (MNIST train: about 50 MB): keep it in memory after the first epoch.
-    dataset = dataset.cache().shuffle(SHUFFLE_BUFFER).repeat()
+    # No cache(): a run that stops within its first epoch would leave it half-filled, which TensorFlow discards
+    # with a warning on every such run; the records are read again each epoch, a small cost beside parsing them.
+    dataset = dataset.shuffle(SHUFFLE_BUFFER).repeat()
     # TPU rule 4 (static shapes): without drop_remainder the batch dimension is None.
     dataset = dataset.batch(batch_size)
     return model.parse_dataset(dataset, DYNAMIC_BATCH, path)

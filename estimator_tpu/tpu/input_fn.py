@@ -23,8 +23,9 @@ def train_input_fn_builder(data_dir):
     batch_size = params['batch_size']
     index, count = deployment.input_deployment(params)
     dataset = records.read_dataset(path).shard(count, index)
-    # The split is small (MNIST train: about 50 MB): keep it in memory after the first epoch.
-    dataset = dataset.cache().shuffle(SHUFFLE_BUFFER).repeat()
+    # No cache(): a run that stops within its first epoch would leave it half-filled, which TensorFlow discards
+    # with a warning on every such run; the records are read again each epoch, a small cost beside parsing them.
+    dataset = dataset.shuffle(SHUFFLE_BUFFER).repeat()
     # TPU rule 4 (static shapes): drop_remainder makes every batch full, one shape for XLA to
     # compile.
     dataset = dataset.batch(batch_size, drop_remainder=True)
