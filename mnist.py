@@ -18,6 +18,7 @@ from estimator_tpu import runner
 from estimator_tpu import serving
 from estimator_tpu.estimator import input_fn as input_fn_lib
 from estimator_tpu.estimator import model_fn as model_fn_lib
+from flags import help as program_help
 from flags import mnist as program_flags
 from flags import training
 
@@ -79,4 +80,4 @@ def main(argv):
 
 if __name__ == '__main__':
   program_flags.define_flags()
-  app.run(main)
+  app.run(main, flags_parser=program_help.parse_flags)

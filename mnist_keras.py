@@ -38,6 +38,7 @@ from estimator_tpu.runtime.errors import UserError
 from estimator_tpu.runtime.errors import exit_on_user_error
 from estimator_tpu.tpu import cluster as tpu_cluster
 from estimator_tpu.tpu import input_fn as input_fn_lib
+from flags import help as program_help
 from flags import mnist_keras as mnist_keras_flags
 from flags import training
 
@@ -272,4 +273,4 @@ if __name__ == '__main__':
   # Before the flags are parsed: on TF 1.x the program cannot run whatever they say.
   exit_on_user_error(require_tf2, tf.__version__)
   mnist_keras_flags.define_flags()
-  app.run(main)
+  app.run(main, flags_parser=program_help.parse_flags)

@@ -16,6 +16,7 @@ from estimator_tpu.runtime import tf_errors
 from estimator_tpu.runtime.errors import exit_on_user_error
 from estimator_tpu.runtime.errors import preparation_interrupted
 from flags import data as data_flags
+from flags import help as program_help
 from flags import logs as log_flags
 
 FLAGS = flags.FLAGS
@@ -40,4 +41,4 @@ def prepare_data():
 if __name__ == '__main__':
   data_flags.define_data_flags()
   log_flags.define_log_flags()
-  app.run(main)
+  app.run(main, flags_parser=program_help.parse_flags)
