@@ -18,8 +18,8 @@ from estimator_tpu import runner
 from estimator_tpu import serving
 from estimator_tpu.estimator import input_fn as input_fn_lib
 from estimator_tpu.estimator import model_fn as model_fn_lib
-from flags import help as program_help
 from flags import mnist as program_flags
+from flags import help as program_help
 from flags import training
 
 KEEP_CHECKPOINT_MAX = 5

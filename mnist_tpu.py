@@ -20,8 +20,8 @@ from estimator_tpu import serving
 from estimator_tpu.tpu import input_fn as input_fn_lib
 from estimator_tpu.tpu import model_fn as model_fn_lib
 from estimator_tpu.tpu import run_config as run_config_lib
-from flags import help as program_help
 from flags import mnist_tpu as program_flags
+from flags import help as program_help
 from flags import training
 
 KEEP_CHECKPOINT_MAX = 5

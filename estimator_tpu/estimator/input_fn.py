@@ -19,8 +19,7 @@ def train_input_fn_builder(data_dir, batch_size):
 
   def input_fn():
     dataset = records.read_dataset(path)
-    # No cache(): a run that stops within its first epoch would leave it half-filled, which TensorFlow discards
-    # with a warning on every such run; the records are read again each epoch, a small cost beside parsing them.
+    # No cache(): TensorFlow warns when a run ends within the first epoch, its cache half-filled.
     dataset = dataset.shuffle(SHUFFLE_BUFFER).repeat()
     # TPU rule 4 (static shapes): without drop_remainder the batch dimension is None.
     dataset = dataset.batch(batch_size)

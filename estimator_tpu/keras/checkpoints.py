@@ -24,11 +24,10 @@ def build_checkpoint_manager(model, model_dir):
 
 
 def restore(manager):
-  """Restores the manager's latest checkpoint, if any, into its model and optimiser; a checkpoint of another model
-  (other layers or shapes) is a UserError before anything is written, not a chain of tracebacks mid-restore.
-
-  assert_existing_objects_matched: every object the checkpoint holds for this model must have found its
-  variable, with the same shape; without it a partial match would be restored silently.
+  """Restores the latest checkpoint, if any, into the model and its optimiser; a checkpoint of
+  another model (other layers or shapes) is a UserError before anything is written, not a chain
+  of tracebacks mid-restore. assert_existing_objects_matched: every object the checkpoint holds
+  must find its variable, of the same shape; else a partial match would restore silently.
   """
   latest = manager.latest_checkpoint
   if latest is None:
@@ -36,8 +35,8 @@ def restore(manager):
   try:
     manager.checkpoint.restore(latest).assert_existing_objects_matched()
   except (AssertionError, ValueError, tf.errors.OpError) as e:
-    raise UserError('--model_dir=%s holds a checkpoint of a different model (%s): %s' % (
-        manager.directory, latest.rsplit('/', 1)[-1], essence(e)),
+    raise UserError('--model_dir=%s holds a checkpoint of a different model (%s): %s'
+                    % (manager.directory, latest.rsplit('/', 1)[-1], essence(e)),
                     DIFFERENT_MODEL_FIX % manager.directory)
 
 

@@ -1,9 +1,10 @@
 """TensorFlow errors a user can fix, as UserErrors that say what to do.
 
 Errors that only show up while TensorFlow runs are translated by `TensorFlowErrors`, a context manager around
-the estimator calls: damaged TFRecords, labels outside 0-9, NaN loss, permission problems, Cloud Storage failing
-during a run, and checkpoint restores that still fail. It recognises errors by type; the only TensorFlow text it relies on is the
-"Restoring from checkpoint failed" prefix that tf.train.Saver gives restore errors in both TensorFlow versions.
+the estimator calls: damaged TFRecords, labels outside 0-9, NaN loss, permission problems, a full disk, Cloud
+Storage failing during a run, and checkpoint restores that still fail. It recognises errors by type; the only
+text it relies on is the "Restoring from checkpoint failed" prefix that tf.train.Saver gives restore errors in
+both TensorFlow versions, and the operating system's own words for a full disk (DISK_FULL_MARKERS).
 (Checks that can run before training, and so fail earlier, are in preflight.py and checkpoints.py.)
 """
 import logging as std_logging

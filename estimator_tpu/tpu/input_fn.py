@@ -23,8 +23,7 @@ def train_input_fn_builder(data_dir):
     batch_size = params['batch_size']
     index, count = deployment.input_deployment(params)
     dataset = records.read_dataset(path).shard(count, index)
-    # No cache(): a run that stops within its first epoch would leave it half-filled, which TensorFlow discards
-    # with a warning on every such run; the records are read again each epoch, a small cost beside parsing them.
+    # No cache(): TensorFlow warns when a run ends within the first epoch, its cache half-filled.
     dataset = dataset.shuffle(SHUFFLE_BUFFER).repeat()
     # TPU rule 4 (static shapes): drop_remainder makes every batch full, one shape for XLA to
     # compile.
