@@ -36,6 +36,8 @@ from estimator_tpu.runtime import seeds
 from estimator_tpu.runtime import storage
 from estimator_tpu.runtime.errors import UserError
 from estimator_tpu.runtime.errors import exit_on_user_error
+from estimator_tpu.runtime.errors import preparation_interrupted
+from estimator_tpu.runtime.errors import training_interrupted
 from estimator_tpu.tpu import cluster as tpu_cluster
 from estimator_tpu.tpu import input_fn as input_fn_lib
 from flags import help as program_help
@@ -219,7 +221,10 @@ def run(fv):
   checkpoints.require_own_route(model_dir, keras_route=True)  # before anything is written there
   seed = seeds.resolve(fv.seed)
   seeds.log_seed(seed, picked=fv.seed is None)
-  prepare.ensure_data(fv.data_dir, fv.source_dir, fv.download_timeout, fv.validation_size)
+  try:
+    prepare.ensure_data(fv.data_dir, fv.source_dir, fv.download_timeout, fv.validation_size)
+  except KeyboardInterrupt:
+    raise preparation_interrupted(fv.data_dir) from None
   records.require_split(fv.data_dir, 'train')
   test_path = records.require_split(fv.data_dir, 'test')
 
@@ -236,11 +241,16 @@ def run(fv):
   manager = keras_checkpoints.build_checkpoint_manager(model, model_dir)
   logging.info('Training %d steps, batch %d, on %d replica(s) of %s.', fv.train_steps, batch_size,
                strategy.num_replicas_in_sync, type(strategy).__name__)
-  train(model, manager, make_dataset(fv.data_dir, batch_size), fv.train_steps,
-        fv.save_checkpoints_steps, summary_every=fv.iterations,
-        extra_callbacks=[progress.KerasTrainingProgress(
-            fv.train_steps, batch_size,
-            progress.every_steps(fv.log_every_steps, fv.use_tpu, fv.iterations))])
+  try:
+    train(model, manager, make_dataset(fv.data_dir, batch_size), fv.train_steps,
+          fv.save_checkpoints_steps, summary_every=fv.iterations,
+          extra_callbacks=[progress.KerasTrainingProgress(
+              fv.train_steps, batch_size,
+              progress.every_steps(fv.log_every_steps, fv.use_tpu, fv.iterations))])
+  except KeyboardInterrupt:
+    latest = manager.latest_checkpoint
+    raise training_interrupted(fv.mode, model_dir, int(model.optimizer.iterations.numpy()),
+                               latest, keras_checkpoints.latest_step(model_dir)) from None
 
   num_test = records.count_examples(test_path)
   dataset, eval_steps = make_eval_dataset(fv.data_dir, 'test', eval_batch_size)

@@ -35,9 +35,8 @@ from estimator_tpu.runtime import results
 from estimator_tpu.runtime import seeds
 from estimator_tpu.runtime import storage
 from estimator_tpu.runtime import tf_errors
-from estimator_tpu.runtime.errors import Interrupted
 from estimator_tpu.runtime.errors import UserError
-from estimator_tpu.runtime.errors import this_command
+from estimator_tpu.runtime.errors import training_interrupted
 from estimator_tpu.runtime.errors import exit_on_user_error
 from estimator_tpu.runtime.errors import preparation_interrupted
 from estimator_tpu.tpu import cluster as tpu_cluster
@@ -352,18 +351,10 @@ def where_it_is(fv, route, model_dir, result):
 
 
 def interrupted(fv, model_dir, step):
-  """What Ctrl-C left: the step training reached, the last checkpoint, and the command that resumes from it, with
-  the --model_dir this run used (the default one is new each run, so the same command would start from zero)."""
+  """What Ctrl-C left, as errors.training_interrupted tells it, from the checkpoints in model_dir."""
   latest = checkpoints.latest_checkpoint(model_dir)
   saved = checkpoints.checkpoint_step(latest) if latest else None
-  kept = ('the last checkpoint is %s (step %d)' % (latest, saved) if latest
-          else 'no checkpoint was written yet in %s' % model_dir)
-  if step is not None and saved is not None:
-    step = max(step, saved)  # Ctrl-C may land among the hooks of a step, after its checkpoint, before our count
-  at = ' at step %d' % step if step is not None and fv.mode in TRAINING_MODES else ''
-  verb = 'resume' if fv.mode in TRAINING_MODES else 'run it again'
-  return Interrupted('Ctrl-C%s (--mode=%s); %s. To %s: %s'
-                     % (at, fv.mode, kept, verb, this_command(model_dir=model_dir)))
+  return training_interrupted(fv.mode, model_dir, step, latest, saved, fv.mode in TRAINING_MODES)
 
 
 def run_program(argv, route):

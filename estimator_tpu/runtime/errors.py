@@ -47,6 +47,19 @@ def exit_on_user_error(fn, *args):
     sys.exit(INTERRUPTED_STATUS)
 
 
+def training_interrupted(mode, model_dir, step, latest, saved, training=True):
+  """What Ctrl-C left: the step training reached, the last checkpoint (`latest`, of step `saved`), and the command
+  that resumes from it, with the --model_dir the run used (the default one is new each run, so the same command
+  would start from zero)."""
+  kept = ('the last checkpoint is %s (step %d)' % (latest, saved) if latest
+          else 'no checkpoint was written yet in %s' % model_dir)
+  if step is not None and saved is not None:
+    step = max(step, saved)  # Ctrl-C may land among the hooks of a step, after its checkpoint, before our count
+  at = ' at step %d' % step if step is not None and training else ''
+  return Interrupted('Ctrl-C%s (--mode=%s); %s. To %s: %s' % (
+      at, mode, kept, 'resume' if training else 'run it again', this_command(model_dir=model_dir)))
+
+
 def preparation_interrupted(data_dir):
   """Ctrl-C while the TFRecords were being prepared: all three splits are published together once complete
   (records.write_splits), so none was, and whatever was written under temporary names has been removed."""

@@ -66,19 +66,30 @@ def files_below(directory):
                 for root, dirs, files in os.walk(directory) for name in dirs + files)
 
 
-def test_ctrl_c_in_training_says_where_it_stopped_and_the_command_that_resumes(tmp_path, data_dir):
+# (program, its checkpoints' prefix, what it logs when it restores one)
+CTRL_C_PROGRAMS = [
+    ('mnist_tpu.py', 'model.ckpt-', 'Restoring parameters from %s'),
+    pytest.param('mnist_keras.py', 'ckpt-', 'Restored %s (step',
+                 marks=pytest.mark.skipif(tf.__version__.startswith('1.'), reason='mnist_keras.py is TF 2 only')),
+]
+
+
+@pytest.mark.parametrize('program,prefix,restored', CTRL_C_PROGRAMS)
+def test_ctrl_c_in_training_says_where_it_stopped_and_the_command_that_resumes(tmp_path, data_dir, program, prefix,
+                                                                                restored):
   # No --model_dir: the run makes a new one under the temp dir, so the command must name it to resume.
   env = dict(os.environ, TMPDIR=str(tmp_path / 'tmp'))
   os.makedirs(env['TMPDIR'])
   log_path = str(tmp_path / 'run.log')
-  process = start([sys.executable, SCRIPT] + TINY + ['--data_dir=%s' % data_dir, '--train_steps=100000'],
+  script = os.path.join(REPO_ROOT, program)
+  process = start([sys.executable, script] + TINY + ['--data_dir=%s' % data_dir, '--train_steps=100000'],
                   log_path, env)
   model_root = os.path.join(env['TMPDIR'], 'estimator_tpu')
 
   def checkpointed():  # TensorFlow updates the `checkpoint` index last, once a checkpoint is complete
     dirs = os.listdir(model_root) if os.path.isdir(model_root) else []
     index = [os.path.join(model_root, d, 'checkpoint') for d in dirs]
-    return any(os.path.exists(path) and 'model.ckpt-0"' not in read(path) for path in index)
+    return any(os.path.exists(path) and '%s0"' % prefix not in read(path) for path in index)
 
   assert interrupt_when(process, checkpointed) == INTERRUPTED_STATUS
   line = stopped_line(read(log_path))
@@ -88,16 +99,17 @@ def test_ctrl_c_in_training_says_where_it_stopped_and_the_command_that_resumes(t
   latest = open(os.path.join(model_dir, 'checkpoint')).readline().split('"')[1]
   saved = int(latest.rsplit('-', 1)[1])
   assert 10 <= saved <= step
-  assert 'the last checkpoint is %s (step %d)' % (os.path.join(model_dir, 'model.ckpt-%d' % saved), saved) in line
+  checkpoint = os.path.join(model_dir, '%s%d' % (prefix, saved))
+  assert 'the last checkpoint is %s (step %d)' % (checkpoint, saved) in line
   command = shlex.split(line.split('To resume: ', 1)[1])
-  assert '--model_dir=%s' % model_dir in command and SCRIPT in command
+  assert '--model_dir=%s' % model_dir in command and script in command
 
   # The command resumes: the same run, to a nearer end, restores the checkpoint the line named.
   resumed = subprocess.run(command + ['--train_steps=%d' % (saved + 5), '--num_predictions=0'], cwd=REPO_ROOT,
                            stdout=subprocess.PIPE, stderr=subprocess.STDOUT, universal_newlines=True,
                            timeout=WAIT_SECONDS, env=env)
   assert resumed.returncode == 0, resumed.stdout[-3000:]
-  assert 'Restoring parameters from %s' % os.path.join(model_dir, 'model.ckpt-%d' % saved) in resumed.stdout
+  assert restored % checkpoint in resumed.stdout
 
 
 def test_ctrl_c_in_data_preparation_publishes_no_split(tmp_path):
