@@ -35,7 +35,8 @@ def describe(tpu_name, tpu_zone, gcp_project):
 
 def lookup_error(error, where, zone_and_project_given=True):
   """The UserError for an error looking up the TPU `where` describes; the fix depends on what failed, found along
-  the chain of exceptions (TensorFlow wraps the API client's in a ValueError that keeps it as its context)."""
+  the chain of exceptions (TensorFlow wraps the API client's in a ValueError that keeps it as its context).
+  `zone_and_project_given` False: the error came while the resolver asked the metadata server for them."""
   chain = _exception_chain(error)
   names = [type(e).__name__ for e in chain]
   message = ' '.join(str(e) for e in chain)
@@ -60,7 +61,7 @@ def lookup_error(error, where, zone_and_project_given=True):
   if 'Missing runtime dependency' in message:
     return UserError('%s cannot be looked up: %s' % (where, essence(chain[-1])), INSTALL_CLIENT_FIX)
   if any(isinstance(e, OSError) for e in chain) or 'HttpLib2Error' in names or 'ServerNotFoundError' in names:
-    if not zone_and_project_given and 'metadata' in message:
+    if not zone_and_project_given:  # the resolver asked the metadata server for them, and it is not there
       return UserError('the zone and project of %s could not be looked up: this machine has no GCE metadata '
                        'server (%s).' % (where, essence(chain[-1])), 'pass --tpu_zone=ZONE and --gcp_project=PROJECT.')
     return UserError('the Cloud TPU API could not be reached to look up %s (%s).' % (where, essence(chain[-1])),

@@ -54,14 +54,17 @@ def resolve_tpu_cluster(tpu_name, tpu_zone=None, gcp_project=None, resolver_cls=
   looked_up = not is_worker_address(tpu_name)
   if looked_up:
     tpu_api.require_client_libraries(tpu_name)
-  try:
+  where = tpu_api.describe(tpu_name, tpu_zone, gcp_project)
+  try:  # a zone or project not given is asked of the GCE metadata server here
     resolver = resolver_cls(tpu=[tpu_name], zone=tpu_zone, project=gcp_project)
+  except Exception as e:  # pylint: disable=broad-except -- the API client raises its own types
+    raise tpu_api.lookup_error(e, where, bool(tpu_zone and gcp_project))
+  try:
     if looked_up:
       resolver.master()  # asks the Cloud TPU API for the TPU's workers
-    return resolver
-  except Exception as e:  # pylint: disable=broad-except -- the API client raises its own types
-    raise tpu_api.lookup_error(e, tpu_api.describe(tpu_name, tpu_zone, gcp_project),
-                               bool(tpu_zone and gcp_project))
+  except Exception as e:  # pylint: disable=broad-except
+    raise tpu_api.lookup_error(e, where)
+  return resolver
 
 
 def tpu_master_address(master=None, cluster=None):
@@ -72,7 +75,7 @@ def tpu_master_address(master=None, cluster=None):
   try:
     return cluster.master()
   except Exception as e:  # pylint: disable=broad-except -- the API client raises its own types
-    raise tpu_api.lookup_error(e, 'the resolved TPU', zone_and_project_given=False)
+    raise tpu_api.lookup_error(e, 'the resolved TPU')
 
 
 def require_tpu_reachable(master=None, cluster=None, timeout_secs=preflight.DEFAULT_TIMEOUT_SECS,

@@ -12,6 +12,7 @@ import subprocess
 import sys
 
 import pytest
+import tensorflow.compat.v1 as tf
 
 from support import programs
 from support.cloud_tpu_api import TOKEN
@@ -24,8 +25,9 @@ PROJECT = 'stand-in-project'
 # A TPU Node needs its directories on gs://; every case here stops before anything touches them.
 NODE_ARGS = ['--mode=train', '--tpu_zone=%s' % ZONE, '--gcp_project=%s' % PROJECT,
              '--data_dir=gs://stand-in-bucket/mnist', '--model_dir=gs://stand-in-bucket/model']
-RESOLVE = ('from estimator_tpu.tpu import cluster\n'
-           'resolver = cluster.resolve_tpu_cluster(%r, %r, %r)\n'
+RESOLVE = ('from estimator_tpu.runtime.errors import exit_on_user_error\n'
+           'from estimator_tpu.tpu import cluster\n'
+           'resolver = exit_on_user_error(cluster.resolve_tpu_cluster, %r, %r, %r)\n'
            'print(cluster.tpu_master_address(None, resolver))\n')
 
 
@@ -98,3 +100,17 @@ def test_missing_client_libraries_name_the_install_not_the_tpu_state(api, tmp_pa
   line = programs.assert_one_clear_error(result, "pip install '.[tpu]'", 'client libraries are not installed')
   assert 'READY' not in line and 'cloud-tpu-client' not in result.stderr
   assert not api.requests  # stopped before asking anything
+
+
+def test_zone_and_project_come_from_the_metadata_server_or_a_one_line_fix(api):
+  """TF 2.15's client asks the metadata server it is pointed at (GCE_METADATA_HOST) for a zone and project not
+  given; TF 1.15's asks metadata.google.internal only, which is not there off GCE: one line saying to pass them."""
+  api.add_node('my-tpu', [('10.240.1.2', 8470)])
+  result = run(['-c', RESOLVE % ('my-tpu', None, None)], api.environment())
+  if tf.__version__.startswith('1.'):
+    line = programs.assert_one_clear_error(result, 'the zone and project of', 'pass --tpu_zone=ZONE and '
+                                           '--gcp_project=PROJECT')
+    assert 'READY' not in line
+  else:
+    assert result.returncode == 0, result.stderr[-3000:]
+    assert result.stdout.strip().splitlines()[-1] == 'grpc://10.240.1.2:8470'
