@@ -117,7 +117,9 @@ def test_ctrl_c_in_data_preparation_publishes_no_split(tmp_path):
   synthetic.write_idx_dir(source, train_count=60000, test_count=100, gzipped=False)  # seconds of conversion
   data_dir = str(tmp_path / 'data')
   log_path = str(tmp_path / 'prepare.log')
-  process = start(PREPARE + ['--source_dir=%s' % source, '--data_dir=%s' % data_dir], log_path)
+  # Unbuffered: Python 3.7 buffers a stderr that is a file, and the progress line must be there when written.
+  process = start(PREPARE + ['--source_dir=%s' % source, '--data_dir=%s' % data_dir], log_path,
+                  dict(os.environ, PYTHONUNBUFFERED='1'))
   status = interrupt_when(process, lambda: 'train.tfrecords: 10000/' in read(log_path))
   assert status == INTERRUPTED_STATUS
   line = stopped_line(read(log_path))
