@@ -129,7 +129,10 @@ def require_readable_dir(path, flag_name, suffix='.tfrecords'):
   if not tf.io.gfile.isdir(path):
     return
   try:
-    for name in tf.io.gfile.listdir(path):
+    names = tf.io.gfile.listdir(path)
+    # Local files only: a gs:// path was asked about by the storage pre-flight (storage.py), and a read there
+    # is a request of its own.
+    for name in names if '://' not in path else ():
       if name.endswith(suffix):
         with tf.io.gfile.GFile(os.path.join(path, name), 'rb') as f:
           f.read(1)
