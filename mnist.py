@@ -19,6 +19,7 @@ from estimator_tpu import serving
 from estimator_tpu.estimator import input_fn as input_fn_lib
 from estimator_tpu.estimator import model_fn as model_fn_lib
 from flags import mnist as program_flags
+from flags import help as program_help
 from flags import training
 
 KEEP_CHECKPOINT_MAX = 5
@@ -79,4 +80,4 @@ def main(argv):
 
 if __name__ == '__main__':
   program_flags.define_flags()
-  app.run(main)
+  app.run(main, flags_parser=program_help.parse_flags)

@@ -36,8 +36,11 @@ from estimator_tpu.runtime import seeds
 from estimator_tpu.runtime import storage
 from estimator_tpu.runtime.errors import UserError
 from estimator_tpu.runtime.errors import exit_on_user_error
+from estimator_tpu.runtime.errors import preparation_interrupted
+from estimator_tpu.runtime.errors import training_interrupted
 from estimator_tpu.tpu import cluster as tpu_cluster
 from estimator_tpu.tpu import input_fn as input_fn_lib
+from flags import help as program_help
 from flags import mnist_keras as mnist_keras_flags
 from flags import training
 
@@ -139,7 +142,7 @@ def train(model, manager, dataset, train_steps, save_checkpoints_steps, summary_
   `extra_callbacks` (e.g. progress.KerasTrainingProgress) run after the checkpoint and TensorBoard
   ones.
   """
-  manager.checkpoint.restore(manager.latest_checkpoint)
+  keras_checkpoints.restore(manager)
   done = int(model.optimizer.iterations.numpy())
   if manager.latest_checkpoint:
     logging.info('Restored %s (step %d).', manager.latest_checkpoint, done)
@@ -215,9 +218,13 @@ def run(fv):
   model_dir = fv.model_dir or checkpoints.default_model_dir('mnist_keras')
   logging.info('Data directory: %s', fv.data_dir)
   logging.info('Model directory: %s', model_dir)
+  checkpoints.require_own_route(model_dir, keras_route=True)  # before anything is written there
   seed = seeds.resolve(fv.seed)
   seeds.log_seed(seed, picked=fv.seed is None)
-  prepare.ensure_data(fv.data_dir, fv.source_dir, fv.download_timeout, fv.validation_size)
+  try:
+    prepare.ensure_data(fv.data_dir, fv.source_dir, fv.download_timeout, fv.validation_size)
+  except KeyboardInterrupt:
+    raise preparation_interrupted(fv.data_dir) from None
   records.require_split(fv.data_dir, 'train')
   test_path = records.require_split(fv.data_dir, 'test')
 
@@ -234,11 +241,16 @@ def run(fv):
   manager = keras_checkpoints.build_checkpoint_manager(model, model_dir)
   logging.info('Training %d steps, batch %d, on %d replica(s) of %s.', fv.train_steps, batch_size,
                strategy.num_replicas_in_sync, type(strategy).__name__)
-  train(model, manager, make_dataset(fv.data_dir, batch_size), fv.train_steps,
-        fv.save_checkpoints_steps, summary_every=fv.iterations,
-        extra_callbacks=[progress.KerasTrainingProgress(
-            fv.train_steps, batch_size,
-            progress.every_steps(fv.log_every_steps, fv.use_tpu, fv.iterations))])
+  try:
+    train(model, manager, make_dataset(fv.data_dir, batch_size), fv.train_steps,
+          fv.save_checkpoints_steps, summary_every=fv.iterations,
+          extra_callbacks=[progress.KerasTrainingProgress(
+              fv.train_steps, batch_size,
+              progress.every_steps(fv.log_every_steps, fv.use_tpu, fv.iterations))])
+  except KeyboardInterrupt:
+    latest = manager.latest_checkpoint
+    raise training_interrupted(fv.mode, model_dir, int(model.optimizer.iterations.numpy()),
+                               latest, keras_checkpoints.latest_step(model_dir)) from None
 
   num_test = records.count_examples(test_path)
   dataset, eval_steps = make_eval_dataset(fv.data_dir, 'test', eval_batch_size)
@@ -251,9 +263,11 @@ def run(fv):
                metrics['accuracy'], metrics['mean_loss'], num_test, global_step)
 
   predictions = log_predictions(model, test_path, fv.num_predictions, eval_batch_size)
-  results.write_run_summary(os.path.join(model_dir, RESULTS_FILE), global_step,
-                            metrics['accuracy'], metrics['mean_loss'], num_test, predictions,
-                            seed=seed)
+  results_path = os.path.join(model_dir, RESULTS_FILE)
+  results.write_run_summary(results_path, global_step, metrics['accuracy'], metrics['mean_loss'],
+                            num_test, predictions, seed=seed)
+  logging.info('Done (--mode=all): checkpoint %s; results %s.', manager.latest_checkpoint,
+               results_path)
 
 
 def main(argv):
@@ -269,4 +283,4 @@ if __name__ == '__main__':
   # Before the flags are parsed: on TF 1.x the program cannot run whatever they say.
   exit_on_user_error(require_tf2, tf.__version__)
   mnist_keras_flags.define_flags()
-  app.run(main)
+  app.run(main, flags_parser=program_help.parse_flags)

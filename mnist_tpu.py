@@ -21,6 +21,7 @@ from estimator_tpu.tpu import input_fn as input_fn_lib
 from estimator_tpu.tpu import model_fn as model_fn_lib
 from estimator_tpu.tpu import run_config as run_config_lib
 from flags import mnist_tpu as program_flags
+from flags import help as program_help
 from flags import training
 
 KEEP_CHECKPOINT_MAX = 5
@@ -99,4 +100,4 @@ def main(argv):
 
 if __name__ == '__main__':
   program_flags.define_flags()
-  app.run(main)
+  app.run(main, flags_parser=program_help.parse_flags)

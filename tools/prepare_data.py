@@ -14,7 +14,9 @@ from estimator_tpu.runtime import logs
 from estimator_tpu.runtime import storage
 from estimator_tpu.runtime import tf_errors
 from estimator_tpu.runtime.errors import exit_on_user_error
+from estimator_tpu.runtime.errors import preparation_interrupted
 from flags import data as data_flags
+from flags import help as program_help
 from flags import logs as log_flags
 
 FLAGS = flags.FLAGS
@@ -30,10 +32,13 @@ def main(argv):
 def prepare_data():
   storage.check_flag_paths(FLAGS)  # gs:// data_dir/source_dir: reachable, bucket there, allowed -- in seconds
   with tf_errors.TensorFlowErrors(data_dir=FLAGS.data_dir):
-    prepare.prepare_data(FLAGS.data_dir, FLAGS.source_dir, FLAGS.download_timeout, FLAGS.validation_size)
+    try:
+      prepare.prepare_data(FLAGS.data_dir, FLAGS.source_dir, FLAGS.download_timeout, FLAGS.validation_size)
+    except KeyboardInterrupt:
+      raise preparation_interrupted(FLAGS.data_dir) from None
 
 
 if __name__ == '__main__':
   data_flags.define_data_flags()
   log_flags.define_log_flags()
-  app.run(main)
+  app.run(main, flags_parser=program_help.parse_flags)

@@ -35,6 +35,7 @@ def ensure_data(data_dir, source_dir=None, download_timeout=10.0, validation_siz
   because fetching MNIST would overwrite files that may be the user's own dataset. All there: reads each once to
   check every record's CRC (55k MNIST records: ~0.1 s), so damaged data stops the run before training starts.
   """
+  preflight.require_readable_dir(data_dir, 'data_dir')  # an unreadable folder is not an empty one
   present = [split for split in records.SPLITS if tf.io.gfile.exists(records.split_path(data_dir, split))]
   if not present or (source_dir is not None and len(present) < len(records.SPLITS)):
     logging.info('No complete set of TFRecords in %s yet: preparing them now.', data_dir)
