@@ -24,6 +24,7 @@ from estimator_tpu.routes import Route  # noqa: F401 -- the programs build their
 from estimator_tpu.routes import TRAIN
 from estimator_tpu.data import prepare
 from estimator_tpu.data import records
+from estimator_tpu.data import spec as data_spec
 from estimator_tpu.distributed import training as distributed
 from estimator_tpu.porting.readiness import route_check
 from estimator_tpu.runtime import batch_sizes
@@ -226,7 +227,7 @@ def run_export(run):
   """Writes a SavedModel (serving signatures in estimator_tpu/serving.py) under --export_dir."""
   checkpoint = checkpoints.find_model_checkpoint(run.fv.checkpoint_path, run.model_dir)
   export_base = run.fv.export_dir or os.path.join(run.model_dir, EXPORT_SUBDIR)
-  path = run.route.export(run.estimator(EXPORT), export_base, checkpoint)
+  path = run.route.export(run.fv, run.estimator(EXPORT), export_base, checkpoint)
   path = path.decode() if isinstance(path, bytes) else path
   logging.info('Exported %s to %s.', checkpoint, path)
   return path
@@ -267,7 +268,8 @@ def run(fv, route):
   model_dir = checkpoints.resolve_model_dir(fv.model_dir, fv.checkpoint_path, route.name)
   logging.info('Mode %s; model directory: %s', fv.mode, model_dir)
   # A checkpoint of another architecture fails here, clearly, rather than somewhere inside the restore.
-  checkpoints.check_checkpoint(model_dir, lambda: model.variable_shapes(route.build_model_fn(fv, model_dir)))
+  checkpoints.check_checkpoint(model_dir, lambda: model.variable_shapes(route.build_model_fn(fv, model_dir),
+                                                                       data_spec.read(fv.data_dir)))
   seed = seeds.resolve(fv.seed)
   # TensorFlow errors a user can fix (damaged data, NaN loss, ...) end as one UserError line, not a traceback.
   with tf_errors.TensorFlowErrors(fv.data_dir, model_dir) as guard:
