@@ -13,6 +13,7 @@ import os
 
 import numpy as np
 import tensorflow.compat.v1 as tf
+import tensorflow.compat.v2 as tf_v2
 
 from estimator_tpu.data import records
 from estimator_tpu.data import spec as data_spec
@@ -149,28 +150,43 @@ def _dense(images, training, dtype, spec):
 
 
 def _vgg16(images, training, dtype, spec):
+  del training  # VGG16 has neither dropout nor batch normalisation
+  # TPU rule 4 (static shapes): built on the input tensor itself (input_tensor=), not on a Keras Input: that
+  # would be a placeholder of batch None inside the TPU computation, which XLA cannot compile.
   # Keras layers take no custom getter: bfloat16 comes from Keras' own mixed_bfloat16 policy (float32 variables,
   # bfloat16 computation), set while the layers are made.
+  options = {'classifier_activation': None} if _takes('classifier_activation') else {}
   with _keras_policy('mixed_bfloat16' if dtype == tf.bfloat16 else None):
-    application = tf.keras.applications.VGG16(weights=None, input_shape=tuple(spec.image_shape),
-                                              classes=spec.num_classes)
-  application.layers[-1].activation = tf.keras.activations.linear  # logits: the loss applies the softmax
-  return application(_scaled_images(images, dtype, spec), training=training)
+    application = tf.keras.applications.VGG16(weights=None, input_tensor=_scaled_images(images, dtype, spec),
+                                              input_shape=tuple(spec.image_shape), classes=spec.num_classes,
+                                              **options)
+  output = application.output
+  # TF 1.15's VGG16 always ends in a softmax; the loss wants what goes into it.
+  return output.op.inputs[0] if output.op.type == 'Softmax' else output
+
+
+def _takes(argument):
+  return argument in inspect.signature(tf.keras.applications.VGG16).parameters
 
 
 @contextlib.contextmanager
 def _keras_policy(name):
-  """Keras' global dtype policy `name` while the block makes layers (TF 2's API, or TF 1.15's experimental one)."""
+  """Keras' global dtype policy `name` while the block makes layers. TF 2 only: TF 1.15's Keras refuses a global
+  mixed policy outside TensorFlow 2 behaviour ("can only be set to a non-infer policy in TensorFlow 2")."""
   if name is None:
     yield
     return
-  mixed = tf.keras.mixed_precision
-  set_policy = getattr(mixed, 'set_global_policy', None) or mixed.experimental.set_policy
-  set_policy(name)
+  mixed = tf_v2.keras.mixed_precision
+  if not hasattr(mixed, 'set_global_policy'):
+    raise UserError('--model=vgg16 computes in bfloat16 through Keras\' mixed_bfloat16 policy, which TensorFlow %s '
+                    'cannot set for a Keras application.' % tf.__version__,
+                    'use --precision=float32 here, or TensorFlow 2.15 (the TPU VM route) for bfloat16.')
+  previous = mixed.global_policy()
+  mixed.set_global_policy(name)
   try:
     yield
   finally:
-    set_policy('float32')
+    mixed.set_global_policy(previous)
 
 
 def _cnn(images, training, dtype, spec):
