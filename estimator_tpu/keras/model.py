@@ -44,7 +44,8 @@ def build_keras_network(name=model.CNN, spec=data_spec.MNIST, precision=model.FL
     logits = _vgg16(net, spec, policy)
   else:
     logits = {model.CNN: _cnn, model.DENSE: _dense}[name](net, spec, policy)
-  return tf.keras.Model(inputs=images, outputs=logits, name={model.CNN: 'mnist_cnn'}.get(name, name))
+  keras_name = 'mnist_cnn' if name == model.CNN else name
+  return tf.keras.Model(inputs=images, outputs=logits, name=keras_name)
 
 
 def build_keras_cnn(precision=model.FLOAT32):
