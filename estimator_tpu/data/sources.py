@@ -55,17 +55,20 @@ class Dataset(collections.namedtuple('Dataset', ['name', 'class_names', 'train_i
 
 
 def detect(source_dir):
-  """The source a --source_dir holds when --source=auto: an .npz file, CIFAR-10 batches, IDX files or a folder."""
+  """The source a --source_dir holds when --source=auto: an .npz file, CIFAR-10 batches, class folders (sub-folders
+  and no IDX file), else IDX files, the historical meaning of --source_dir (whose errors name the files missing)."""
   if source_dir is None:
     return MNIST
   if source_dir.endswith('.npz'):
     return NPZ
   if _cifar10_dir(source_dir):
     return CIFAR10
-  if any(tf.io.gfile.exists(os.path.join(source_dir, name + suffix))
-         for name in records.IDX_FILES.values() for suffix in ('', '.gz')):
-    return IDX
-  return FOLDER
+  has_idx = any(tf.io.gfile.exists(os.path.join(source_dir, name + suffix))
+                for name in records.IDX_FILES.values() for suffix in ('', '.gz'))
+  if not has_idx and tf.io.gfile.isdir(source_dir) and any(
+      tf.io.gfile.isdir(os.path.join(source_dir, entry)) for entry in tf.io.gfile.listdir(source_dir)):
+    return FOLDER
+  return IDX
 
 
 def read(source, source_dir, num_classes=None, image_size=None, channels=3, download_timeout=10.0):
