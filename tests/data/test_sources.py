@@ -192,3 +192,15 @@ def test_prepare_data_tool_ends_a_partial_source_in_one_line(tmp_path):
                     % (source, ', '.join(sources.CIFAR10_TRAIN + (sources.CIFAR10_TEST,)))]
   assert 'Traceback' not in result.stdout
   assert not os.path.exists(str(tmp_path / 'data' / 'train.tfrecords'))
+
+
+def test_auto_tells_the_source_from_what_source_dir_holds(tmp_path, idx_dir):
+  synthetic.write_cifar10_dir(str(tmp_path / 'cifar' / sources.CIFAR10_SUBDIR), per_batch=1, test_count=1)
+  synthetic.write_class_folders(str(tmp_path / 'photos'), per_class=1)
+  assert sources.detect(None) == sources.MNIST
+  assert sources.detect(idx_dir) == sources.IDX
+  assert sources.detect(str(tmp_path / 'cifar')) == sources.CIFAR10  # the folder the archive unpacks to, or above
+  assert sources.detect(str(tmp_path / 'photos')) == sources.FOLDER
+  assert sources.detect(str(tmp_path / 'x.npz')) == sources.NPZ
+  # Anything else keeps --source_dir's old meaning, so its error names the IDX files that are missing.
+  assert sources.detect(str(tmp_path / 'nowhere')) == sources.IDX
