@@ -2,8 +2,8 @@
 
 `<data_dir>/{train,validation,test}.tfrecords`; each tf.train.Example holds `image_raw` (784 uint8 bytes for
 MNIST; height * width * depth of any dataset, row-major, channels last), `label` (int64), `height`, `width`, `depth`;
-<data_dir>/dataset.json (spec.py) says which shape and classes the directory holds. Data prepared for tensorflow/tpu's mnist_tpu.py reads here unchanged,
-and ours there. All file access goes through tf.io.gfile, so `gs://` paths work too.
+<data_dir>/dataset.json (spec.py) says which shape and classes the directory holds. Data prepared for
+tensorflow/tpu's mnist_tpu.py reads here unchanged, and ours there. All file access goes through tf.io.gfile, so `gs://` paths work too.
 
 Reading: `read_dataset` and `parse_batch` are what every route's input_fn starts from; they return plain
 (images, labels) tensors, and the routes name them as features.
