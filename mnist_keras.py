@@ -25,6 +25,7 @@ from absl import logging
 from estimator_tpu import model as model_lib
 from estimator_tpu.data import prepare
 from estimator_tpu.data import records
+from estimator_tpu.data import spec as data_spec
 from estimator_tpu.keras import checkpoints as keras_checkpoints
 from estimator_tpu.keras import model as keras_model
 from estimator_tpu.runtime import batch_sizes
@@ -122,13 +123,15 @@ def make_eval_dataset(data_dir, split, batch_size):
 
 
 def build_model(strategy, learning_rate, decay_steps, decay_rate, steps_per_execution,
-                schedule=model_lib.EXPONENTIAL, precision=model_lib.FLOAT32):
-  """Creates and compiles the model inside strategy.scope()."""
+                schedule=model_lib.EXPONENTIAL, precision=model_lib.FLOAT32,
+                network=model_lib.CNN, spec=data_spec.MNIST):
+  """Creates and compiles the model (--model `network` for the data of `spec`) inside
+  strategy.scope()."""
   # TPU rule 11 (strategy scope): inside it the strategy creates every variable, the model's and
   # the optimiser's: one copy on each TPU core, kept in sync. Built outside, they live on the host.
   with strategy.scope():
     # TPU rule 20 (bfloat16): --precision=bfloat16 uses the mixed_bfloat16 policy (keras/model.py).
-    model = keras_model.build_keras_cnn(precision)
+    model = keras_model.build_keras_network(network, spec, precision)
     keras_model.compile_model(model, learning_rate, decay_steps, decay_rate, steps_per_execution,
                               schedule)
   return model
@@ -165,9 +168,9 @@ def training_callbacks(manager, save_checkpoints_steps, summary_every):
 
 
 def predict_images(test_path, count):
-  """The first `count` test images as model.predict takes them: float32 [count, 784]."""
-  images, _ = records.read_split(test_path)
-  return images[:count].reshape(-1, model_lib.NUM_PIXELS).astype(np.float32)
+  """The first `count` test images as model.predict takes them: float32 [count, pixels]."""
+  images = records.read_split(test_path)[0][:count]
+  return images.reshape(len(images), -1).astype(np.float32)
 
 
 def log_predictions(model, test_path, count, batch_size):
@@ -190,6 +193,7 @@ def check_tpu(fv):
 
   def build(strategy):
     return build_model(strategy, steps_per_execution=fv.iterations, precision=fv.precision,
+                       network=fv.model, spec=data_spec.read(fv.data_dir),
                        **training.learning_rate_args(fv))
 
   def callbacks(model):
@@ -237,6 +241,7 @@ def run(fv):
   tf.keras.utils.set_random_seed(seeds.graph_seed(seed, keras_checkpoints.latest_step(model_dir)))
   # TPU rule 8 (iterations per loop): steps_per_execution is iterations_per_loop's counterpart.
   model = build_model(strategy, steps_per_execution=fv.iterations, precision=fv.precision,
+                      network=fv.model, spec=data_spec.read(fv.data_dir),
                       **training.learning_rate_args(fv))
   manager = keras_checkpoints.build_checkpoint_manager(model, model_dir)
   logging.info('Training %d steps, batch %d, on %d replica(s) of %s.', fv.train_steps, batch_size,

@@ -14,6 +14,7 @@ pandas is for the tests only, and earns its place there: the custom_estimator fi
 pd.read_csv, as TensorFlow's custom-estimator tutorial does; the port report's rule 15 finding on it (read_csv gives
 float64 columns, estimator_tpu/porting/report/data.py) and the port's float32 cast are proven by running the
 original and the port on real pandas frames (tests/porting/test_port_write.py). NumPy data would not exercise that.
+scikit-learn (extra `digits`) is only for the data source that ships with it, its 8x8 digits; CI installs it.
 """
 import setuptools
 
@@ -58,6 +59,10 @@ setuptools.setup(
     extras_require={
         'test': ['pytest<8', 'pandas<1.4; ' + TF1, 'pandas<2.3; ' + TF2],
         'tpu': TPU_CLIENT,
+        # `python -m tools.prepare_data --source=digits` only: scikit-learn ships its 8x8 digits (the versions whose
+        # wheels install beside numpy 1.18.5 and 1.26).
+        'digits': ['scikit-learn==1.0.2; ' + TF1, 'scipy==1.7.3; ' + TF1,
+                   'scikit-learn==1.5.2; ' + TF2, 'scipy==1.14.1; ' + TF2],
     },
     # Both run on the user's code from an installed copy: neither needs the flags/ package or the scripts.
     entry_points={

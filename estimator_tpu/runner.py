@@ -24,6 +24,7 @@ from estimator_tpu.routes import Route  # noqa: F401 -- the programs build their
 from estimator_tpu.routes import TRAIN
 from estimator_tpu.data import prepare
 from estimator_tpu.data import records
+from estimator_tpu.data import spec as data_spec
 from estimator_tpu.distributed import training as distributed
 from estimator_tpu.porting.readiness import route_check
 from estimator_tpu.runtime import batch_sizes
@@ -257,7 +258,7 @@ def run_export(run):
   base, flag_name = export_base(run.fv, run.model_dir)
   before = set(tf.io.gfile.listdir(base)) if tf.io.gfile.isdir(base) else None
   try:
-    path = run.route.export(run.estimator(EXPORT), base, checkpoint)
+    path = run.route.export(run.fv, run.estimator(EXPORT), base, checkpoint)
   except BaseException as e:
     remove_added(base, before)
     full = tf_errors.disk_full_error(e, '--%s=%s' % (flag_name, base), 'export again')
@@ -320,7 +321,8 @@ def run(fv, route):
   logging.info('Mode %s; model directory: %s', fv.mode, model_dir)
   checkpoints.require_own_route(model_dir, keras_route=False)
   # A checkpoint of another architecture fails here, clearly, rather than somewhere inside the restore.
-  checkpoints.check_checkpoint(model_dir, lambda: model.variable_shapes(route.build_model_fn(fv, model_dir)))
+  checkpoints.check_checkpoint(model_dir, lambda: model.variable_shapes(route.build_model_fn(fv, model_dir),
+                                                                       data_spec.read(fv.data_dir)))
   check_output_paths(fv, model_dir)
   seed = seeds.resolve(fv.seed)
   # TensorFlow errors a user can fix (damaged data, NaN loss, ...) end as one UserError line, not a traceback.

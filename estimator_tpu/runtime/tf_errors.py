@@ -1,8 +1,8 @@
 """TensorFlow errors a user can fix, as UserErrors that say what to do.
 
 Errors that only show up while TensorFlow runs are translated by `TensorFlowErrors`, a context manager around
-the estimator calls: damaged TFRecords, labels outside 0-9, NaN loss, permission problems, a full disk, Cloud
-Storage failing during a run, and checkpoint restores that still fail. It recognises errors by type; the only
+the estimator calls: damaged TFRecords, labels outside the classes, NaN loss, permission problems, a full disk,
+Cloud Storage failing during a run, and checkpoint restores that still fail. It recognises errors by type; the only
 text it relies on is the "Restoring from checkpoint failed" prefix that tf.train.Saver gives restore errors in
 both TensorFlow versions, and the operating system's own words for a full disk (DISK_FULL_MARKERS).
 (Checks that can run before training, and so fail earlier, are in preflight.py and checkpoints.py.)
@@ -181,4 +181,5 @@ def _label_error(message):
   line = next(line for line in message.splitlines() if records.LABEL_RANGE_ERROR in line)
   detail = line[line.index(records.LABEL_RANGE_ERROR):]
   return UserError('%s.' % detail.replace(']', '').replace(' [', ' ').strip(),
-                   'fix or drop the examples whose label is not a digit 0-9, then write the TFRecords again.')
+                   'fix or drop the examples whose label is not a class id of the data (0-9 for MNIST), then write '
+                   'the TFRecords again.')

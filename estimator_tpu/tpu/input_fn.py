@@ -45,7 +45,7 @@ def eval_input_fn_builder(data_dir, split, batch_size, steps):
   path = records.split_path(data_dir, split)
   # TPU rule 9 (steps): each call pads its shard with rows of weight 0 up to `steps` full batches.
   num_examples = min(records.count_examples(path), steps * batch_size)
-  padding = model.padding_example()
+  padding = model.padding_example(path)
 
   def input_fn(params):
     deployment.require_even_split(params, batch_size, 'eval')
