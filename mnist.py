@@ -19,6 +19,8 @@ from estimator_tpu import serving
 from estimator_tpu.estimator import input_fn as input_fn_lib
 from estimator_tpu.estimator import model_fn as model_fn_lib
 from flags import mnist as program_flags
+from flags import help as program_help
+from flags import network
 from flags import training
 
 KEEP_CHECKPOINT_MAX = 5
@@ -26,7 +28,8 @@ KEEP_CHECKPOINT_MAX = 5
 
 def build_model_fn(fv, model_dir):
   del model_dir  # the Estimator writes model_fn's summaries into it itself
-  return model_fn_lib.model_fn_builder(**training.learning_rate_args(fv))
+  return model_fn_lib.model_fn_builder(**training.learning_rate_args(fv),
+                                       **network.network_args(fv))
 
 
 def build_estimator(fv, job):
@@ -60,8 +63,8 @@ def predict(fv, estimator, checkpoint, count):
   return estimator.predict(input_fn, checkpoint_path=checkpoint, yield_single_examples=True)
 
 
-def export(estimator, export_dir, checkpoint):
-  return estimator.export_saved_model(export_dir, serving.serving_input_receiver_fn,
+def export(fv, estimator, export_dir, checkpoint):
+  return estimator.export_saved_model(export_dir, serving.receiver_fn(fv.data_dir),
                                       checkpoint_path=checkpoint)
 
 
@@ -79,4 +82,4 @@ def main(argv):
 
 if __name__ == '__main__':
   program_flags.define_flags()
-  app.run(main)
+  app.run(main, flags_parser=program_help.parse_flags)

@@ -25,6 +25,7 @@ from absl import logging
 from estimator_tpu import model as model_lib
 from estimator_tpu.data import prepare
 from estimator_tpu.data import records
+from estimator_tpu.data import spec as data_spec
 from estimator_tpu.keras import checkpoints as keras_checkpoints
 from estimator_tpu.keras import model as keras_model
 from estimator_tpu.runtime import batch_sizes
@@ -36,8 +37,11 @@ from estimator_tpu.runtime import seeds
 from estimator_tpu.runtime import storage
 from estimator_tpu.runtime.errors import UserError
 from estimator_tpu.runtime.errors import exit_on_user_error
+from estimator_tpu.runtime.errors import preparation_interrupted
+from estimator_tpu.runtime.errors import training_interrupted
 from estimator_tpu.tpu import cluster as tpu_cluster
 from estimator_tpu.tpu import input_fn as input_fn_lib
+from flags import help as program_help
 from flags import mnist_keras as mnist_keras_flags
 from flags import training
 
@@ -119,13 +123,15 @@ def make_eval_dataset(data_dir, split, batch_size):
 
 
 def build_model(strategy, learning_rate, decay_steps, decay_rate, steps_per_execution,
-                schedule=model_lib.EXPONENTIAL, precision=model_lib.FLOAT32):
-  """Creates and compiles the model inside strategy.scope()."""
+                schedule=model_lib.EXPONENTIAL, precision=model_lib.FLOAT32,
+                network=model_lib.CNN, spec=data_spec.MNIST):
+  """Creates and compiles the model (--model `network` for the data of `spec`) inside
+  strategy.scope()."""
   # TPU rule 11 (strategy scope): inside it the strategy creates every variable, the model's and
   # the optimiser's: one copy on each TPU core, kept in sync. Built outside, they live on the host.
   with strategy.scope():
     # TPU rule 20 (bfloat16): --precision=bfloat16 uses the mixed_bfloat16 policy (keras/model.py).
-    model = keras_model.build_keras_cnn(precision)
+    model = keras_model.build_keras_network(network, spec, precision)
     keras_model.compile_model(model, learning_rate, decay_steps, decay_rate, steps_per_execution,
                               schedule)
   return model
@@ -139,7 +145,7 @@ def train(model, manager, dataset, train_steps, save_checkpoints_steps, summary_
   `extra_callbacks` (e.g. progress.KerasTrainingProgress) run after the checkpoint and TensorBoard
   ones.
   """
-  manager.checkpoint.restore(manager.latest_checkpoint)
+  keras_checkpoints.restore(manager)
   done = int(model.optimizer.iterations.numpy())
   if manager.latest_checkpoint:
     logging.info('Restored %s (step %d).', manager.latest_checkpoint, done)
@@ -162,9 +168,9 @@ def training_callbacks(manager, save_checkpoints_steps, summary_every):
 
 
 def predict_images(test_path, count):
-  """The first `count` test images as model.predict takes them: float32 [count, 784]."""
-  images, _ = records.read_split(test_path)
-  return images[:count].reshape(-1, model_lib.NUM_PIXELS).astype(np.float32)
+  """The first `count` test images as model.predict takes them: float32 [count, pixels]."""
+  images = records.read_split(test_path)[0][:count]
+  return images.reshape(len(images), -1).astype(np.float32)
 
 
 def log_predictions(model, test_path, count, batch_size):
@@ -187,6 +193,7 @@ def check_tpu(fv):
 
   def build(strategy):
     return build_model(strategy, steps_per_execution=fv.iterations, precision=fv.precision,
+                       network=fv.model, spec=data_spec.read(fv.data_dir),
                        **training.learning_rate_args(fv))
 
   def callbacks(model):
@@ -215,9 +222,13 @@ def run(fv):
   model_dir = fv.model_dir or checkpoints.default_model_dir('mnist_keras')
   logging.info('Data directory: %s', fv.data_dir)
   logging.info('Model directory: %s', model_dir)
+  checkpoints.require_own_route(model_dir, keras_route=True)  # before anything is written there
   seed = seeds.resolve(fv.seed)
   seeds.log_seed(seed, picked=fv.seed is None)
-  prepare.ensure_data(fv.data_dir, fv.source_dir, fv.download_timeout, fv.validation_size)
+  try:
+    prepare.ensure_data(fv.data_dir, fv.source_dir, fv.download_timeout, fv.validation_size)
+  except KeyboardInterrupt:
+    raise preparation_interrupted(fv.data_dir) from None
   records.require_split(fv.data_dir, 'train')
   test_path = records.require_split(fv.data_dir, 'test')
 
@@ -230,15 +241,21 @@ def run(fv):
   tf.keras.utils.set_random_seed(seeds.graph_seed(seed, keras_checkpoints.latest_step(model_dir)))
   # TPU rule 8 (iterations per loop): steps_per_execution is iterations_per_loop's counterpart.
   model = build_model(strategy, steps_per_execution=fv.iterations, precision=fv.precision,
+                      network=fv.model, spec=data_spec.read(fv.data_dir),
                       **training.learning_rate_args(fv))
   manager = keras_checkpoints.build_checkpoint_manager(model, model_dir)
   logging.info('Training %d steps, batch %d, on %d replica(s) of %s.', fv.train_steps, batch_size,
                strategy.num_replicas_in_sync, type(strategy).__name__)
-  train(model, manager, make_dataset(fv.data_dir, batch_size), fv.train_steps,
-        fv.save_checkpoints_steps, summary_every=fv.iterations,
-        extra_callbacks=[progress.KerasTrainingProgress(
-            fv.train_steps, batch_size,
-            progress.every_steps(fv.log_every_steps, fv.use_tpu, fv.iterations))])
+  try:
+    train(model, manager, make_dataset(fv.data_dir, batch_size), fv.train_steps,
+          fv.save_checkpoints_steps, summary_every=fv.iterations,
+          extra_callbacks=[progress.KerasTrainingProgress(
+              fv.train_steps, batch_size,
+              progress.every_steps(fv.log_every_steps, fv.use_tpu, fv.iterations))])
+  except KeyboardInterrupt:
+    latest = manager.latest_checkpoint
+    raise training_interrupted(fv.mode, model_dir, int(model.optimizer.iterations.numpy()),
+                               latest, keras_checkpoints.latest_step(model_dir)) from None
 
   num_test = records.count_examples(test_path)
   dataset, eval_steps = make_eval_dataset(fv.data_dir, 'test', eval_batch_size)
@@ -251,9 +268,11 @@ def run(fv):
                metrics['accuracy'], metrics['mean_loss'], num_test, global_step)
 
   predictions = log_predictions(model, test_path, fv.num_predictions, eval_batch_size)
-  results.write_run_summary(os.path.join(model_dir, RESULTS_FILE), global_step,
-                            metrics['accuracy'], metrics['mean_loss'], num_test, predictions,
-                            seed=seed)
+  results_path = os.path.join(model_dir, RESULTS_FILE)
+  results.write_run_summary(results_path, global_step, metrics['accuracy'], metrics['mean_loss'],
+                            num_test, predictions, seed=seed)
+  logging.info('Done (--mode=all): checkpoint %s; results %s.', manager.latest_checkpoint,
+               results_path)
 
 
 def main(argv):
@@ -269,4 +288,4 @@ if __name__ == '__main__':
   # Before the flags are parsed: on TF 1.x the program cannot run whatever they say.
   exit_on_user_error(require_tf2, tf.__version__)
   mnist_keras_flags.define_flags()
-  app.run(main)
+  app.run(main, flags_parser=program_help.parse_flags)

@@ -21,6 +21,8 @@ from estimator_tpu.tpu import input_fn as input_fn_lib
 from estimator_tpu.tpu import model_fn as model_fn_lib
 from estimator_tpu.tpu import run_config as run_config_lib
 from flags import mnist_tpu as program_flags
+from flags import help as program_help
+from flags import network
 from flags import training
 
 KEEP_CHECKPOINT_MAX = 5
@@ -35,7 +37,8 @@ def build_model_fn(fv, model_dir):
   flush_steps = fv.iterations if fv.use_tpu else LOCAL_SUMMARY_FLUSH_STEPS
   # TPU rule 20 (bfloat16): --precision=bfloat16 computes the network in bfloat16.
   return model_fn_lib.model_fn_builder(**training.learning_rate_args(fv), summary_dir=model_dir,
-                                       summary_flush_steps=flush_steps, precision=fv.precision)
+                                       summary_flush_steps=flush_steps, precision=fv.precision,
+                                       **network.network_args(fv))
 
 
 def build_estimator(fv, job):
@@ -80,8 +83,8 @@ def predict(fv, estimator, checkpoint, count):
   return estimator.predict(input_fn, checkpoint_path=checkpoint, yield_single_examples=True)
 
 
-def export(estimator, export_dir, checkpoint):
-  return estimator.export_saved_model(export_dir, serving.serving_input_receiver_fn,
+def export(fv, estimator, export_dir, checkpoint):
+  return estimator.export_saved_model(export_dir, serving.receiver_fn(fv.data_dir),
                                       checkpoint_path=checkpoint)
 
 
@@ -99,4 +102,4 @@ def main(argv):
 
 if __name__ == '__main__':
   program_flags.define_flags()
-  app.run(main)
+  app.run(main, flags_parser=program_help.parse_flags)

@@ -14,11 +14,29 @@ pandas is for the tests only, and earns its place there: the custom_estimator fi
 pd.read_csv, as TensorFlow's custom-estimator tutorial does; the port report's rule 15 finding on it (read_csv gives
 float64 columns, estimator_tpu/porting/report/data.py) and the port's float32 cast are proven by running the
 original and the port on real pandas frames (tests/porting/test_port_write.py). NumPy data would not exercise that.
+scikit-learn (extra `digits`) is only for the data source that ships with it, its 8x8 digits; CI installs it.
 """
 import setuptools
 
 TF1 = 'python_version < "3.8"'
 TF2 = 'python_version >= "3.9" and python_version < "3.12"'
+# What TensorFlow's TPUClusterResolver looks a named Cloud TPU up with (--tpu_name=NAME): googleapiclient and
+# oauth2client, on TF 1.15 (its resolver imports them) and on TF 2.15 (its own copy of the Cloud TPU client does,
+# when the cloud-tpu-client package is absent). Not cloud-tpu-client itself: it pins google-api-python-client 1.8,
+# whose google-api-core<2 needs protobuf<4 and would move TF 2.15's protobuf 4.25 (or google-auth) back. The
+# versions are the ones installed and tested here (tests/tpu/test_named_tpu.py); google-api-core stays at 2.27,
+# the last release that does not warn about the Python version when TensorFlow imports it. proto-plus and
+# googleapis-common-protos are pinned on TF 2.15 because their newest releases ask for protobuf 5+.
+TPU_CLIENT = [
+    'google-api-python-client==2.198.0; ' + TF1,
+    'google-api-python-client==2.202.0; ' + TF2,
+    'google-api-core==2.27.0',
+    'oauth2client==4.1.3',
+    'proto-plus==1.27.1; ' + TF1,
+    'proto-plus==1.28.2; ' + TF2,
+    'googleapis-common-protos==1.73.0; ' + TF1,
+    'googleapis-common-protos==1.75.0; ' + TF2,
+]
 
 setuptools.setup(
     name='estimator_tpu',
@@ -40,6 +58,11 @@ setuptools.setup(
     ],
     extras_require={
         'test': ['pytest<8', 'pandas<1.4; ' + TF1, 'pandas<2.3; ' + TF2],
+        'tpu': TPU_CLIENT,
+        # `python -m tools.prepare_data --source=digits` only: scikit-learn ships its 8x8 digits (the versions whose
+        # wheels install beside numpy 1.18.5 and 1.26).
+        'digits': ['scikit-learn==1.0.2; ' + TF1, 'scipy==1.7.3; ' + TF1,
+                   'scikit-learn==1.5.2; ' + TF2, 'scipy==1.14.1; ' + TF2],
     },
     # Both run on the user's code from an installed copy: neither needs the flags/ package or the scripts.
     entry_points={

@@ -12,7 +12,7 @@ class Route(collections.namedtuple('Route', ['program', 'tpu', 'build_model_fn',
   """What a program hands over (mnist.py, mnist_tpu.py): its file; whether it is the TPU route (TPUEstimator, with
   --use_tpu and the TPU flags); and build_model_fn(fv, model_dir) -> model_fn; build_estimator(fv, job) ->
   estimator; train(fv, estimator, max_steps, hooks); evaluate(fv, estimator, checkpoint, hooks) -> metrics;
-  predict(fv, estimator, checkpoint, count) -> outputs; export(estimator, export_dir, checkpoint) -> path.
+  predict(fv, estimator, checkpoint, count) -> outputs; export(fv, estimator, export_dir, checkpoint) -> path.
   """
 
   @property

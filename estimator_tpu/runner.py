@@ -24,6 +24,7 @@ from estimator_tpu.routes import Route  # noqa: F401 -- the programs build their
 from estimator_tpu.routes import TRAIN
 from estimator_tpu.data import prepare
 from estimator_tpu.data import records
+from estimator_tpu.data import spec as data_spec
 from estimator_tpu.distributed import training as distributed
 from estimator_tpu.porting.readiness import route_check
 from estimator_tpu.runtime import batch_sizes
@@ -36,10 +37,13 @@ from estimator_tpu.runtime import seeds
 from estimator_tpu.runtime import storage
 from estimator_tpu.runtime import tf_errors
 from estimator_tpu.runtime.errors import UserError
+from estimator_tpu.runtime.errors import training_interrupted
 from estimator_tpu.runtime.errors import exit_on_user_error
+from estimator_tpu.runtime.errors import preparation_interrupted
 from estimator_tpu.tpu import cluster as tpu_cluster
 
 CHECK_TPU = 'check_tpu'
+TRAINING_MODES = ('all', 'train', 'train_and_evaluate')
 EXPORT_SUBDIR = 'export'
 
 
@@ -148,6 +152,7 @@ def predict(fv, route, estimator, checkpoint=None):
   available = records.count_examples(path)
   count = available if fv.num_predictions < 0 else min(fv.num_predictions, available)
   if count == 0:
+    logging.info('No predictions: %s.', '--num_predictions=0' if fv.num_predictions == 0 else '%s is empty' % path)
     return []
   if route.tpu:
     logging.info(prediction_route(fv.use_tpu, fv.eval_batch_size))
@@ -159,7 +164,10 @@ def predict(fv, route, estimator, checkpoint=None):
 
 def prepare_data(fv):
   logging.info('Data directory: %s', fv.data_dir)
-  prepare.ensure_data(fv.data_dir, fv.source_dir, fv.download_timeout, fv.validation_size)
+  try:
+    prepare.ensure_data(fv.data_dir, fv.source_dir, fv.download_timeout, fv.validation_size)
+  except KeyboardInterrupt:
+    raise preparation_interrupted(fv.data_dir) from None
 
 
 def prepare_training(run):
@@ -222,14 +230,59 @@ def write_predictions(fv, predictions):
   return predictions
 
 
+def export_base(fv, model_dir):
+  """Where --mode=export writes its timestamped SavedModel folder, and the flag that says so."""
+  if fv.export_dir:
+    return fv.export_dir, 'export_dir'
+  return os.path.join(model_dir, EXPORT_SUBDIR), 'model_dir'
+
+
+def check_output_paths(fv, model_dir):
+  """The files a mode writes besides model_dir can be written there, before any work: an unwritable place is one
+  line naming the flag that chose it, not a PermissionDenied after training."""
+  if fv.mode == EXPORT:
+    base, flag_name = export_base(fv, model_dir)
+    preflight.require_directory_path(base, flag_name)
+    preflight.require_writable_dir(base, flag_name)
+  if fv.mode in ('all', 'predict') and fv.predictions_file:
+    preflight.require_writable_file(fv.predictions_file, 'predictions_file')
+
+
 def run_export(run):
-  """Writes a SavedModel (serving signatures in estimator_tpu/serving.py) under --export_dir."""
+  """Writes a SavedModel (serving signatures in estimator_tpu/serving.py) under --export_dir.
+
+  TensorFlow writes it into a temporary folder next to the final one and renames it when complete; a failure
+  part-way leaves that folder behind, so whatever the failed export added under the base is removed again.
+  """
   checkpoint = checkpoints.find_model_checkpoint(run.fv.checkpoint_path, run.model_dir)
-  export_base = run.fv.export_dir or os.path.join(run.model_dir, EXPORT_SUBDIR)
-  path = run.route.export(run.estimator(EXPORT), export_base, checkpoint)
+  base, flag_name = export_base(run.fv, run.model_dir)
+  before = set(tf.io.gfile.listdir(base)) if tf.io.gfile.isdir(base) else None
+  try:
+    path = run.route.export(run.fv, run.estimator(EXPORT), base, checkpoint)
+  except BaseException as e:
+    remove_added(base, before)
+    full = tf_errors.disk_full_error(e, '--%s=%s' % (flag_name, base), 'export again')
+    if full is not None:
+      raise full from e
+    raise
   path = path.decode() if isinstance(path, bytes) else path
   logging.info('Exported %s to %s.', checkpoint, path)
   return path
+
+
+def remove_added(directory, before):
+  """Removes what was added to `directory` since it held `before` (None: it did not exist, so all of it)."""
+  if not tf.io.gfile.isdir(directory):
+    return
+  if before is None:
+    tf.io.gfile.rmtree(directory)
+    return
+  for name in set(tf.io.gfile.listdir(directory)) - before:
+    path = os.path.join(directory, name.rstrip('/'))
+    if tf.io.gfile.isdir(path):
+      tf.io.gfile.rmtree(path)
+    else:
+      tf.io.gfile.remove(path)
 
 
 MODES = {
@@ -266,12 +319,44 @@ def run(fv, route):
   storage.check_flag_paths(fv)  # every gs:// path of the run answers, within seconds, before TF touches one
   model_dir = checkpoints.resolve_model_dir(fv.model_dir, fv.checkpoint_path, route.name)
   logging.info('Mode %s; model directory: %s', fv.mode, model_dir)
+  checkpoints.require_own_route(model_dir, keras_route=False)
   # A checkpoint of another architecture fails here, clearly, rather than somewhere inside the restore.
-  checkpoints.check_checkpoint(model_dir, lambda: model.variable_shapes(route.build_model_fn(fv, model_dir)))
+  checkpoints.check_checkpoint(model_dir, lambda: model.variable_shapes(route.build_model_fn(fv, model_dir),
+                                                                       data_spec.read(fv.data_dir)))
+  check_output_paths(fv, model_dir)
   seed = seeds.resolve(fv.seed)
   # TensorFlow errors a user can fix (damaged data, NaN loss, ...) end as one UserError line, not a traceback.
   with tf_errors.TensorFlowErrors(fv.data_dir, model_dir) as guard:
-    return MODES[fv.mode](Run(fv, route, model_dir, cluster, seed, list(guard.hooks)))
+    try:
+      result = MODES[fv.mode](Run(fv, route, model_dir, cluster, seed, list(guard.hooks)))
+    except KeyboardInterrupt:
+      raise interrupted(fv, model_dir, guard.steps.after) from None
+  logging.info('%s', where_it_is(fv, route, model_dir, result))
+  return result
+
+
+def where_it_is(fv, route, model_dir, result):
+  """The run's last line: where what it made is -- the checkpoint, the results file, the predictions, the export."""
+  parts = []
+  if fv.mode in TRAINING_MODES:
+    latest = checkpoints.latest_checkpoint(model_dir)
+    parts.append('checkpoint %s' % latest if latest else 'model directory %s' % model_dir)
+  if fv.mode == 'all':
+    parts.append('results %s' % os.path.join(model_dir, route.results_file))
+  if fv.mode in ('all', 'predict') and fv.predictions_file:
+    parts.append('predictions %s' % fv.predictions_file)
+  if fv.mode == EXPORT:
+    parts.append('SavedModel %s' % result)
+  if fv.mode in (EVALUATE, 'train_and_evaluate'):
+    parts.append('evaluation events %s' % os.path.join(model_dir, 'eval_%s' % fv.eval_split))
+  return 'Done (--mode=%s): %s.' % (fv.mode, '; '.join(parts))
+
+
+def interrupted(fv, model_dir, step):
+  """What Ctrl-C left, as errors.training_interrupted tells it, from the checkpoints in model_dir."""
+  latest = checkpoints.latest_checkpoint(model_dir)
+  saved = checkpoints.checkpoint_step(latest) if latest else None
+  return training_interrupted(fv.mode, model_dir, step, latest, saved, fv.mode in TRAINING_MODES)
 
 
 def run_program(argv, route):

@@ -11,7 +11,8 @@ def define_data_flags(fv=flags.FLAGS):
                       'Directory with train/validation/test.tfrecords (gs:// works). Prepared on first use.',
                       flag_values=fv)
   flags.DEFINE_string('source_dir', None, 'Prepare the TFRecords from the four IDX files in this directory '
-                      '(gzipped or not) instead of fetching MNIST.', flag_values=fv)
+                      '(gzipped or not) instead of fetching MNIST; also CIFAR-10 batches, class folders or an .npz '
+                      'file (docs/DATA.md).', flag_values=fv)
   flags.DEFINE_float('download_timeout', 10.0, 'Seconds to wait for each MNIST mirror before trying the next.',
                      lower_bound=0.1, flag_values=fv)
   flags.DEFINE_integer('validation_size', 5000, 'Training images (taken from the end) that form the validation '

@@ -10,6 +10,7 @@ from absl import flags
 from flags import data
 from flags import logs
 from flags import modes
+from flags import network
 from flags import seed
 from flags import training
 from flags import validators
@@ -20,6 +21,7 @@ def define_flags(fv=flags.FLAGS):
   # Local only: the CPU's eval batch, which divides the 10,000 MNIST test images (mnist_tpu.py picks per device).
   fv.set_default('eval_batch_size', training.LOCAL_EVAL_BATCH_SIZE)
   data.define_data_flags(fv)
+  network.define_network_flag(fv)
   modes.define_mode_flags(fv, modes.ESTIMATOR_MODES)
   seed.define_seed_flag(fv)
   logs.define_log_flags(fv)

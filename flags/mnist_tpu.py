@@ -4,6 +4,7 @@ from absl import flags
 from flags import data
 from flags import logs
 from flags import modes
+from flags import network
 from flags import precision
 from flags import seed
 from flags import tpu_cluster
@@ -18,6 +19,7 @@ def define_flags(fv=flags.FLAGS):
   precision.define_precision_flag(fv)
   training.define_training_flags(fv)
   data.define_data_flags(fv)
+  network.define_network_flag(fv)
   modes.define_mode_flags(fv)
   seed.define_seed_flag(fv)
   logs.define_log_flags(fv)

@@ -51,6 +51,14 @@ def register_mode_validators(fv=flags.FLAGS):
       message='--warm_start_from initialises a training run (--mode=all/train/train_and_evaluate); to use a '
               'checkpoint with evaluate/predict/export pass --checkpoint_path instead.',
       flag_values=fv)
+  # --num_predictions=0 is how a training run (--mode=all) skips its predictions; where predicting is the point, it
+  # would silently do nothing.
+  flags.register_multi_flags_validator(
+      ['mode', 'num_predictions', 'predictions_file'],
+      lambda f: f['num_predictions'] != 0 or not (f['mode'] == 'predict' or f['predictions_file']),
+      message='--num_predictions=0 predicts nothing, so --mode=predict or --predictions_file would produce nothing: '
+              'pass --num_predictions=N (1 or more test images) or -1 for all of them.',
+      flag_values=fv)
 
 
 def register_distributed_validators(fv=flags.FLAGS):

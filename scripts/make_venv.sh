@@ -37,7 +37,7 @@ if [ ! -f "$stamp" ]; then
   rm -rf "$venv"
   "$python" -m venv "$venv"
   "$venv/bin/python" -m pip install --quiet --upgrade 'pip<24.1' 'setuptools<68' wheel >&2
-  "$venv/bin/python" -m pip install --quiet -e "$root[test]" >&2
+  "$venv/bin/python" -m pip install --quiet -e "$root[test,tpu,digits]" >&2
   touch "$stamp"
 fi
 echo "$venv"

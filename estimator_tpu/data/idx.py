@@ -1,7 +1,8 @@
 """Reading and writing IDX files, the format MNIST (and its drop-in replacements) ship in.
 
 An IDX file is a big-endian header -- two zero bytes, a type byte (0x08 = uint8), the number of dimensions --
-then one uint32 per dimension, then the data. Images are (count, 28, 28) and labels (count,).
+then one uint32 per dimension, then the data. Images are (count, height, width) -- (count, 28, 28) for MNIST and its
+drop-in replacements such as Fashion-MNIST, any size otherwise -- and labels (count,).
 """
 import gzip
 import struct
@@ -54,21 +55,23 @@ def parse(data, expected_magic, name):
 
 
 def read_images(path, open_fn=open):
-  """Returns uint8 images (count, 28, 28) from an IDX images file (gzipped or not)."""
+  """Returns uint8 images (count, height, width) from an IDX images file (gzipped or not)."""
   images = parse(read_bytes(path, open_fn), IMAGE_MAGIC, path)
-  if images.shape[1:] != (28, 28):
-    raise UserError('%s holds images of %dx%d pixels; this model takes 28x28.' % ((path,) + images.shape[1:]),
-                    'convert the images to 28x28 first.')
+  if 0 in images.shape[1:]:
+    raise UserError('%s holds images of %dx%d pixels.' % ((path,) + images.shape[1:]),
+                    'write images of at least one pixel.')
   return images
 
 
-def read_labels(path, open_fn=open):
-  """Returns uint8 labels (count,) from an IDX labels file, checking that each is a digit 0-9."""
+def read_labels(path, open_fn=open, num_classes=10):
+  """Returns uint8 labels (count,) from an IDX labels file, checking that each is a class id 0 to num_classes-1."""
   labels = parse(read_bytes(path, open_fn), LABEL_MAGIC, path)
-  if labels.size and labels.max() > 9:
-    bad = int(np.argmax(labels > 9))
-    raise UserError('%s has label %d at index %d; labels must be 0-9.' % (path, labels[bad], bad),
-                    'fix or drop the examples with labels outside 0-9.')
+  last = num_classes - 1
+  if labels.size and labels.max() > last:
+    bad = int(np.argmax(labels > last))
+    raise UserError('%s has label %d at index %d; labels must be 0-%d.' % (path, labels[bad], bad, last),
+                    'fix or drop the examples with labels outside 0-%d, or pass --num_classes=N for N classes.'
+                    % last)
   return labels
 
 

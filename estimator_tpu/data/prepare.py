@@ -1,4 +1,5 @@
-"""Data preparation: IDX files (fetched MNIST or your own) -> the standard TFRecord layout."""
+"""Data preparation: fetched MNIST, or any source of sources.py -> the standard TFRecord layout and its
+dataset.json."""
 import os
 
 import tensorflow.compat.v1 as tf
@@ -6,26 +7,50 @@ from absl import logging
 
 from estimator_tpu.data import download
 from estimator_tpu.data import records
+from estimator_tpu.data import sources
 from estimator_tpu.runtime import preflight
 from estimator_tpu.runtime.errors import UserError
 
 IDX_SUBDIR = 'idx'
+CIFAR10_SUBDIR = 'cifar10'
+# Sources that come with few training images (digits: 1,198) keep a tenth of them for validation when
+# --validation_size (5,000 by default, MNIST's) would leave less than half to train on.
+SMALL_VALIDATION_FRACTION = 10
 
 
-def prepare_data(data_dir, source_dir=None, download_timeout=10.0, validation_size=records.VALIDATION_SIZE):
-  """Writes train/validation/test TFRecords into data_dir.
+def prepare_data(data_dir, source_dir=None, download_timeout=10.0, validation_size=records.VALIDATION_SIZE,
+                 source=sources.AUTO, num_classes=None, image_size=None, channels=3):
+  """Writes train/validation/test TFRecords and dataset.json into data_dir.
 
-  With `source_dir`, converts the four IDX files found there (any 28x28 uint8 digit dataset). Without it, fetches
-  MNIST into `<data_dir>/idx` (checksums verified) and converts that.
+  `source` is one of sources.SOURCES; AUTO reads what `source_dir` holds (IDX files of any size, CIFAR-10 batches,
+  class folders, an .npz file), and fetches MNIST into `<data_dir>/idx` (checksums verified) without one.
+  `num_classes` (IDX, npz), `image_size` and `channels` (folders) describe sources that do not say.
   """
   # Checked first: a download that cannot be stored would be wasted.
   preflight.require_writable_dir(data_dir, 'data_dir')
-  if source_dir is None:
-    source_dir = os.path.join(data_dir, IDX_SUBDIR)
-    logging.info('Fetching MNIST into %s', source_dir)
-    download.fetch_mnist(source_dir, timeout=download_timeout)
-  logging.info('Converting IDX files in %s to TFRecords in %s', source_dir, data_dir)
-  records.convert_idx_dir(source_dir, data_dir, validation_size)
+  if source == sources.AUTO:
+    source = sources.detect(source_dir)
+  if source in (sources.MNIST, sources.IDX):
+    name = os.path.basename(os.path.normpath(source_dir)) if source_dir else 'mnist'
+    if source_dir is None:
+      source_dir = os.path.join(data_dir, IDX_SUBDIR)
+      logging.info('Fetching MNIST into %s', source_dir)
+      download.fetch_mnist(source_dir, timeout=download_timeout)
+    logging.info('Converting IDX files in %s to TFRecords in %s', source_dir, data_dir)
+    records.convert_idx_dir(source_dir, data_dir, validation_size, num_classes or records.NUM_CLASSES,
+                            name)
+    return
+  if source == sources.CIFAR10 and source_dir is None:
+    source_dir = os.path.join(data_dir, CIFAR10_SUBDIR)
+  dataset = sources.read(source, source_dir, num_classes, image_size, channels, download_timeout)
+  train_count = len(dataset.train_labels)
+  if 2 * validation_size > train_count:
+    validation_size = max(1, train_count // SMALL_VALIDATION_FRACTION)
+    logging.info('%d training examples: the last %d (a tenth) become the validation split.', train_count,
+                 validation_size)
+  logging.info('Converting %s (%s) to TFRecords in %s', source_dir or source, source, data_dir)
+  records.write_dataset(data_dir, dataset.name, dataset.class_names, dataset.train_images, dataset.train_labels,
+                        dataset.test_images, dataset.test_labels, validation_size)
 
 
 def ensure_data(data_dir, source_dir=None, download_timeout=10.0, validation_size=records.VALIDATION_SIZE):
@@ -35,6 +60,7 @@ def ensure_data(data_dir, source_dir=None, download_timeout=10.0, validation_siz
   because fetching MNIST would overwrite files that may be the user's own dataset. All there: reads each once to
   check every record's CRC (55k MNIST records: ~0.1 s), so damaged data stops the run before training starts.
   """
+  preflight.require_readable_dir(data_dir, 'data_dir')  # an unreadable folder is not an empty one
   present = [split for split in records.SPLITS if tf.io.gfile.exists(records.split_path(data_dir, split))]
   if not present or (source_dir is not None and len(present) < len(records.SPLITS)):
     logging.info('No complete set of TFRecords in %s yet: preparing them now.', data_dir)

@@ -1,8 +1,9 @@
 """MNIST as TFRecords, in the layout TensorFlow's own MNIST tools write (convert_to_records.py).
 
-`<data_dir>/{train,validation,test}.tfrecords`; each tf.train.Example holds `image_raw` (784 uint8 bytes),
-`label` (int64), `height`, `width`, `depth`. Data prepared for tensorflow/tpu's mnist_tpu.py reads here unchanged,
-and ours there. All file access goes through tf.io.gfile, so `gs://` paths work too.
+`<data_dir>/{train,validation,test}.tfrecords`; each tf.train.Example holds `image_raw` (784 uint8 bytes for
+MNIST; height * width * depth of any dataset, row-major, channels last), `label` (int64), `height`, `width`, `depth`;
+<data_dir>/dataset.json (spec.py) says which shape and classes the directory holds. Data prepared for
+tensorflow/tpu's mnist_tpu.py reads here unchanged, and ours there. All file access goes through tf.io.gfile, so `gs://` paths work too.
 
 Reading: `read_dataset` and `parse_batch` are what every route's input_fn starts from; they return plain
 (images, labels) tensors, and the routes name them as features.
@@ -14,21 +15,23 @@ import tensorflow.compat.v1 as tf
 from absl import logging
 
 from estimator_tpu.data import idx
+from estimator_tpu.data import spec as data_spec
 from estimator_tpu.runtime import atomic_files
 from estimator_tpu.runtime import storage
 from estimator_tpu.runtime.errors import UserError
 from estimator_tpu.runtime.errors import essence
 
-IMAGE_SIZE = 28
-NUM_PIXELS = IMAGE_SIZE * IMAGE_SIZE
-NUM_CLASSES = 10
+# MNIST's, the default: data_spec.MNIST. Other datasets carry theirs in dataset.json (data_spec.read).
+IMAGE_SIZE = data_spec.MNIST.height
+NUM_PIXELS = data_spec.MNIST.num_pixels
+NUM_CLASSES = data_spec.MNIST.num_classes
 FEATURE_SPEC = {
     'image_raw': tf.io.FixedLenFeature([], tf.string),
     'label': tf.io.FixedLenFeature([], tf.int64),
 }
 READ_BUFFER_BYTES = 8 * 1024 * 1024
 # Start of the message of a failed label check; runtime/tf_errors.py recognises it and names the file.
-LABEL_RANGE_ERROR = 'labels outside 0-%d in' % (NUM_CLASSES - 1)
+LABEL_RANGE_ERROR = 'labels outside 0-'  # then '<last class id> in <file>: found ...'
 SPLITS = ('train', 'validation', 'test')
 VALIDATION_SIZE = 5000  # the last 5,000 training images, as convert_to_records.py does
 IDX_FILES = {
@@ -39,9 +42,9 @@ IDX_FILES = {
 }
 PROGRESS_EVERY = 10000
 _COUNTED = {}  # (path, size, mtime) -> records: count_examples' memory
-LAYOUT_FIX = ('write each tf.train.Example with `image_raw` (%d uint8 bytes: one %dx%d grayscale image) and `label` '
-              '(int64 0-%d), as `python -m tools.prepare_data --source_dir=DIR` does from IDX files (docs/DATA.md).'
-              % (NUM_PIXELS, IMAGE_SIZE, IMAGE_SIZE, NUM_CLASSES - 1))
+LAYOUT_FIX = ('write each tf.train.Example with `image_raw` (height x width x channels uint8 bytes, as dataset.json '
+              'says; 784 for MNIST) and `label` (int64 class id), as `python -m tools.prepare_data` does from every '
+              'source (docs/DATA.md).')
 
 
 def split_path(data_dir, split):
@@ -74,52 +77,55 @@ def read_dataset(path):
   return dataset
 
 
-def decode_images(image_raw, batch_size):
-  """[batch] strings of 784 uint8 bytes -> float32 [batch_size, 784]; batch_size -1 leaves the batch dynamic.
+def decode_images(image_raw, batch_size, num_pixels=NUM_PIXELS):
+  """[batch] strings of num_pixels uint8 bytes -> float32 [batch_size, num_pixels]; batch_size -1 leaves the batch
+  dynamic.
 
   TPU rule 15 (TPU dtypes): the cast to float32 happens here, on the host: TF 1.15's TPU infeed takes no uint8 (bool, int32, int64,
   uint32, bfloat16, float32 and complex64; tensorflow/python/tpu/ops/tpu_ops.py, _SUPPORTED_INFEED_DTYPES), TF
   2.15's adds uint8 and int8; float32 works on both, and the model computes in float32 anyway.
   """
   pixels = tf.io.decode_raw(image_raw, tf.uint8)
-  # The reshape pins the static shape [batch_size, 784] that decode_raw cannot know.
-  return tf.cast(tf.reshape(pixels, [batch_size, NUM_PIXELS]), tf.float32)
+  # The reshape pins the static shape [batch_size, num_pixels] that decode_raw cannot know.
+  return tf.cast(tf.reshape(pixels, [batch_size, num_pixels]), tf.float32)
 
 
-def parse_batch(serialized, batch_size, source='the input'):
+def parse_batch(serialized, batch_size, source='the input', spec=data_spec.MNIST):
   """Parses a [batch_size] vector of serialized Examples at once (one op per batch, not per example).
 
-  Returns (images float32 [batch_size, 784] with values 0..255, labels int32 [batch_size]). `source` (the file
-  name) goes into the error raised when a label is not a class id.
+  Returns (images float32 [batch_size, spec.num_pixels] with values 0..255, labels int32 [batch_size]). `source`
+  (the file name) goes into the error raised when a label is not a class id of `spec`.
   """
   parsed = tf.io.parse_example(serialized, FEATURE_SPEC)
-  images = decode_images(parsed['image_raw'], batch_size)
-  labels = check_labels(tf.reshape(parsed['label'], [batch_size]), source)
+  images = decode_images(parsed['image_raw'], batch_size, spec.num_pixels)
+  labels = check_labels(tf.reshape(parsed['label'], [batch_size]), source, spec.num_classes)
   return images, tf.cast(labels, tf.int32)
 
 
-def check_labels(labels, source):
-  """Returns `labels`, failing (InvalidArgumentError) when one is not in [0, NUM_CLASSES).
+def check_labels(labels, source, num_classes=NUM_CLASSES):
+  """Returns `labels`, failing (InvalidArgumentError) when one is not in [0, num_classes).
 
   The loss cannot be trusted to do this: only the CPU kernel of sparse_softmax_cross_entropy checks the range;
   on GPU and TPU a bad label silently gives a wrong loss or NaN. The input pipeline runs on the host CPU in
   every mode, so the check here holds on TPU too, and costs one comparison per label.
   """
-  bad = tf.logical_or(labels < 0, labels >= NUM_CLASSES)
+  bad = tf.logical_or(labels < 0, labels >= num_classes)
   check = tf.debugging.Assert(tf.logical_not(tf.reduce_any(bad)),
-                              ['%s %s: found' % (LABEL_RANGE_ERROR, source), tf.boolean_mask(labels, bad)])
+                              ['%s%d in %s: found' % (LABEL_RANGE_ERROR, num_classes - 1, source),
+                               tf.boolean_mask(labels, bad)])
   with tf.control_dependencies([check]):
     return tf.identity(labels)
 
 
 def serialize_example(image, label):
-  """One tf.train.Example in the standard layout; `image` is uint8 [28, 28]."""
-  height, width = image.shape
+  """One tf.train.Example in the standard layout; `image` is uint8 [height, width] or [height, width, channels]."""
+  height, width = image.shape[:2]
+  depth = image.shape[2] if image.ndim == 3 else 1
   int64 = lambda v: tf.train.Feature(int64_list=tf.train.Int64List(value=[int(v)]))
   feature = {
       'height': int64(height),
       'width': int64(width),
-      'depth': int64(1),
+      'depth': int64(depth),
       'label': int64(label),
       'image_raw': tf.train.Feature(bytes_list=tf.train.BytesList(value=[image.tobytes()])),
   }
@@ -177,38 +183,58 @@ def find_idx_file(source_dir, name):
                   'put the four IDX files (%s) there, gzipped or not.' % ', '.join(sorted(IDX_FILES.values())))
 
 
-def read_idx_dir(source_dir, validation_size=VALIDATION_SIZE):
-  """Reads and checks the four standard IDX files; returns dict of uint8 arrays keyed like IDX_FILES."""
+def read_idx_dir(source_dir, num_classes=NUM_CLASSES):
+  """Reads and checks the four standard IDX files (images of any size); returns dict of uint8 arrays keyed like
+  IDX_FILES."""
   arrays = {}
   for key, name in sorted(IDX_FILES.items()):
     path = find_idx_file(source_dir, name)
-    reader = idx.read_images if key.endswith('images') else idx.read_labels
-    arrays[key] = reader(path, open_fn=tf.io.gfile.GFile)
-  for split in ('train', 'test'):
-    n_images, n_labels = len(arrays[split + '_images']), len(arrays[split + '_labels'])
-    if n_images != n_labels:
-      raise UserError('the %s split has %d images but %d labels.' % (split, n_images, n_labels),
-                      'use the images and labels files that belong together.')
-  if len(arrays['train_images']) <= validation_size:
-    raise UserError('the training set has %d images; at least %d are needed (the last %d become validation).'
-                    % (len(arrays['train_images']), validation_size + 1, validation_size),
-                    'use a larger training set or a smaller --validation_size.')
+    if key.endswith('images'):
+      arrays[key] = idx.read_images(path, open_fn=tf.io.gfile.GFile)
+    else:
+      arrays[key] = idx.read_labels(path, open_fn=tf.io.gfile.GFile, num_classes=num_classes)
+  if arrays['train_images'].shape[1:] != arrays['test_images'].shape[1:]:
+    raise UserError('the training images are %s pixels, the test images %s.'
+                    % tuple('x'.join(map(str, arrays[key].shape[1:])) for key in ('train_images', 'test_images')),
+                    'use training and test images of one size.')
   return arrays
 
 
-def convert_idx_dir(source_dir, data_dir, validation_size=VALIDATION_SIZE):
-  """Writes train/validation/test TFRecords in data_dir from the IDX files in source_dir.
+def convert_idx_dir(source_dir, data_dir, validation_size=VALIDATION_SIZE, num_classes=NUM_CLASSES, name='mnist'):
+  """Writes train/validation/test TFRecords and dataset.json in data_dir from the IDX files in source_dir."""
+  arrays = read_idx_dir(source_dir, num_classes)
+  write_dataset(data_dir, name, tuple(str(i) for i in range(num_classes)), arrays['train_images'],
+                arrays['train_labels'], arrays['test_images'], arrays['test_labels'], validation_size)
+
+
+def write_dataset(data_dir, name, class_names, train_images, train_labels, test_images, test_labels,
+                  validation_size=VALIDATION_SIZE):
+  """Writes the three splits, then their dataset.json, into data_dir (created if needed).
 
   The last `validation_size` training images become the validation split (5,000 for MNIST, as TF's tools do).
+  Images are uint8 [n, height, width] or [n, height, width, channels].
   """
-  arrays = read_idx_dir(source_dir, validation_size)
+  for split, images, labels in (('train', train_images, train_labels), ('test', test_images, test_labels)):
+    if len(images) != len(labels):
+      raise UserError('the %s split has %d images but %d labels.' % (split, len(images), len(labels)),
+                      'use the images and labels files that belong together.')
+  if len(train_images) <= validation_size:
+    raise UserError('the training set has %d images; at least %d are needed (the last %d become validation).'
+                    % (len(train_images), validation_size + 1, validation_size),
+                    'use a larger training set or a smaller --validation_size.')
+  shape = list(train_images.shape[1:]) + ([1] if train_images.ndim == 3 else [])
+  cut = len(train_images) - validation_size
+  spec = data_spec.DataSpec(name, shape[0], shape[1], shape[2], tuple(class_names),
+                            {'train': cut, 'validation': validation_size, 'test': len(test_images)})
+  data_spec.check(spec, data_spec.path_of(data_dir))
   tf.io.gfile.makedirs(data_dir)
-  cut = len(arrays['train_images']) - validation_size
   write_splits([
-      (split_path(data_dir, 'train'), arrays['train_images'][:cut], arrays['train_labels'][:cut]),
-      (split_path(data_dir, 'validation'), arrays['train_images'][cut:], arrays['train_labels'][cut:]),
-      (split_path(data_dir, 'test'), arrays['test_images'], arrays['test_labels']),
+      (split_path(data_dir, 'train'), train_images[:cut], train_labels[:cut]),
+      (split_path(data_dir, 'validation'), train_images[cut:], train_labels[cut:]),
+      (split_path(data_dir, 'test'), test_images, test_labels),
   ])
+  data_spec.write(data_dir, spec)
+  logging.info('Wrote %s (%s).', data_spec.path_of(data_dir), spec.describe())
 
 
 def count_examples(path):
@@ -229,7 +255,7 @@ def count_examples(path):
   count = 0
   for record in _records(path, lambda: count):
     if count == 0:
-      check_example(record, path)
+      check_example(record, path, data_spec.read(os.path.dirname(path)))
     count += 1
   if key is not None:
     _COUNTED[key] = count
@@ -239,7 +265,7 @@ def count_examples(path):
 def check_layout(path):
   """Reads the first record of a split and raises a UserError if it is not in this layout (check_example)."""
   for record in _records(path, lambda: 0):
-    check_example(record, path)
+    check_example(record, path, data_spec.read(os.path.dirname(path)))
     return
 
 
@@ -260,9 +286,10 @@ def _records(path, records_read):
     raise storage.user_error(e) or e
 
 
-def check_example(record, path):
+def check_example(record, path, spec=data_spec.MNIST):
   """Raises a UserError naming `path` and the feature unless `record` is a tf.train.Example of this layout:
-  `image_raw` one string of 784 bytes (28x28 uint8) and `label` one int64. Other features are ignored."""
+  `image_raw` one string of spec.num_pixels bytes (784 for MNIST's 28x28 uint8) and `label` one int64. Other
+  features are ignored."""
   try:
     feature = tf.train.Example.FromString(record).features.feature
   except Exception:  # pylint: disable=broad-except  # protobuf's DecodeError differs between its versions
@@ -276,19 +303,21 @@ def check_example(record, path):
     problem = 'has no feature `image_raw`'
   elif feature['image_raw'].WhichOneof('kind') != 'bytes_list' or len(feature['image_raw'].bytes_list.value) != 1:
     problem = 'has `image_raw` as %s, not one string of bytes' % _describe_feature(feature['image_raw'])
-  elif len(feature['image_raw'].bytes_list.value[0]) != NUM_PIXELS:
+  elif len(feature['image_raw'].bytes_list.value[0]) != spec.num_pixels:
     size = len(feature['image_raw'].bytes_list.value[0])
     shape = [feature[key].int64_list.value[0] for key in ('height', 'width', 'depth')
              if key in feature and feature[key].int64_list.value]
-    problem = 'has `image_raw` of %d bytes%s, not %d (%dx%d pixels, one uint8 each)' % (
-        size, ' (%s)' % 'x'.join(map(str, shape)) if shape else '', NUM_PIXELS, IMAGE_SIZE, IMAGE_SIZE)
+    problem = 'has `image_raw` of %d bytes%s, not %d (%s pixels, one uint8 each)' % (
+        size, ' (%s)' % 'x'.join(map(str, shape)) if shape else '', spec.num_pixels,
+        'x'.join(map(str, spec.serving_shape)))
   elif 'label' not in feature:
     problem = 'has no feature `label`'
   elif feature['label'].WhichOneof('kind') != 'int64_list' or len(feature['label'].int64_list.value) != 1:
     problem = 'has `label` as %s, not one int64' % _describe_feature(feature['label'])
   if problem:
-    raise UserError('%s is not in the MNIST TFRecord layout: its first example %s (its features: %s).'
-                    % (path, problem, ', '.join(sorted(feature)) or 'none'), LAYOUT_FIX)
+    layout = 'the MNIST TFRecord layout' if spec == data_spec.MNIST else 'the layout of %s' % data_spec.FILENAME
+    raise UserError('%s is not in %s: its first example %s (its features: %s).'
+                    % (path, layout, problem, ', '.join(sorted(feature)) or 'none'), LAYOUT_FIX)
 
 
 def _describe_feature(feature):
@@ -300,13 +329,13 @@ def _describe_feature(feature):
 
 
 def read_split(path):
-  """Returns (images uint8 [n, 28, 28], labels int64 [n]) from a split file; for tests and small tools."""
+  """Returns (images uint8 [n, height, width] (one channel, e.g. MNIST's [n, 28, 28]) or [n, height, width,
+  channels], labels int64 [n]) from a split file, the shape its directory's dataset.json says; for tests and small
+  tools."""
+  shape = data_spec.read(os.path.dirname(path)).serving_shape
   images, labels = [], []
   for record in tf.io.tf_record_iterator(path):
-    example = tf.train.Example.FromString(record)
-    feature = example.features.feature
-    height, width = feature['height'].int64_list.value[0], feature['width'].int64_list.value[0]
-    pixels = np.frombuffer(feature['image_raw'].bytes_list.value[0], dtype=np.uint8)
-    images.append(pixels.reshape(height, width))
+    feature = tf.train.Example.FromString(record).features.feature
+    images.append(np.frombuffer(feature['image_raw'].bytes_list.value[0], dtype=np.uint8))
     labels.append(feature['label'].int64_list.value[0])
-  return np.array(images, dtype=np.uint8).reshape(-1, IMAGE_SIZE, IMAGE_SIZE), np.array(labels, dtype=np.int64)
+  return np.array(images, dtype=np.uint8).reshape([-1] + shape), np.array(labels, dtype=np.int64)

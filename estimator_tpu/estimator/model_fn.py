@@ -1,4 +1,4 @@
-"""model_fn builders for the MNIST CNN (model.py): the graph of one mode, TRAIN, EVAL or PREDICT.
+"""model_fn builders for the networks of model.py: the graph of one mode, TRAIN, EVAL or PREDICT.
 
 estimator/model_fn.py is the plain Estimator's (mnist.py), tpu/model_fn.py TPUEstimator's
 (mnist_tpu.py). `diff` the two: each difference carries a numbered TPU rule: estimator_tpu/rules.py,
@@ -11,13 +11,14 @@ from estimator_tpu import model
 MODE = tf.estimator.ModeKeys
 
 
-def model_fn_builder(learning_rate, decay_steps, decay_rate, schedule=model.EXPONENTIAL):
-  """Returns model_fn with these optimisation settings (model.learning_rate_schedule); it reads no
-  flags."""
+def model_fn_builder(learning_rate, decay_steps, decay_rate, schedule=model.EXPONENTIAL,
+                     network=model.mnist_cnn):
+  """Returns model_fn with these optimisation settings (model.learning_rate_schedule) for `network`
+  (model.network: the CNN on MNIST by default); it reads no flags."""
 
   # TPU rule 3 (params): a plain Estimator has nothing to put in params, so model_fn takes none.
   def model_fn(features, labels, mode):
-    logits = model.mnist_cnn(features[model.IMAGE_KEY], training=(mode == MODE.TRAIN))
+    logits = network(features[model.IMAGE_KEY], training=(mode == MODE.TRAIN))
     if mode == MODE.PREDICT:
       # TPU rule 5 (TPUEstimatorSpec): a plain EstimatorSpec.
       return tf.estimator.EstimatorSpec(mode, predictions=model.predictions(logits))

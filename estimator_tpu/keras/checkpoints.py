@@ -6,6 +6,10 @@ restores it, so --train_steps is a total like TPUEstimator's max_steps.
 """
 import tensorflow as tf
 
+from estimator_tpu.runtime.checkpoints import DIFFERENT_MODEL_FIX
+from estimator_tpu.runtime.errors import UserError
+from estimator_tpu.runtime.errors import essence
+
 KEEP_CHECKPOINT_MAX = 5
 
 
@@ -17,6 +21,23 @@ def build_checkpoint_manager(model, model_dir):
   """
   checkpoint = tf.train.Checkpoint(model=model, optimizer=model.optimizer)
   return tf.train.CheckpointManager(checkpoint, model_dir, max_to_keep=KEEP_CHECKPOINT_MAX)
+
+
+def restore(manager):
+  """Restores the latest checkpoint, if any, into the model and its optimiser; a checkpoint of
+  another model (other layers or shapes) is a UserError before anything is written, not a chain
+  of tracebacks mid-restore. assert_existing_objects_matched: every object the checkpoint holds
+  must find its variable, of the same shape; else a partial match would restore silently.
+  """
+  latest = manager.latest_checkpoint
+  if latest is None:
+    return
+  try:
+    manager.checkpoint.restore(latest).assert_existing_objects_matched()
+  except (AssertionError, ValueError, tf.errors.OpError) as e:
+    raise UserError('--model_dir=%s holds a checkpoint of a different model (%s): %s'
+                    % (manager.directory, latest.rsplit('/', 1)[-1], essence(e)),
+                    DIFFERENT_MODEL_FIX % manager.directory)
 
 
 def latest_step(model_dir):

@@ -1,5 +1,5 @@
-"""The mnist_cnn network as a Keras model, for mnist_keras.py (TF 2.x, TPUStrategy or the default
-strategy).
+"""The networks of model.py (--model) as Keras models, for mnist_keras.py (TF 2.x, TPUStrategy or
+the default strategy).
 
 TPU rule 10 (Keras layers): why not reuse model.mnist_cnn itself? It is a graph-mode function built
 from `tf.compat.v1.layers`, which make new variables on every call through `tf.get_variable`. Keras
@@ -8,7 +8,8 @@ those variables would be invisible to Keras (TF 2.x Keras refuses such a Lambda 
 within a Lambda layer ... but are not tracked"), and under TPUStrategy every variable must be
 created by a tracked layer inside `strategy.scope()` so that it is replicated onto the TPU cores. So
 the same architecture is rebuilt here from model.py's constants;
-tests/lesson/test_migration_keras.py checks that both have the same variables, shape by shape.
+tests/lesson/test_migration_keras.py checks that both have the same variables, shape by shape. The
+dense network is rebuilt the same way; VGG16 is Keras' own application on every route.
 
 TF 2.x only (Rescaling, the new Keras optimizers, steps_per_execution); mnist_keras.py checks the
 version first.
@@ -16,6 +17,7 @@ version first.
 import tensorflow as tf
 
 from estimator_tpu import model
+from estimator_tpu.data import spec as data_spec
 from estimator_tpu.model import IMAGE_KEY
 
 # tf.train.AdamOptimizer's epsilon (Keras defaults to 1e-7), so all three programs run the same
@@ -23,20 +25,35 @@ from estimator_tpu.model import IMAGE_KEY
 ADAM_EPSILON = 1e-8
 
 
-def build_keras_cnn(precision=model.FLOAT32):
-  """Returns a functional Keras model: {'image': float32 [batch, 784] in 0..255} -> logits [batch,
-  10], float32.
+def build_keras_network(name=model.CNN, spec=data_spec.MNIST, precision=model.FLOAT32):
+  """Returns --model `name` as a functional Keras model: {'image': float32 [batch, pixels] in
+  0..255} -> logits [batch, classes], float32, for the images and classes of `spec`.
 
   The input is named like the input_fn's feature (model_fn.IMAGE_KEY), so the TPUEstimator datasets
   feed it as they are. `precision` model.BFLOAT16 gives every layer but the last Keras'
   'mixed_bfloat16' policy: float32 variables, bfloat16 computation.
   """
+  model.network(name, spec)  # the same refusal as the Estimator routes' (VGG16 on small images)
   # TPU rule 20 (bfloat16): the policy per layer, not set_global_policy, so nothing else changes;
   # the output layer stays float32, so the logits (and the loss) are float32.
   policy = 'mixed_bfloat16' if precision == model.BFLOAT16 else None
-  images = tf.keras.Input(shape=(model.NUM_PIXELS,), name=IMAGE_KEY)
+  images = tf.keras.Input(shape=(spec.num_pixels,), name=IMAGE_KEY)
   net = tf.keras.layers.Rescaling(model.PIXEL_SCALE)(images)  # in float32, as model.mnist_cnn
-  net = tf.keras.layers.Reshape((model.IMAGE_SIZE, model.IMAGE_SIZE, 1), dtype=policy)(net)
+  net = tf.keras.layers.Reshape(tuple(spec.image_shape), dtype=policy)(net)
+  if name == model.VGG16:
+    logits = _vgg16(net, spec, policy)
+  else:
+    logits = {model.CNN: _cnn, model.DENSE: _dense}[name](net, spec, policy)
+  keras_name = 'mnist_cnn' if name == model.CNN else name
+  return tf.keras.Model(inputs=images, outputs=logits, name=keras_name)
+
+
+def build_keras_cnn(precision=model.FLOAT32):
+  """The CNN on MNIST: build_keras_network's default."""
+  return build_keras_network(model.CNN, data_spec.MNIST, precision)
+
+
+def _cnn(net, spec, policy):
   for filters in model.CONV_FILTERS:
     net = tf.keras.layers.Conv2D(filters, model.CONV_KERNEL, padding='same', activation='relu',
                                  dtype=policy)(net)
@@ -44,8 +61,26 @@ def build_keras_cnn(precision=model.FLOAT32):
   net = tf.keras.layers.Flatten(dtype=policy)(net)
   net = tf.keras.layers.Dense(model.DENSE_UNITS, activation='relu', dtype=policy)(net)
   net = tf.keras.layers.Dropout(model.DROPOUT_RATE, dtype=policy)(net)
-  logits = tf.keras.layers.Dense(model.NUM_CLASSES, dtype='float32')(net)
-  return tf.keras.Model(inputs=images, outputs=logits, name='mnist_cnn')
+  return tf.keras.layers.Dense(spec.num_classes, dtype='float32')(net)
+
+
+def _dense(net, spec, policy):
+  net = tf.keras.layers.Flatten(dtype=policy)(net)
+  net = tf.keras.layers.Dense(model.DENSE_HIDDEN_UNITS, activation='relu', dtype=policy)(net)
+  return tf.keras.layers.Dense(spec.num_classes, dtype='float32')(net)
+
+
+def _vgg16(net, spec, policy):
+  """Keras' VGG16 as model.vgg16 builds it, its softmax taken off; under bfloat16 its layers are
+  made with the mixed_bfloat16 policy (it takes no dtype) and the logits cast to float32."""
+  previous = tf.keras.mixed_precision.global_policy()
+  tf.keras.mixed_precision.set_global_policy(policy or previous)
+  try:
+    application = tf.keras.applications.VGG16(weights=None, input_shape=tuple(spec.image_shape),
+                                              classes=spec.num_classes, classifier_activation=None)
+  finally:
+    tf.keras.mixed_precision.set_global_policy(previous)
+  return tf.keras.layers.Activation('linear', dtype='float32')(application(net))
 
 
 def compile_model(keras_model, learning_rate, decay_steps, decay_rate, steps_per_execution,

@@ -15,6 +15,8 @@ from estimator_tpu.runtime.errors import UserError
 from estimator_tpu.runtime.errors import essence
 
 MAX_LISTED_PROBLEMS = 3
+# Where tf.train.Checkpoint keeps the graph of the objects it saved (TF 1.15 and 2.15 alike).
+OBJECT_GRAPH_KEY = '_CHECKPOINTABLE_OBJECT_GRAPH'
 DIFFERENT_MODEL_FIX = ('pass a new --model_dir to train this model from scratch (or delete %s); to continue the '
                        'old training, run the code that wrote it.')
 
@@ -80,6 +82,39 @@ def find_checkpoint(path, flag_name):
                   'DIR/model.ckpt-2000.')
 
 
+def is_object_checkpoint(checkpoint):
+  """True for a checkpoint tf.train.Checkpoint wrote (the Keras route, keras/checkpoints.py), which stores the
+  graph of the objects it saved under OBJECT_GRAPH_KEY; False for a tf.train.Saver one (the Estimator routes),
+  which stores variables by name only."""
+  return tf.train.NewCheckpointReader(checkpoint).has_tensor(OBJECT_GRAPH_KEY)
+
+
+def require_own_route(model_dir, keras_route):
+  """Refuses, before anything is written, a model_dir whose latest checkpoint the other kind of route wrote.
+
+  The two kinds cannot read each other's checkpoints: the Estimator routes restore variables by name and would
+  report them all missing; the Keras route's tf.train.Checkpoint restores nothing from a name-based checkpoint,
+  silently starts from step 0, and its first save repoints the folder's `checkpoint` index at its own files, so
+  the Estimator run that owned the folder no longer finds its checkpoint.
+  """
+  latest = latest_checkpoint(model_dir)
+  if latest is None:
+    return
+  try:
+    keras_checkpoint = is_object_checkpoint(latest)
+  except tf.errors.OpError:
+    return  # unreadable: check_checkpoint (and the restore) say so
+  if keras_route and not keras_checkpoint:
+    raise UserError('--model_dir=%s holds a checkpoint of mnist.py/mnist_tpu.py (%s, variables saved by name), '
+                    'which mnist_keras.py cannot continue from.' % (model_dir, os.path.basename(latest)),
+                    'pass a new --model_dir to train with mnist_keras.py, or continue that training with '
+                    'mnist_tpu.py (or mnist.py).')
+  if keras_checkpoint and not keras_route:
+    raise UserError('--model_dir=%s holds an object-based checkpoint (%s), as mnist_keras.py writes, which the '
+                    'Estimator routes cannot continue from.' % (model_dir, os.path.basename(latest)),
+                    'pass a new --model_dir, or continue that training with mnist_keras.py.')
+
+
 def checkpoint_step(checkpoint):
   """The global step stored in a checkpoint."""
   return int(tf.train.load_variable(checkpoint, tf.GraphKeys.GLOBAL_STEP))
@@ -118,3 +153,15 @@ def check_checkpoint(model_dir, expected_variables):
                        ' and %d more' % more if more > 0 else ''),
                     DIFFERENT_MODEL_FIX % model_dir)
 
+
+def remove_checkpoint_staging(model_dir):
+  """Removes what a checkpoint save that failed part-way left in model_dir: TensorFlow writes a checkpoint's data
+  into `<prefix>_temp...` (TF 1.15: `_temp_<id>`) and renames it when complete, so a staging folder is never read,
+  but a failed save leaves it taking space. Only for a run that owns model_dir (no other writer there)."""
+  staged = tf.io.gfile.glob(os.path.join(model_dir, '*.ckpt-*_temp*'))
+  for path in staged:
+    if tf.io.gfile.isdir(path):
+      tf.io.gfile.rmtree(path)
+    else:
+      tf.io.gfile.remove(path)
+  return staged

@@ -106,3 +106,5 @@ def configure(tf_log=False, keep_info=()):
     # TF 2.15 reports `tf.compat.v1.layers` (model.mnist_cnn) through Python's warnings, once per layer call.
     warnings.filterwarnings('ignore', message=r'`tf\.layers\.\w+` is deprecated', category=UserWarning,
                             module=r'estimator_tpu\.')
+    # A named TPU is looked up through Google's API client (tpu/cluster.py); oauth2client logs each token fetch.
+    std_logging.getLogger('oauth2client').setLevel(std_logging.WARNING)

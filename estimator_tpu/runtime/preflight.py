@@ -119,6 +119,49 @@ def require_tpu_attached(dev_root='/dev', sys_root='/sys'):
   return devices
 
 
+def require_readable_dir(path, flag_name, suffix='.tfrecords'):
+  """Raises a UserError if the existing directory `path` (--`flag_name`), or a `suffix` file in it, cannot be read.
+
+  Without it an unreadable folder looks empty (its files do not "exist" to a listing that fails), and the run would
+  go on to prepare data into it and then report that it cannot write there. A path that does not exist is fine:
+  the caller creates it.
+  """
+  if not tf.io.gfile.isdir(path):
+    return
+  try:
+    names = tf.io.gfile.listdir(path)
+    # Local files only: a gs:// path was asked about by the storage pre-flight (storage.py), and a read there
+    # is a request of its own.
+    for name in names if '://' not in path else ():
+      if name.endswith(suffix):
+        with tf.io.gfile.GFile(os.path.join(path, name), 'rb') as f:
+          f.read(1)
+  except tf.errors.OpError as e:
+    raise UserError('cannot read --%s=%s (%s).' % (flag_name, path, essence(e)),
+                    'make it and its files readable for this user (on a Cloud TPU, for the TPU service account '
+                    'as well), or pass another --%s.' % flag_name)
+
+
+def require_writable_file(path, flag_name):
+  """Proves that the file `path` (the value of --`flag_name`) can be written, before any work: not a directory, and
+  its directory writable (require_writable_dir, which leaves nothing behind)."""
+  if tf.io.gfile.isdir(path):
+    raise UserError('--%s=%s is a directory.' % (flag_name, path),
+                    'pass a file name for --%s, e.g. %s.' % (flag_name, os.path.join(path, 'predictions.csv')))
+  try:
+    require_writable_dir(os.path.dirname(path) or '.', flag_name)
+  except UserError as e:
+    raise UserError('cannot write --%s=%s: %s' % (flag_name, path, e.problem),
+                    'pass a --%s in a directory that you may create and write.' % flag_name)
+
+
+def require_directory_path(path, flag_name):
+  """Raises a UserError if `path` names an existing file: --`flag_name` must be a directory (or not exist yet)."""
+  if tf.io.gfile.exists(path) and not tf.io.gfile.isdir(path):
+    raise UserError('--%s=%s is a file, not a directory.' % (flag_name, path),
+                    'pass a directory for --%s (it is created if it does not exist).' % flag_name)
+
+
 def require_writable_dir(path, flag_name):
   """Proves `path` writable by creating it if needed and writing and removing a small file; UserError if not.
 

@@ -10,6 +10,8 @@ every_steps=iterations), and the loss is that of the last step the session.run r
 done about every quarter of the way. `TrainingMeter` and `EvaluationMeter` decide when and what to log; the session
 hooks (Estimator, TPUEstimator) and the Keras callbacks (mnist_keras.py) only feed them.
 """
+import logging as std_logging
+import sys
 import time
 
 import tensorflow.compat.v1 as tf
@@ -17,6 +19,12 @@ from absl import logging
 
 CPU_EVERY_STEPS = 100
 EVALUATION_LINES = 4  # about one line per quarter of the evaluation
+# The first line comes this soon even when the first interval takes longer (a slow CPU, a big batch): a user sees
+# within seconds that training runs, and how fast.
+FIRST_LINE_SECONDS = 5.0
+# On a terminal a live line (the same fields) is redrawn in place at most this often between the logged lines.
+LIVE_EVERY_SECONDS = 0.5
+CLEAR_LINE = '\r\033[K'
 
 
 def every_steps(log_every_steps, use_tpu=False, iterations=None):
@@ -41,6 +49,41 @@ def training_line(step, total, loss, examples_per_sec, elapsed, remaining):
       step, total, loss_text, examples_per_sec, clock_text(elapsed), clock_text(remaining))
 
 
+class LiveLine(object):
+  """One line redrawn in place on a terminal. Any log record erases it first (a filter on the handlers of the root
+  logger, where absl's and TensorFlow's records are written), so a logged line never lands behind it."""
+
+  def __init__(self, stream, handlers=None):
+    self._stream = stream
+    self._shown = False
+    for handler in std_logging.getLogger().handlers if handlers is None else handlers:
+      handler.addFilter(self)
+
+  def show(self, text):
+    self._stream.write(CLEAR_LINE + text)
+    self._stream.flush()
+    self._shown = True
+
+  def erase(self):
+    if self._shown:
+      self._stream.write(CLEAR_LINE)
+      self._stream.flush()
+      self._shown = False
+
+  def filter(self, record):  # the logging.Filter protocol: erase, and let the record through
+    del record
+    self.erase()
+    return True
+
+
+def terminal(stream=None, handlers=None):
+  """A LiveLine on the stream the log goes to (stderr) if a person watches it on a terminal, else None: a file or
+  a pipe gets the logged lines only."""
+  stream = stream or sys.stderr
+  isatty = getattr(stream, 'isatty', None)
+  return LiveLine(stream, handlers) if isatty is not None and isatty() else None
+
+
 def next_multiple(step, every):
   return (step // every + 1) * every
 
@@ -51,38 +94,59 @@ class TrainingMeter(object):
   The step may pass the total: in an asynchronous cluster the other tasks keep the global step moving.
   """
 
-  def __init__(self, total_steps, batch_size, every_steps=CPU_EVERY_STEPS, clock=time.time, log=logging.info):
+  def __init__(self, total_steps, batch_size, every_steps=CPU_EVERY_STEPS, clock=time.time, log=logging.info,
+               live=None):
     self.total_steps = total_steps
     self.batch_size = batch_size
     self.every_steps = max(1, every_steps)
     self._clock = clock
     self._log = log
+    self._live = live  # a LiveLine on a terminal, or None (a log file, a pipe)
+    self._live_time = None
     self._start_time = self._last_time = None
     self._last_step = self._next_step = None
+    self._logged = False
     self._finished = False
 
   def start(self, step):
-    self._start_time = self._last_time = self._clock()
+    self._start_time = self._last_time = self._live_time = self._clock()
     self._last_step = step
     self._next_step = next_multiple(step, self.every_steps)
 
   def update(self, step, loss):
     """Called after each session.run (or Keras execution) with the global step reached and the latest loss."""
-    if not self._due(step):
-      return
     now = self._clock()
-    steps_per_sec = (step - self._last_step) / max(now - self._last_time, 1e-9)
-    remaining = max(self.total_steps - step, 0) / steps_per_sec if steps_per_sec > 0 else 0.0
-    self._log('%s', training_line(step, self.total_steps, loss, steps_per_sec * self.batch_size,
-                                  now - self._start_time, remaining))
+    if not self._due(step, now):
+      self._redraw(step, loss, now)
+      return
+    self._erase_live()
+    self._log('%s', self._line(step, loss, now))
     self._last_time, self._last_step = now, step
     self._next_step = next_multiple(step, self.every_steps)
+    self._logged = True
     self._finished = step >= self.total_steps
 
-  def _due(self, step):
+  def _line(self, step, loss, now):
+    steps_per_sec = (step - self._last_step) / max(now - self._last_time, 1e-9)
+    remaining = max(self.total_steps - step, 0) / steps_per_sec if steps_per_sec > 0 else 0.0
+    return training_line(step, self.total_steps, loss, steps_per_sec * self.batch_size, now - self._start_time,
+                         remaining)
+
+  def _due(self, step, now):
     if step >= self.total_steps:
       return not self._finished  # one line at the end, however far past it the step goes
-    return step >= self._next_step
+    return step >= self._next_step or (not self._logged and now - self._start_time >= FIRST_LINE_SECONDS)
+
+  def _redraw(self, step, loss, now):
+    """On a terminal: the live line, in place, between the logged ones (like Keras' progress bar)."""
+    if self._live is None or self._finished or step <= self._last_step or now - self._live_time < LIVE_EVERY_SECONDS:
+      return
+    self._live.show(self._line(step, loss, now))
+    self._live_time = now
+
+  def _erase_live(self):
+    if self._live is not None:
+      self._live.erase()
 
 
 class EvaluationMeter(object):
@@ -115,7 +179,7 @@ class TrainingProgress(tf.train.SessionRunHook):
   """Session hook for Estimator.train / TPUEstimator.train: feeds a TrainingMeter after every session.run."""
 
   def __init__(self, total_steps, batch_size, every_steps=CPU_EVERY_STEPS, clock=time.time):
-    self.meter = TrainingMeter(total_steps, batch_size, every_steps, clock)
+    self.meter = TrainingMeter(total_steps, batch_size, every_steps, clock, live=terminal())
     self._global_step = None
     self._loss = None
 
@@ -166,7 +230,7 @@ class KerasTrainingProgress(tf.keras.callbacks.Callback):
 
   def __init__(self, total_steps, batch_size, every_steps=CPU_EVERY_STEPS):
     super(KerasTrainingProgress, self).__init__()
-    self.meter = TrainingMeter(total_steps, batch_size, every_steps)
+    self.meter = TrainingMeter(total_steps, batch_size, every_steps, live=terminal())
 
   def _step(self):
     return int(self.model.optimizer.iterations.numpy())

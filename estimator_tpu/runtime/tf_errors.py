@@ -1,9 +1,10 @@
 """TensorFlow errors a user can fix, as UserErrors that say what to do.
 
 Errors that only show up while TensorFlow runs are translated by `TensorFlowErrors`, a context manager around
-the estimator calls: damaged TFRecords, labels outside 0-9, NaN loss, permission problems, Cloud Storage failing
-during a run, and checkpoint restores that still fail. It recognises errors by type; the only TensorFlow text it relies on is the
-"Restoring from checkpoint failed" prefix that tf.train.Saver gives restore errors in both TensorFlow versions.
+the estimator calls: damaged TFRecords, labels outside the classes, NaN loss, permission problems, a full disk,
+Cloud Storage failing during a run, and checkpoint restores that still fail. It recognises errors by type; the only
+text it relies on is the "Restoring from checkpoint failed" prefix that tf.train.Saver gives restore errors in
+both TensorFlow versions, and the operating system's own words for a full disk (DISK_FULL_MARKERS).
 (Checks that can run before training, and so fail earlier, are in preflight.py and checkpoints.py.)
 """
 import logging as std_logging
@@ -11,12 +12,30 @@ import logging as std_logging
 import tensorflow.compat.v1 as tf
 
 from estimator_tpu.data import records
+from estimator_tpu.runtime import checkpoints
 from estimator_tpu.runtime import storage
 from estimator_tpu.runtime.checkpoints import DIFFERENT_MODEL_FIX
 from estimator_tpu.runtime.errors import UserError
 from estimator_tpu.runtime.errors import essence
 
 RESTORE_FAILED = 'Restoring from checkpoint failed'
+# What the OS says when a write finds no room (ENOSPC, EDQUOT) or passes the file-size limit (EFBIG); TensorFlow
+# keeps the OS's text in its error message (a ResourceExhaustedError for ENOSPC, with a hint about GPU memory that
+# does not apply), Python in its OSError.
+DISK_FULL_MARKERS = ('No space left on device', 'Disk quota exceeded', 'File too large')
+
+
+def disk_full_error(error, where, then):
+  """The UserError for a write that found the disk full, or None if `error` is something else.
+
+  `where` names the flag and path that chose the disk (--model_dir=...), `then` what to do once there is room.
+  """
+  message = getattr(error, 'message', None) or str(error)
+  if not isinstance(error, (tf.errors.OpError, OSError)) or not any(marker in message for marker in DISK_FULL_MARKERS):
+    return None
+  reason = next(marker for marker in DISK_FULL_MARKERS if marker in message)
+  return UserError('the disk of %s is full: a write failed (%s).' % (where, reason),
+                   'free space on it, or pass a %s on a disk with room; then %s.' % (where.split('=')[0], then))
 
 
 class StepTracker(tf.train.SessionRunHook):
@@ -94,12 +113,30 @@ class TensorFlowErrors(object):
       return self._restore_error(message)
     if isinstance(error, tf.errors.DataLossError):
       return self._data_loss(error)
+    full = self._disk_full(error, message)
+    if full is not None:
+      return full
     if storage.user_error(error) is not None:  # a gs:// object deleted, access revoked, storage gone mid-run
       return storage.user_error(error)
     if isinstance(error, tf.errors.PermissionDeniedError):
       return UserError('permission denied: %s.' % essence(error).rstrip('.'),
                        'make --model_dir writable and --data_dir readable for this user (on a Cloud TPU, for the '
                        "TPU's service account as well).")
+    return None
+
+  def _disk_full(self, error, message):
+    """Disk full in --model_dir (checkpoints, events) or in --data_dir (preparing data): the one whose path the
+    message names, else --model_dir if there is one."""
+    in_model_dir = self.model_dir and (self.model_dir in message or not (self.data_dir and self.data_dir in message))
+    if in_model_dir:
+      full = disk_full_error(error, '--model_dir=%s' % self.model_dir,
+                             'run the same command again: training resumes from the last complete checkpoint')
+      if full is not None:
+        checkpoints.remove_checkpoint_staging(self.model_dir)
+      return full
+    if self.data_dir:
+      return disk_full_error(error, '--data_dir=%s' % self.data_dir,
+                             'run the same command again (no split was published half-written)')
     return None
 
   def _nan_loss(self):
@@ -144,4 +181,5 @@ def _label_error(message):
   line = next(line for line in message.splitlines() if records.LABEL_RANGE_ERROR in line)
   detail = line[line.index(records.LABEL_RANGE_ERROR):]
   return UserError('%s.' % detail.replace(']', '').replace(' [', ' ').strip(),
-                   'fix or drop the examples whose label is not a digit 0-9, then write the TFRecords again.')
+                   'fix or drop the examples whose label is not a class id of the data (0-9 for MNIST), then write '
+                   'the TFRecords again.')

@@ -9,6 +9,7 @@ pre-flight looks for the TPU's device files. docs/RUNNING.md says which TPU runs
 import tensorflow.compat.v1 as tf
 
 from estimator_tpu.runtime import preflight
+from estimator_tpu.runtime import tpu_api
 from estimator_tpu.runtime.errors import UserError
 
 # --tpu_name for the TPU attached to a TPU VM: the name TensorFlow's resolver itself gives it.
@@ -17,6 +18,11 @@ LOCAL_TPU = 'local'
 
 def is_local_tpu(tpu_name):
   return tpu_name == LOCAL_TPU
+
+
+def is_worker_address(tpu_name):
+  """A grpc://HOST:PORT given as the TPU's name: the resolver takes it as is, no API call."""
+  return tpu_name.startswith('grpc://')
 
 
 def require_tf2_for_local_tpu(tf_version):
@@ -35,21 +41,30 @@ def resolve_tpu_cluster(tpu_name, tpu_zone=None, gcp_project=None, resolver_cls=
   """Returns a TPUClusterResolver for a named Cloud TPU, or for the TPU of this TPU VM when tpu_name
   is 'local'.
 
-  Zone and project of a named TPU are looked up from GCE when omitted.
+  Zone and project of a named TPU are looked up from GCE when omitted. A named TPU is looked up
+  at once, through the Cloud TPU API (runtime/tpu_api.py): a missing library, an unknown name or
+  an API out of reach is one line here, not a traceback from deep inside TPUEstimator.
   """
   resolver_cls = resolver_cls or tf.distribute.cluster_resolver.TPUClusterResolver
+  if is_local_tpu(tpu_name):
+    require_tf2_for_local_tpu(tf_version or tf.__version__)
+    # The string, not a list: TF 2.15 compares `tpu != 'local'`, so ['local'] would be looked
+    # up through the Cloud TPU API as a TPU named "local".
+    return resolver_cls(tpu=LOCAL_TPU)
+  looked_up = not is_worker_address(tpu_name)
+  if looked_up:
+    tpu_api.require_client_libraries(tpu_name)
+  where = tpu_api.describe(tpu_name, tpu_zone, gcp_project)
+  try:  # a zone or project not given is asked of the GCE metadata server here
+    resolver = resolver_cls(tpu=[tpu_name], zone=tpu_zone, project=gcp_project)
+  except Exception as e:  # pylint: disable=broad-except -- the API client raises its own types
+    raise tpu_api.lookup_error(e, where, bool(tpu_zone and gcp_project))
   try:
-    if is_local_tpu(tpu_name):
-      require_tf2_for_local_tpu(tf_version or tf.__version__)
-      # The string, not a list: TF 2.15 compares `tpu != 'local'`, so ['local'] would be looked
-      # up through the Cloud TPU API as a TPU named "local".
-      return resolver_cls(tpu=LOCAL_TPU)
-    return resolver_cls(tpu=[tpu_name], zone=tpu_zone, project=gcp_project)
-  except (ValueError, RuntimeError, OSError) as e:
-    raise UserError('could not resolve TPU %r (zone=%r, project=%r): %s'
-                    % (tpu_name, tpu_zone, gcp_project, e),
-                    'check --tpu_name, --tpu_zone and --gcp_project, and that this VM may use the '
-                    'Cloud TPU API.')
+    if looked_up:
+      resolver.master()  # asks the Cloud TPU API for the TPU's workers
+  except Exception as e:  # pylint: disable=broad-except
+    raise tpu_api.lookup_error(e, where)
+  return resolver
 
 
 def tpu_master_address(master=None, cluster=None):
@@ -59,9 +74,8 @@ def tpu_master_address(master=None, cluster=None):
     return master
   try:
     return cluster.master()
-  except (ValueError, RuntimeError, OSError) as e:
-    raise UserError('could not get the address of the resolved TPU: %s' % e,
-                    'check that the TPU exists and is READY (`gcloud compute tpus list`).')
+  except Exception as e:  # pylint: disable=broad-except -- the API client raises its own types
+    raise tpu_api.lookup_error(e, 'the resolved TPU')
 
 
 def require_tpu_reachable(master=None, cluster=None, timeout_secs=preflight.DEFAULT_TIMEOUT_SECS,

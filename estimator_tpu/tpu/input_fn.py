@@ -23,8 +23,8 @@ def train_input_fn_builder(data_dir):
     batch_size = params['batch_size']
     index, count = deployment.input_deployment(params)
     dataset = records.read_dataset(path).shard(count, index)
-    # The split is small (MNIST train: about 50 MB): keep it in memory after the first epoch.
-    dataset = dataset.cache().shuffle(SHUFFLE_BUFFER).repeat()
+    # No cache(): TensorFlow warns when a run ends within the first epoch, its cache half-filled.
+    dataset = dataset.shuffle(SHUFFLE_BUFFER).repeat()
     # TPU rule 4 (static shapes): drop_remainder makes every batch full, one shape for XLA to
     # compile.
     dataset = dataset.batch(batch_size, drop_remainder=True)
@@ -45,7 +45,7 @@ def eval_input_fn_builder(data_dir, split, batch_size, steps):
   path = records.split_path(data_dir, split)
   # TPU rule 9 (steps): each call pads its shard with rows of weight 0 up to `steps` full batches.
   num_examples = min(records.count_examples(path), steps * batch_size)
-  padding = model.padding_example()
+  padding = model.padding_example(path)
 
   def input_fn(params):
     deployment.require_even_split(params, batch_size, 'eval')

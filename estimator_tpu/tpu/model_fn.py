@@ -1,4 +1,4 @@
-"""model_fn builders for the MNIST CNN (model.py): the graph of one mode, TRAIN, EVAL or PREDICT.
+"""model_fn builders for the networks of model.py: the graph of one mode, TRAIN, EVAL or PREDICT.
 
 estimator/model_fn.py is the plain Estimator's (mnist.py), tpu/model_fn.py TPUEstimator's
 (mnist_tpu.py). `diff` the two: each difference carries a numbered TPU rule: estimator_tpu/rules.py,
@@ -14,19 +14,20 @@ MODE = tf.estimator.ModeKeys
 
 
 # TPU rule 7 (summaries on the host): host_call writes them into summary_dir (the model_dir).
-# TPU rule 20 (bfloat16): `precision` model.BFLOAT16 computes the network in bfloat16.
 def model_fn_builder(learning_rate, decay_steps, decay_rate, schedule=model.EXPONENTIAL,
                      summary_dir=None, summary_flush_steps=host_call_lib.DEFAULT_FLUSH_STEPS,
-                     precision=model.FLOAT32):
-  """Returns model_fn with these optimisation settings (model.learning_rate_schedule); it reads no
-  flags."""
+                     # TPU rule 20 (bfloat16): `precision` BFLOAT16 computes in bfloat16.
+                     precision=model.FLOAT32,
+                     network=model.mnist_cnn):
+  """Returns model_fn with these optimisation settings (model.learning_rate_schedule) for `network`
+  (model.network: the CNN on MNIST by default); it reads no flags."""
 
   # TPU rule 3 (params): TPUEstimator passes params['use_tpu'], true only when the graph really runs
   # on TPU cores, and params['batch_size'], the per-core batch on a TPU.
   def model_fn(features, labels, mode, params):
     # TPU rule 20 (bfloat16): float32 variables and logits, the network in `precision`.
-    logits = model.mnist_cnn(features[model.IMAGE_KEY], training=(mode == MODE.TRAIN),
-                             precision=precision)
+    logits = network(features[model.IMAGE_KEY], training=(mode == MODE.TRAIN),
+                     precision=precision)
     if mode == MODE.PREDICT:
       # TPU rule 5 (TPUEstimatorSpec): TPUEstimator rebuilds parts of the spec on the host.
       return tf.estimator.tpu.TPUEstimatorSpec(mode, predictions=model.predictions(logits))

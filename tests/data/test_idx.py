@@ -55,10 +55,22 @@ def test_too_short(tmp_path):
     idx.read_labels(write(tmp_path, 'l', b'\x00\x00'))
 
 
-def test_wrong_image_size(tmp_path):
-  path = write(tmp_path, 'imgs', idx.to_bytes(np.zeros((2, 32, 32), np.uint8)))
-  with pytest.raises(UserError, match='32x32 pixels'):
+def test_images_of_any_size_read_as_they_are(tmp_path):
+  wide = np.arange(2 * 12 * 20, dtype=np.int64).reshape(2, 12, 20).astype(np.uint8)
+  np.testing.assert_array_equal(idx.read_images(write(tmp_path, 'imgs', idx.to_bytes(wide))), wide)
+
+
+def test_images_without_pixels(tmp_path):
+  path = write(tmp_path, 'imgs', idx.to_bytes(np.zeros((2, 0, 32), np.uint8)))
+  with pytest.raises(UserError, match='0x32 pixels'):
     idx.read_images(path)
+
+
+def test_labels_up_to_the_class_count(tmp_path):
+  path = write(tmp_path, 'labels', idx.to_bytes(np.array([1, 12, 3], np.uint8)))
+  np.testing.assert_array_equal(idx.read_labels(path, num_classes=13), [1, 12, 3])
+  with pytest.raises(UserError, match='labels must be 0-11.*--num_classes'):
+    idx.read_labels(path, num_classes=12)
 
 
 def test_label_out_of_range(tmp_path):

@@ -26,7 +26,7 @@ def listing(directory):
 def test_prepares_an_empty_data_dir(tmp_path, idx_dir, no_download):
   data_dir = str(tmp_path / 'data')
   assert prepare.ensure_data(data_dir, idx_dir, validation_size=TINY_VALIDATION)
-  assert sorted(os.listdir(data_dir)) == ['test.tfrecords', 'train.tfrecords', 'validation.tfrecords']
+  assert sorted(os.listdir(data_dir)) == ['dataset.json', 'test.tfrecords', 'train.tfrecords', 'validation.tfrecords']
 
 
 def test_complete_data_is_used_as_it_is(data_dir, idx_dir, no_download):

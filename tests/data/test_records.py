@@ -15,7 +15,7 @@ def test_round_trip_in_standard_layout(tmp_path, gzipped):
   source = synthetic.write_idx_dir(str(tmp_path / 'idx'), train_count=80, test_count=15, gzipped=gzipped)
   data_dir = str(tmp_path / 'data')
   records.convert_idx_dir(str(tmp_path / 'idx'), data_dir, validation_size=20)
-  assert sorted(os.listdir(data_dir)) == ['test.tfrecords', 'train.tfrecords', 'validation.tfrecords']
+  assert sorted(os.listdir(data_dir)) == ['dataset.json', 'test.tfrecords', 'train.tfrecords', 'validation.tfrecords']
   expected = {
       'train': (source['train_images'][:60], source['train_labels'][:60]),
       'validation': (source['train_images'][60:], source['train_labels'][60:]),

@@ -24,6 +24,8 @@ TWINS = [
     ('estimator_tpu/estimator/model_fn.py', 'estimator_tpu/tpu/model_fn.py', 60),
     ('estimator_tpu/estimator/input_fn.py', 'estimator_tpu/tpu/input_fn.py', 60),
 ]
+# The README's line for each diff: `diff BEFORE AFTER   # <what>: N changed lines` (or `N lines`).
+README_DIFF_SIZE = re.compile(r'^diff (\S+) (\S+) +#[^:]*: (\d+) (?:changed )?lines\b', re.M)
 TAG = re.compile(r'TPU rule (\d+) \(([^)]*)\)')
 ROUTE_FILES = ['mnist.py', 'mnist_tpu.py', 'mnist_keras.py'] + sorted(
     os.path.relpath(path, REPO_ROOT) for folder in ('estimator', 'tpu', 'keras')
@@ -59,6 +61,21 @@ def test_the_diff_command_counts_what_the_readme_promises(before, after, limit):
   assert result.returncode == 1  # they differ
   changed = [line for line in result.stdout.splitlines() if line.startswith(('<', '>'))]
   assert 0 < len(changed) <= limit
+
+
+def readme_diff_sizes():
+  with open(os.path.join(REPO_ROOT, 'README.md')) as f:
+    return {(before, after): int(size) for before, after, size in README_DIFF_SIZE.findall(f.read())}
+
+
+def test_the_readme_gives_each_twin_diff_its_size_as_diff_counts_it_now():
+  sizes = readme_diff_sizes()
+  assert sorted(sizes) == sorted((before, after) for before, after, _ in TWINS)
+  for (before, after), size in sorted(sizes.items()):
+    result = subprocess.run(['diff', before, after], cwd=REPO_ROOT, stdout=subprocess.PIPE, universal_newlines=True)
+    changed = [line for line in result.stdout.splitlines() if line.startswith(('<', '>'))]
+    assert len(changed) == size, 'README.md says `diff %s %s` changes %d lines; it changes %d' % (
+        before, after, size, len(changed))
 
 
 def python_files():

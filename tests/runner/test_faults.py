@@ -14,6 +14,7 @@ import tensorflow.compat.v1 as tf
 
 from support.paths import REPO_ROOT
 from support.damage import flip_byte
+from support.mounts import READ_ONLY_MOUNT
 from support.programs import assert_one_clear_error
 from estimator_tpu import model
 from estimator_tpu.data import idx
@@ -177,8 +178,6 @@ def test_unwritable_model_dir_fails_before_any_work(tmp_path, idx_dir):
   assert not os.path.exists(data_dir)  # checked before the data was prepared
 
 
-# $1 becomes a read-only bind mount of itself, then the rest of the arguments run (in unshare's private namespace).
-READ_ONLY_MOUNT = 'mount --bind "$1" "$1" && mount -o remount,bind,ro "$1" && shift && exec "$@"'
 
 
 def test_read_only_model_dir(tmp_path, data_dir):

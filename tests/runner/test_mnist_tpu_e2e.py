@@ -13,7 +13,7 @@ def test_trains_evaluates_and_predicts(tmp_path, idx_dir):
                               '--model_dir=%s' % model_dir])
   assert result.returncode == 0, result.stderr[-3000:]
   # The data directory was prepared on first use, and the run says where it is.
-  assert sorted(os.listdir(data_dir)) == ['test.tfrecords', 'train.tfrecords', 'validation.tfrecords']
+  assert sorted(os.listdir(data_dir)) == ['dataset.json', 'test.tfrecords', 'train.tfrecords', 'validation.tfrecords']
   assert 'Data directory: %s' % data_dir in result.stderr
   assert tf.train.latest_checkpoint(model_dir).endswith('model.ckpt-30')
 

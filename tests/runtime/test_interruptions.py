@@ -108,6 +108,6 @@ def test_preparation_killed_mid_write_leaves_no_split_and_the_rerun_completes(tm
   assert second.returncode == 0, second.stdout[-3000:]
   assert 'left behind by an interrupted run' in second.stdout
   assert temp_files() == []
-  assert sorted(os.listdir(data_dir)) == ['test.tfrecords', 'train.tfrecords', 'validation.tfrecords']
+  assert sorted(os.listdir(data_dir)) == ['dataset.json', 'test.tfrecords', 'train.tfrecords', 'validation.tfrecords']
   for split, count in expected.items():
     assert records.count_examples(records.split_path(data_dir, split)) == count

@@ -1,4 +1,5 @@
 """The progress lines (runtime/progress.py) and the log filter (runtime/logs.py), without running a model."""
+import io
 import logging as std_logging
 import os
 
@@ -143,3 +144,51 @@ def test_configure_removes_tensorflows_own_handler(tensorflow_logger, monkeypatc
   assert os.environ['TF_CPP_MIN_LOG_LEVEL'] == '0'
   logs.configure(tf_log=True)  # --tf_log: the same single handler, no filter
   assert not any(isinstance(f, logs.QuietTensorFlow) for f in logger.filters)
+
+
+class Terminal(io.StringIO):
+  def isatty(self):
+    return True
+
+
+def test_the_first_line_comes_within_seconds_even_when_the_first_interval_is_slow():
+  meter, clock, lines = training_meter(total=400, batch=128, every=100)
+  meter.start(0)
+  for step in range(1, 201):
+    clock.now += 1.0  # 1 step/s: the first interval would take 100 s
+    meter.update(step, 0.5)
+  assert [line.split()[1] for line in lines] == ['%d/400' % progress.FIRST_LINE_SECONDS, '100/400', '200/400']
+
+
+def test_on_a_terminal_a_live_line_is_redrawn_in_place_and_a_log_file_gets_lines_only():
+  assert progress.terminal(io.StringIO()) is None  # a pipe or a file: no live line
+  screen = Terminal()
+  assert isinstance(progress.terminal(screen, handlers=[]), progress.LiveLine)
+  live = progress.LiveLine(screen, handlers=[])
+  lines, clock = [], FakeClock()
+  meter = progress.TrainingMeter(100, 10, 50, clock=clock, log=lambda fmt, *a: lines.append(fmt % a), live=live)
+  meter.start(0)
+  for step in range(1, 101):
+    clock.now += 0.1  # 10 steps/s: a redraw every LIVE_EVERY_SECONDS, a logged line every 50 steps
+    meter.update(step, 0.25)
+  drawn = screen.getvalue().split(progress.CLEAR_LINE)
+  updates = [text for text in drawn if text]
+  assert len(updates) >= 15 and all(text.startswith('step ') and 'ETA' in text for text in updates)
+  assert '\n' not in screen.getvalue()  # in place: no new line on the terminal but the logged ones
+  assert drawn[-1] == ''  # erased before the last logged line
+  assert [line.split()[1] for line in lines] == ['50/100', '100/100']
+
+
+def test_a_log_record_erases_the_live_line_first():
+  screen = Terminal()
+  handler = std_logging.StreamHandler(screen)
+  live = progress.LiveLine(screen, handlers=[handler])
+  logger = std_logging.getLogger('live-line-test')
+  logger.addHandler(handler)
+  logger.propagate = False
+  try:
+    live.show('step 3/10')
+    logger.warning('Saving checkpoints for 3')
+  finally:
+    logger.removeHandler(handler)
+  assert screen.getvalue() == progress.CLEAR_LINE + 'step 3/10' + progress.CLEAR_LINE + 'Saving checkpoints for 3\n'
