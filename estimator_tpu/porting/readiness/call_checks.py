@@ -374,7 +374,7 @@ def observed_batch(estimator, input_fn, mode):
       result = estimator._call_input_fn(input_fn, mode)  # pylint: disable=protected-access -- as the CPU calls it
     except Exception:  # pylint: disable=broad-except -- the checks say what is wrong with input_fn
       return None
-    if isinstance(result, tf.data.Dataset):
+    if input_checks.is_dataset(result):
       first = tf.nest.flatten(tf.data.get_output_shapes(result))
       if first and first[0].ndims and tf.compat.dimension_value(first[0][0]) is not None:
         return tf.compat.dimension_value(first[0][0])

@@ -1,4 +1,5 @@
 """What input_fn(params) yields at the per-core batch size: a Dataset of static shapes and TPU dtypes."""
+import tensorflow
 import tensorflow.compat.v1 as tf
 
 from estimator_tpu.porting.readiness import questions
@@ -9,6 +10,12 @@ TPU_DTYPES = questions.TPU_DTYPES
 STATIC_FIX = ("batch with dataset.batch(params['batch_size'], drop_remainder=True) and give every other dimension a "
               'fixed size (tf.reshape or set_shape in the map function).')
 
+
+
+def is_dataset(value):
+  """Whether input_fn returned a Dataset: TF 1.15's compat.v1 Dataset, or a TF 2 one, which Dataset methods such as
+  unbatch() return there too (DatasetV1 derives from DatasetV2)."""
+  return isinstance(value, tensorflow.compat.v2.data.Dataset)
 
 def check_input(input_fn, params, batch_may_vary=False):
   """Returns (results, batch): checks of input_fn's Dataset, and one (features, labels) batch as numpy (or None).
@@ -21,7 +28,7 @@ def check_input(input_fn, params, batch_may_vary=False):
       return [check_results.failed('input_fn', e.problem, e.fix)], None
     except Exception as e:  # pylint: disable=broad-except -- user code: report it as a check, not a traceback
       return [input_fn_error('input_fn(params) raised %s: %s' % (type(e).__name__, e))], None
-    if not isinstance(dataset, tf.data.Dataset):
+    if not is_dataset(dataset):
       return [check_results.failed('input_fn', 'input_fn returned %s, not a tf.data.Dataset.' % type(dataset).__name__,
                              'return a tf.data.Dataset of (features, labels); on TPU, TPUEstimator feeds each '
                              'host from one (PER_HOST_V2 input).')], None
