@@ -5,7 +5,7 @@ the root logger has no handler yet, gives it a stderr handler of its own (tf_log
 TF 1.15 and 2.15). absl adds its handler to the root logger only later, in app.run. The 'tensorflow' logger also
 propagates to the root, so each TensorFlow record would be written by both: `INFO:tensorflow:...` by TensorFlow's
 handler and `I1123 ... file.py:123] ...` by absl's. `configure` removes TensorFlow's handler; absl's stays, so
-every record is written once, in absl's format, like the program's own lines.
+every record is written once, by absl's handler, like the program's own lines.
 
 Without --tf_log it also drops, from the 'tensorflow' logger only:
   * TensorFlow's INFO lines (Estimator's "Calling model_fn", per-step rates, "Evaluation [3/10]", ...), except
@@ -18,6 +18,12 @@ Errors, and every other warning, always pass. Messages that TensorFlow's C++ run
 XLA service, oneDNN) bypass Python's logging; the C++ runtime reads TF_CPP_MIN_LOG_LEVEL once, at its first
 message, so setting it to 1 (INFO off) here still hides the lines of the first session on TF 1.15; the ones TF 2.15
 writes while it is imported come before any flag is parsed. A TF_CPP_MIN_LOG_LEVEL set by the user is left alone.
+
+What a line looks like: absl's prefix ("I1123 01:35:15.334882 139727342119808 runner.py:131] ", some 50 characters)
+says nothing a person at a terminal needs, and pushes the message off the screen. On stderr a line carries
+the time only, and a warning or an error its level word after it (`ShortFormatter`): "08:04:17 step 100/2000 ...",
+"08:04:17 WARNING ...". A log file (absl's --log_dir, when a program logs to one) keeps absl's full format, which
+tools that read such files parse.
 """
 import logging as std_logging
 import os
@@ -25,6 +31,7 @@ import sys
 import warnings
 
 import tensorflow.compat.v1 as tf
+from absl import logging as absl_logging
 
 # INFO lines of TensorFlow's that stay: where the model is saved, and where a run continues from.
 KEPT_INFO_PREFIXES = ('Saving checkpoints for', 'Restoring parameters from')
@@ -92,9 +99,34 @@ def is_tensorflows_own_handler(handler):
           and getattr(handler.formatter, '_fmt', None) == std_logging.BASIC_FORMAT)
 
 
+class ShortFormatter(std_logging.Formatter):
+  """The time, the level word unless INFO, the message (module docstring); absl's full format when `handler`
+  writes to a file rather than to stderr or stdout (absl's handler switches its stream to stderr for each record
+  it also copies there, so a record copied to both gets each form in its place)."""
+
+  def __init__(self, handler, full=None):
+    super(ShortFormatter, self).__init__(fmt='%(message)s')
+    self._handler = handler
+    self._full = full or absl_logging.PythonFormatter()
+
+  def format(self, record):
+    if getattr(self._handler, 'stream', None) not in (sys.stderr, sys.stdout, sys.__stderr__, sys.__stdout__):
+      return self._full.format(record)
+    level = '' if record.levelno < std_logging.WARNING else record.levelname + ' '
+    return '%s %s%s' % (self.formatTime(record, '%H:%M:%S'), level,
+                        super(ShortFormatter, self).format(record))
+
+
+def use_short_lines():
+  """Gives absl's handler (the one every record is written by, see the module docstring) the ShortFormatter."""
+  handler = absl_logging.get_absl_handler().python_handler
+  handler.setFormatter(ShortFormatter(handler))
+
+
 def configure(tf_log=False, keep_info=()):
   """Call once, after the flags are parsed: every message once; without `tf_log`, TensorFlow's chatter dropped
   (but for its INFO messages that start with one of `keep_info`)."""
+  use_short_lines()
   logger = tf.get_logger()  # creates the logger, and TensorFlow's handler, if nothing has yet
   for handler in [h for h in logger.handlers if is_tensorflows_own_handler(h)]:
     logger.removeHandler(handler)

@@ -15,6 +15,7 @@ import pytest
 import tensorflow.compat.v1 as tf
 
 from support.paths import REPO_ROOT
+from support.programs import ABSL_PREFIX
 from support.programs import TENSORFLOW_HANDLER
 from support.programs import assert_every_message_once_and_no_noise
 from support.programs import messages
@@ -40,6 +41,15 @@ def assert_loss_shown_while_training(lines, first_line_after_training):
   assert [line.split()[1] for line in progress] == ['%d/%d' % (s, TRAIN_STEPS) for s in range(2, 41, 2)]
   assert 'examples/s' in progress[0] and 'ETA' in progress[0]
   assert index_of(lines, 'step 2/%d  loss' % TRAIN_STEPS) < index_of(lines, first_line_after_training)
+
+
+def assert_short_prefixes(output):
+  """The progress and final lines carry the time only (runtime/logs.py), and no line absl's long prefix."""
+  raw = output.splitlines()
+  assert not [line for line in raw if ABSL_PREFIX.match(line)], [line for line in raw if ABSL_PREFIX.match(line)]
+  progress = [line for line in raw if re.match(r'^\d\d:\d\d:\d\d step \d+/%d  loss \d' % TRAIN_STEPS, line)]
+  assert len(progress) == TRAIN_STEPS // 2, raw
+  assert re.match(r'^\d\d:\d\d:\d\d Done \(--mode=all\): checkpoint ', [line for line in raw if line][-1]), raw[-3:]
 
 
 def assert_seed_logged_and_recorded(lines, results_path):
@@ -68,6 +78,7 @@ def test_mnist_tpu_prints_each_message_once_and_the_loss_while_training(default_
   assert len([line for line in lines if line.startswith('Prediction ')]) == 10
   assert len([line for line in lines if line.startswith('Saving checkpoints for')]) == 3
   assert_seed_logged_and_recorded(lines, str(root / 'model' / 'mnist_tpu_results.json'))
+  assert_short_prefixes(output)
 
 
 def test_tf_log_brings_tensorflows_own_lines_back_still_once(default_shaped_tpu_run):
@@ -88,6 +99,7 @@ def test_mnist_prints_each_message_once_and_the_loss_while_training(tmp_path, id
   assert_loss_shown_while_training(lines, 'test: evaluated')
   assert [line for line in lines if line.startswith('test: evaluated')][-1] == 'test: evaluated 10/10 batches'
   assert_seed_logged_and_recorded(lines, str(tmp_path / 'm' / 'mnist_results.json'))
+  assert_short_prefixes(output)
 
 
 @pytest.mark.skipif(not IS_TF2, reason='mnist_keras.py is the TF 2.x route; TF %s' % tf.__version__)
@@ -97,6 +109,7 @@ def test_mnist_keras_prints_each_message_once_and_the_loss_while_training(tmp_pa
   lines = assert_every_message_once_and_no_noise(output)
   assert_loss_shown_while_training(lines, 'test: evaluated')
   assert_seed_logged_and_recorded(lines, str(tmp_path / 'm' / 'mnist_keras_results.json'))
+  assert_short_prefixes(output)
 
 
 def test_prepare_data_prints_its_counts_once(tmp_path, idx_dir):

@@ -2,9 +2,13 @@
 import io
 import logging as std_logging
 import os
+import re
+import sys
+import types
 
 import pytest
 import tensorflow.compat.v1 as tf
+from absl import logging as absl_logging
 
 from estimator_tpu.runtime import logs
 from estimator_tpu.runtime import progress
@@ -126,11 +130,14 @@ def tensorflow_logger():
   """The 'tensorflow' logger with TensorFlow's own stderr handler, restored afterwards."""
   logger = tf.get_logger()
   saved_handlers, saved_filters = list(logger.handlers), list(logger.filters)
+  absl_handler = absl_logging.get_absl_handler().python_handler
+  saved_formatter = absl_handler.formatter  # configure gives absl's handler the short lines
   handler = std_logging.StreamHandler()
   handler.setFormatter(std_logging.Formatter(std_logging.BASIC_FORMAT, None))
   logger.addHandler(handler)
   yield logger, handler
   logger.handlers[:], logger.filters[:] = saved_handlers, saved_filters
+  absl_handler.setFormatter(saved_formatter)
 
 
 def test_configure_removes_tensorflows_own_handler(tensorflow_logger, monkeypatch):
@@ -144,6 +151,29 @@ def test_configure_removes_tensorflows_own_handler(tensorflow_logger, monkeypatc
   assert os.environ['TF_CPP_MIN_LOG_LEVEL'] == '0'
   logs.configure(tf_log=True)  # --tf_log: the same single handler, no filter
   assert not any(isinstance(f, logs.QuietTensorFlow) for f in logger.filters)
+  assert isinstance(absl_logging.get_absl_handler().python_handler.formatter, logs.ShortFormatter)
+
+
+# --- logs.ShortFormatter -------------------------------------------------------------------------------------------
+
+def absl_record(level, msg, *args):
+  return std_logging.LogRecord('absl', level, '/repo/estimator_tpu/runner.py', 131, msg, args, None)
+
+
+def test_short_lines_on_stderr_carry_the_time_and_a_warnings_level():
+  formatter = logs.ShortFormatter(types.SimpleNamespace(stream=sys.stderr))
+  info = formatter.format(absl_record(std_logging.INFO, 'step %d/40  loss %.1f', 2, 0.5))
+  assert re.match(r'^\d\d:\d\d:\d\d step 2/40  loss 0\.5$', info), info
+  warning = formatter.format(absl_record(std_logging.WARNING, 'Some warning'))
+  assert re.match(r'^\d\d:\d\d:\d\d WARNING Some warning$', warning), warning
+  assert re.match(r'^\d\d:\d\d:\d\d ERROR boom$', formatter.format(absl_record(std_logging.ERROR, 'boom')))
+
+
+def test_a_log_file_keeps_absls_full_format():
+  handler = absl_logging.PythonHandler(stream=io.StringIO())  # what absl's handler writes to after --log_dir
+  handler.setFormatter(logs.ShortFormatter(handler))
+  line = handler.format(absl_record(std_logging.INFO, 'step %d/40', 2))
+  assert re.match(r'^I\d{4} [\d:.]+ +\d+ runner\.py:131\] step 2/40$', line), line
 
 
 class Terminal(io.StringIO):

@@ -25,7 +25,9 @@ TINY = ['--use_tpu=false', '--master=', '--validation_size=50', '--train_steps=3
         '--iterations=10', '--save_checkpoints_steps=10', '--eval_batch_size=50', '--num_predictions=4']
 # The most lines a default-shaped run may print (runner/test_output.py says why).
 MAX_LINES = 80
-# The prefix absl gives every line ("I1123 01:35:15.334882 139727342119808 runner.py:131] "), and the C++ runtime's.
+# The prefix of a logged line on stderr ("01:35:15 ", "01:35:15 WARNING ": runtime/logs.py); the one absl gives
+# every line of a log file ("I1123 01:35:15.334882 139727342119808 runner.py:131] "); the C++ runtime's.
+SHORT_PREFIX = re.compile(r'^\d\d:\d\d:\d\d (?:(?:WARNING|ERROR|CRITICAL) )?')
 ABSL_PREFIX = re.compile(r'^[IWEF]\d{4} [\d:.]+ +\d+ [^\]]+\] ')
 CPP_PREFIX = re.compile(r'^\d{4}-\d\d-\d\d [\d:.]+: [IWEF] \S+\] ')
 # What TensorFlow's own handler printed: the second copy of every TensorFlow message.
@@ -78,8 +80,8 @@ def assert_one_clear_error(result, *fragments):
 
 
 def messages(output):
-  """The lines of `output` without absl's or the C++ runtime's prefix."""
-  return [CPP_PREFIX.sub('', ABSL_PREFIX.sub('', line)) for line in output.splitlines()]
+  """The lines of `output` without their logging prefix (ours, absl's or the C++ runtime's)."""
+  return [CPP_PREFIX.sub('', ABSL_PREFIX.sub('', SHORT_PREFIX.sub('', line))) for line in output.splitlines()]
 
 
 def assert_every_message_once_and_no_noise(output, max_lines=MAX_LINES):

@@ -253,6 +253,7 @@ def check_steps(model, strategy, plan, train_rows, eval_batch, predict_input):
   (jit_compile) and run once, with step_dtypes and precision from the traced training step."""
   # Checks rule 18 (XLA ops), rule 15 (TPU dtypes), rule 20 (bfloat16).
   model.jit_compile = True  # on a TPU every step is XLA-compiled; here XLA on the CPU stands in
+  xla.register_xla_kernels()  # the process's first XLA run, whose SetPriority line it drops
   rows = plan.per_replica_batch_size
   try:
     before = int(model.optimizer.iterations.numpy())

@@ -11,6 +11,8 @@ import tensorflow.compat.v1 as tf
 # compilation kernels under the device type below.
 from tensorflow.python.framework import kernels
 
+from estimator_tpu.runtime import native_stderr
+
 XLA_DEVICE = 'XLA_CPU_JIT'
 # The attribute xla.compile puts on every op of the computation it compiles.
 XLA_COMPILE_ATTR = '_xla_compile_id'
@@ -21,19 +23,27 @@ TPU_COLLECTIVES = frozenset(['CrossReplicaSum'])
 # '{{node X}}' into 'node X (defined at ...)' when it raises the error in Python.
 UNSUPPORTED_OP = re.compile(r"No registered '(?P<type>[^']+)' OpKernel for XLA_\w+ devices compatible with node "
                             r"(?:\{\{)?node (?P<name>[^\s}]+)")
+# What TF 2.15's XLA writes, as an error, the first time a process runs an XLA computation on the CPU: its stream
+# pool asks every new stream for a priority, which the host platform's streams do not implement
+# (xla/stream_executor/stream_executor_internal.h). It is about TensorFlow's CPU backend, not the user's program.
+SET_PRIORITY_LINE = re.compile(br'^[\d-]+ [\d:.]+: E \S+\] SetPriority unimplemented for this stream\.\s*$')
 ERROR_NOISE = re.compile(r'^(Graph execution error|Detected at node|Node:|The op is created at|dummy_|\s*\[\[)')
 
 _registered = []
 
 
 def register_xla_kernels():
-  """XLA adds its compilation kernels to the registry lazily, on the first compile: compile something tiny."""
+  """XLA adds its compilation kernels to the registry lazily, on the first compile: compile something tiny.
+
+  Every check calls this before its own first XLA run, so this run is the process's first one, the one TF 2.15
+  writes its SetPriority line at (SET_PRIORITY_LINE): dropped here, with nothing else."""
   if _registered:
     return
-  with tf.Graph().as_default():
-    total = tf.xla.experimental.compile(lambda: tf.constant(1.0) + 1.0)
-    with tf.Session() as session:
-      session.run(total)
+  with native_stderr.dropping(SET_PRIORITY_LINE):
+    with tf.Graph().as_default():
+      total = tf.xla.experimental.compile(lambda: tf.constant(1.0) + 1.0)
+      with tf.Session() as session:
+        session.run(total)
   _registered.append(True)
 
 

@@ -26,6 +26,8 @@ def test_the_projects_run_is_ready_without_naming_a_tpu(data_dir):
   found = check_statuses(result.stdout)
   assert found['xla_compile'] == 'PASS' and found['tpu_reachable'] == 'SKIP'
   assert 'eval_coverage (rule 9): test: 110 examples, 1 input_fn call: 11 steps of 10 = 110 real + 0 padding' in result.stdout
+  # TF 2.15's XLA writes `E ... SetPriority unimplemented for this stream.` at the first XLA run: dropped there.
+  assert 'SetPriority' not in result.stderr, result.stderr[-2000:]
 
 
 def test_missing_data_and_tpu_flag_mistakes_are_failed_checks_not_parse_errors(tmp_path):
