@@ -2,7 +2,6 @@
 dataset.json."""
 import os
 
-import tensorflow.compat.v1 as tf
 from absl import logging
 
 from estimator_tpu.data import download
@@ -19,12 +18,14 @@ SMALL_VALIDATION_FRACTION = 10
 
 
 def prepare_data(data_dir, source_dir=None, download_timeout=10.0, validation_size=records.VALIDATION_SIZE,
-                 source=sources.AUTO, num_classes=None, image_size=None, channels=3):
+                 source=sources.AUTO, num_classes=None, image_size=None, channels=3,
+                 shard_bytes=records.SHARD_BYTES):
   """Writes train/validation/test TFRecords and dataset.json into data_dir.
 
   `source` is one of sources.SOURCES; AUTO reads what `source_dir` holds (IDX files of any size, CIFAR-10 batches,
   class folders, an .npz file), and fetches MNIST into `<data_dir>/idx` (checksums verified) without one.
-  `num_classes` (IDX, npz), `image_size` and `channels` (folders) describe sources that do not say.
+  `num_classes` (IDX, npz), `image_size` and `channels` (folders) describe sources that do not say. A split of
+  more than `shard_bytes` is written as several files (records.write_dataset).
   """
   # Checked first: a download that cannot be stored would be wasted.
   preflight.require_writable_dir(data_dir, 'data_dir')
@@ -38,7 +39,7 @@ def prepare_data(data_dir, source_dir=None, download_timeout=10.0, validation_si
       download.fetch_mnist(source_dir, timeout=download_timeout)
     logging.info('Converting IDX files in %s to TFRecords in %s', source_dir, data_dir)
     records.convert_idx_dir(source_dir, data_dir, validation_size, num_classes or records.NUM_CLASSES,
-                            name)
+                            name, shard_bytes)
     return
   if source == sources.CIFAR10 and source_dir is None:
     source_dir = os.path.join(data_dir, CIFAR10_SUBDIR)
@@ -50,7 +51,7 @@ def prepare_data(data_dir, source_dir=None, download_timeout=10.0, validation_si
                  validation_size)
   logging.info('Converting %s (%s) to TFRecords in %s', source_dir or source, source, data_dir)
   records.write_dataset(data_dir, dataset.name, dataset.class_names, dataset.train_images, dataset.train_labels,
-                        dataset.test_images, dataset.test_labels, validation_size)
+                        dataset.test_images, dataset.test_labels, validation_size, shard_bytes)
 
 
 def ensure_data(data_dir, source_dir=None, download_timeout=10.0, validation_size=records.VALIDATION_SIZE):
@@ -61,7 +62,7 @@ def ensure_data(data_dir, source_dir=None, download_timeout=10.0, validation_siz
   check every record's CRC (55k MNIST records: ~0.1 s), so damaged data stops the run before training starts.
   """
   preflight.require_readable_dir(data_dir, 'data_dir')  # an unreadable folder is not an empty one
-  present = [split for split in records.SPLITS if tf.io.gfile.exists(records.split_path(data_dir, split))]
+  present = [split for split in records.SPLITS if records.split_exists(records.split_path(data_dir, split))]
   if not present or (source_dir is not None and len(present) < len(records.SPLITS)):
     logging.info('No complete set of TFRecords in %s yet: preparing them now.', data_dir)
     prepare_data(data_dir, source_dir, download_timeout, validation_size)
