@@ -2,6 +2,7 @@
 order: the input_fns of both Estimator routes and of the Keras route, the counts and checks, require_split and the
 readiness check's count. A small shard-size limit makes a tiny folder source need several files."""
 import os
+import sys
 
 import numpy as np
 import pytest
@@ -126,3 +127,27 @@ def test_preparing_again_in_one_file_removes_the_shards(sharded, tmp_path):
       'test.tfrecords', 'train.tfrecords', 'validation.tfrecords']
   np.testing.assert_array_equal(records.read_split(records.split_path(data_dir, 'train'))[1],
                                 expected(dataset, 'train')[1])
+
+
+PREPARE_SHARDED = ('import sys; from estimator_tpu.data import prepare; '
+                   'prepare.prepare_data(sys.argv[1], sys.argv[2], validation_size=2, image_size=(10, 12), '
+                   'shard_bytes=%d)' % SHARD_BYTES)
+
+
+def test_shards_on_gcs_prepared_and_read_by_the_readiness_check(gcs, tmp_path):
+  """Prepared into a gs:// data_dir by TensorFlow's GCS client (temp names, renames, the glob of the old layout),
+  then read by the readiness check, in processes of their own inside the sandbox."""
+  source = synthetic.write_class_folders(str(tmp_path / 'photos'), per_class=10, size=(20, 24))
+  result = gcs.run([sys.executable, '-c', PREPARE_SHARDED, gcs.url('data'), source])
+  assert result.returncode == 0, result.stderr[-3000:]
+  names = [name for name in gcs.object_names('data/') if name.endswith('.tfrecords')]
+  assert names == sorted(['data/train-%05d-of-00006.tfrecords' % i for i in range(6)] + [
+      'data/test-00000-of-00002.tfrecords', 'data/test-00001-of-00002.tfrecords', 'data/validation.tfrecords'])
+  assert '"shards"' in gcs.read_object('data/dataset.json').decode()
+  result = gcs.run([sys.executable, 'mnist_tpu.py', '--mode=check_tpu', '--num_shards=2', '--batch_size=8',
+                    '--eval_batch_size=4', '--data_dir=%s' % gcs.url('data'), '--model_dir=%s' % gcs.url('model')],
+                   timeout=600)
+  assert result.returncode == 0, result.stdout + result.stderr[-3000:]
+  assert 'from all 22 training examples' in result.stdout, result.stdout
+  assert any(line.startswith('PASS eval_coverage (rule 9): test: 6 examples')
+             for line in result.stdout.splitlines()), result.stdout
