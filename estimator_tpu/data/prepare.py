@@ -2,6 +2,7 @@
 dataset.json."""
 import os
 
+import tensorflow.compat.v1 as tf
 from absl import logging
 
 from estimator_tpu.data import download
@@ -63,13 +64,17 @@ def ensure_data(data_dir, source_dir=None, download_timeout=10.0, validation_siz
   """
   preflight.require_readable_dir(data_dir, 'data_dir')  # an unreadable folder is not an empty one
   present = [split for split in records.SPLITS if records.split_exists(records.split_path(data_dir, split))]
-  if not present or (source_dir is not None and len(present) < len(records.SPLITS)):
+  # A split with some of its shards is the user's data too: only a directory without any split file is prepared.
+  started = [split for split in records.SPLITS
+             if any(tf.io.gfile.exists(name) for name in records.split_files(records.split_path(data_dir, split)))]
+  if not started or (source_dir is not None and len(present) < len(records.SPLITS)):
     logging.info('No complete set of TFRecords in %s yet: preparing them now.', data_dir)
     prepare_data(data_dir, source_dir, download_timeout, validation_size)
     return True
   missing = [split for split in records.SPLITS if split not in present]
   if missing:
-    raise UserError('%s holds %s but not %s.' % (data_dir, _split_files(present), _split_files(missing)),
+    raise UserError('%s holds %s but not %s.' % (data_dir, _split_files(data_dir, present) or 'part of the splits',
+                                                  _split_files(data_dir, missing, only_missing=True)),
                     'restore the missing file(s), or write all three again with `python -m tools.prepare_data '
                     '--data_dir=%s` (add --source_dir=DIR for your own IDX files).' % data_dir)
   for split in records.SPLITS:
@@ -79,5 +84,11 @@ def ensure_data(data_dir, source_dir=None, download_timeout=10.0, validation_siz
   return False
 
 
-def _split_files(splits):
-  return ', '.join('%s.tfrecords' % split for split in splits)
+def _split_files(data_dir, splits, only_missing=False):
+  """The splits' file names (`train.tfrecords`; of a sharded split, with only_missing, the shards not there)."""
+  names = []
+  for split in splits:
+    files = records.split_files(records.split_path(data_dir, split))
+    missing = [name for name in files if not tf.io.gfile.exists(name)] if only_missing else []
+    names += [os.path.basename(name) for name in missing] or [split + records.TFRECORDS]
+  return ', '.join(names)

@@ -116,6 +116,20 @@ def test_a_missing_shard_is_named(sharded):
   with pytest.raises(UserError, match='train-00003-of-00006.tfrecords is missing'):
     records.require_split(data_dir, 'train')
   assert route_check.count_if_present(data_dir, 'train') is None
+  with pytest.raises(UserError, match='holds validation.tfrecords, test.tfrecords but not '
+                                      'train-00003-of-00006.tfrecords'):
+    prepare.ensure_data(data_dir)
+
+
+def test_shards_left_of_every_split_are_not_prepared_over(sharded):
+  """No split complete, but files of them there: the user's data, not an empty directory to fetch MNIST into."""
+  data_dir, _ = sharded
+  for name in ('train-00003-of-00006.tfrecords', 'test-00000-of-00002.tfrecords', 'validation.tfrecords'):
+    os.remove(os.path.join(data_dir, name))
+  with pytest.raises(UserError, match='holds part of the splits but not train-00003-of-00006.tfrecords, '
+                                      'validation.tfrecords, test-00000-of-00002.tfrecords'):
+    prepare.ensure_data(data_dir)
+  assert data_spec.read(data_dir).name == 'photos'
 
 
 def test_preparing_again_in_one_file_removes_the_shards(sharded, tmp_path):
