@@ -7,6 +7,8 @@
   python -m tools.prepare_data --data_dir=DIR --source_dir=CLASS_FOLDERS --image_size=64 [--channels=3]
   python -m tools.prepare_data --data_dir=DIR --source_dir=FILE.npz  # x_train, y_train, x_test, y_test
 
+A split bigger than --shard_mb (128 by default) is written as several files, <split>-00000-of-0000N.tfrecords ...
+
 --source=auto (the default) tells the source from what --source_dir holds (estimator_tpu/data/sources.py).
 mnist_tpu.py does this by itself on first use; run it directly to prepare a gs:// bucket for a Cloud TPU:
   python -m tools.prepare_data --data_dir=gs://BUCKET/mnist

@@ -165,3 +165,13 @@ def test_shards_on_gcs_prepared_and_read_by_the_readiness_check(gcs, tmp_path):
   assert 'from all 22 training examples' in result.stdout, result.stdout
   assert any(line.startswith('PASS eval_coverage (rule 9): test: 6 examples')
              for line in result.stdout.splitlines()), result.stdout
+
+
+def test_a_bad_shard_count_in_dataset_json_is_one_line(sharded):
+  data_dir, _ = sharded
+  path = data_spec.path_of(data_dir)
+  text = open(path).read().replace('"train": 6', '"train": 0')
+  with open(path, 'w') as f:
+    f.write(text)
+  with pytest.raises(UserError, match='describes no usable dataset: train has 0 shard files'):
+    records.require_split(data_dir, 'train')
