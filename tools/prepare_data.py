@@ -1,4 +1,4 @@
-"""Writes the TFRecord layout (train/validation/test.tfrecords and dataset.json) into --data_dir.
+"""Writes the TFRecord layout (train/validation/test.tfrecords, or shards of each, and dataset.json) into --data_dir.
 
   python -m tools.prepare_data --data_dir=DIR                   # fetch MNIST (checksums verified), then convert
   python -m tools.prepare_data --data_dir=DIR --source_dir=IDX  # your own four IDX files (any image size)
@@ -6,6 +6,8 @@
   python -m tools.prepare_data --data_dir=DIR --source=cifar10 [--source_dir=BATCHES]   # CIFAR-10's binary batches
   python -m tools.prepare_data --data_dir=DIR --source_dir=CLASS_FOLDERS --image_size=64 [--channels=3]
   python -m tools.prepare_data --data_dir=DIR --source_dir=FILE.npz  # x_train, y_train, x_test, y_test
+
+A split bigger than --shard_mb (128 by default) is written as several files, <split>-00000-of-0000N.tfrecords ...
 
 --source=auto (the default) tells the source from what --source_dir holds (estimator_tpu/data/sources.py).
 mnist_tpu.py does this by itself on first use; run it directly to prepare a gs:// bucket for a Cloud TPU:
@@ -15,6 +17,7 @@ from absl import app
 from absl import flags
 
 from estimator_tpu.data import prepare
+from estimator_tpu.data import records
 from estimator_tpu.data import sources
 from estimator_tpu.runtime import logs
 from estimator_tpu.runtime import storage
@@ -38,6 +41,9 @@ def define_source_flags(fv=FLAGS):
   flags.DEFINE_list('image_size', None, 'Folder source: HEIGHT[,WIDTH] every image is resized to (default: the '
                     'first image\'s size).', flag_values=fv)
   flags.DEFINE_integer('channels', 3, 'Folder source: 1 (grayscale) or 3 (RGB).', lower_bound=1, upper_bound=3,
+                       flag_values=fv)
+  flags.DEFINE_integer('shard_mb', records.SHARD_BYTES // (1024 * 1024), 'A split bigger than this many MB is '
+                       'written as several files, <split>-00000-of-0000N.tfrecords (docs/DATA.md).', lower_bound=1,
                        flag_values=fv)
 
 
@@ -67,7 +73,7 @@ def prepare_data(size):
   with tf_errors.TensorFlowErrors(data_dir=FLAGS.data_dir):
     try:
       prepare.prepare_data(FLAGS.data_dir, FLAGS.source_dir, FLAGS.download_timeout, FLAGS.validation_size,
-                           FLAGS.source, FLAGS.num_classes, size, FLAGS.channels)
+                           FLAGS.source, FLAGS.num_classes, size, FLAGS.channels, FLAGS.shard_mb * 1024 * 1024)
     except KeyboardInterrupt:
       raise preparation_interrupted(FLAGS.data_dir) from None
 

@@ -19,12 +19,14 @@ SMALL_VALIDATION_FRACTION = 10
 
 
 def prepare_data(data_dir, source_dir=None, download_timeout=10.0, validation_size=records.VALIDATION_SIZE,
-                 source=sources.AUTO, num_classes=None, image_size=None, channels=3):
+                 source=sources.AUTO, num_classes=None, image_size=None, channels=3,
+                 shard_bytes=records.SHARD_BYTES):
   """Writes train/validation/test TFRecords and dataset.json into data_dir.
 
   `source` is one of sources.SOURCES; AUTO reads what `source_dir` holds (IDX files of any size, CIFAR-10 batches,
   class folders, an .npz file), and fetches MNIST into `<data_dir>/idx` (checksums verified) without one.
-  `num_classes` (IDX, npz), `image_size` and `channels` (folders) describe sources that do not say.
+  `num_classes` (IDX, npz), `image_size` and `channels` (folders) describe sources that do not say. A split of
+  more than `shard_bytes` is written as several files (records.write_dataset).
   """
   # Checked first: a download that cannot be stored would be wasted.
   preflight.require_writable_dir(data_dir, 'data_dir')
@@ -38,7 +40,7 @@ def prepare_data(data_dir, source_dir=None, download_timeout=10.0, validation_si
       download.fetch_mnist(source_dir, timeout=download_timeout)
     logging.info('Converting IDX files in %s to TFRecords in %s', source_dir, data_dir)
     records.convert_idx_dir(source_dir, data_dir, validation_size, num_classes or records.NUM_CLASSES,
-                            name)
+                            name, shard_bytes)
     return
   if source == sources.CIFAR10 and source_dir is None:
     source_dir = os.path.join(data_dir, CIFAR10_SUBDIR)
@@ -50,7 +52,7 @@ def prepare_data(data_dir, source_dir=None, download_timeout=10.0, validation_si
                  validation_size)
   logging.info('Converting %s (%s) to TFRecords in %s', source_dir or source, source, data_dir)
   records.write_dataset(data_dir, dataset.name, dataset.class_names, dataset.train_images, dataset.train_labels,
-                        dataset.test_images, dataset.test_labels, validation_size)
+                        dataset.test_images, dataset.test_labels, validation_size, shard_bytes)
 
 
 def ensure_data(data_dir, source_dir=None, download_timeout=10.0, validation_size=records.VALIDATION_SIZE):
@@ -61,14 +63,18 @@ def ensure_data(data_dir, source_dir=None, download_timeout=10.0, validation_siz
   check every record's CRC (55k MNIST records: ~0.1 s), so damaged data stops the run before training starts.
   """
   preflight.require_readable_dir(data_dir, 'data_dir')  # an unreadable folder is not an empty one
-  present = [split for split in records.SPLITS if tf.io.gfile.exists(records.split_path(data_dir, split))]
-  if not present or (source_dir is not None and len(present) < len(records.SPLITS)):
+  present = [split for split in records.SPLITS if records.split_exists(records.split_path(data_dir, split))]
+  # A split with some of its shards is the user's data too: only a directory without any split file is prepared.
+  started = [split for split in records.SPLITS
+             if any(tf.io.gfile.exists(name) for name in records.split_files(records.split_path(data_dir, split)))]
+  if not started or (source_dir is not None and len(present) < len(records.SPLITS)):
     logging.info('No complete set of TFRecords in %s yet: preparing them now.', data_dir)
     prepare_data(data_dir, source_dir, download_timeout, validation_size)
     return True
   missing = [split for split in records.SPLITS if split not in present]
   if missing:
-    raise UserError('%s holds %s but not %s.' % (data_dir, _split_files(present), _split_files(missing)),
+    raise UserError('%s holds %s but not %s.' % (data_dir, _split_files(data_dir, present) or 'part of the splits',
+                                                  _split_files(data_dir, missing, only_missing=True)),
                     'restore the missing file(s), or write all three again with `python -m tools.prepare_data '
                     '--data_dir=%s` (add --source_dir=DIR for your own IDX files).' % data_dir)
   for split in records.SPLITS:
@@ -78,5 +84,11 @@ def ensure_data(data_dir, source_dir=None, download_timeout=10.0, validation_siz
   return False
 
 
-def _split_files(splits):
-  return ', '.join('%s.tfrecords' % split for split in splits)
+def _split_files(data_dir, splits, only_missing=False):
+  """The splits' file names (`train.tfrecords`; of a sharded split, with only_missing, the shards not there)."""
+  names = []
+  for split in splits:
+    files = records.split_files(records.split_path(data_dir, split))
+    missing = [name for name in files if not tf.io.gfile.exists(name)] if only_missing else []
+    names += [os.path.basename(name) for name in missing] or [split + records.TFRECORDS]
+  return ', '.join(names)

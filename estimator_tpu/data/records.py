@@ -1,11 +1,15 @@
 """MNIST as TFRecords, in the layout TensorFlow's own MNIST tools write (convert_to_records.py).
 
-`<data_dir>/{train,validation,test}.tfrecords`; each tf.train.Example holds `image_raw` (784 uint8 bytes for
-MNIST; height * width * depth of any dataset, row-major, channels last), `label` (int64), `height`, `width`, `depth`;
+`<data_dir>/{train,validation,test}.tfrecords`, or for a split too big for one file of SHARD_BYTES,
+`<split>-00000-of-00004.tfrecords` ... (dataset.json counts its shards; split_files lists them); each
+tf.train.Example holds `image_raw` (784 uint8 bytes for MNIST; height * width * depth of any dataset, row-major,
+channels last), `label` (int64), `height`, `width`, `depth`;
 <data_dir>/dataset.json (spec.py) says which shape and classes the directory holds. Data prepared for
 tensorflow/tpu's mnist_tpu.py reads here unchanged, and ours there. All file access goes through tf.io.gfile, so `gs://` paths work too.
 
-Reading: `read_dataset` and `parse_batch` are what every route's input_fn starts from; they return plain
+A split is named by its path `<data_dir>/<split>.tfrecords` (split_path) also when it is sharded: every reader here
+(read_dataset, count_examples, check_layout, read_split, require_split, split_exists) reads all of its files, in
+order. Reading: `read_dataset` and `parse_batch` are what every route's input_fn starts from; they return plain
 (images, labels) tensors, and the routes name them as features.
 """
 import os
@@ -41,6 +45,13 @@ IDX_FILES = {
     'test_labels': 't10k-labels-idx1-ubyte',
 }
 PROGRESS_EVERY = 10000
+# At most this many bytes per TFRecord file: within the 100-200 MB that issue 28 asks of files for Cloud Storage,
+# where a file is uploaded whole when it is closed. MNIST's largest split (55,000 x 891 bytes, 49 MB) stays one file.
+SHARD_BYTES = 128 * 1024 * 1024
+# What one record adds to its image bytes: the Example's other features and keys, and TFRecord's 16 bytes of
+# framing (measured: 107 for MNIST's 28x28, 114 for 224x224x3).
+EXAMPLE_OVERHEAD_BYTES = 128
+TFRECORDS = '.tfrecords'
 _COUNTED = {}  # (path, size, mtime) -> records: count_examples' memory
 LAYOUT_FIX = ('write each tf.train.Example with `image_raw` (height x width x channels uint8 bytes, as dataset.json '
               'says; 784 for MNIST) and `label` (int64 class id), as `python -m tools.prepare_data` does from every '
@@ -48,22 +59,46 @@ LAYOUT_FIX = ('write each tf.train.Example with `image_raw` (height x width x ch
 
 
 def split_path(data_dir, split):
-  return os.path.join(data_dir, '%s.tfrecords' % split)
+  """The name of a split, which every reader here takes; also the file of a split written as one file."""
+  return os.path.join(data_dir, split + TFRECORDS)
+
+
+def shard_path(data_dir, split, index, count):
+  return os.path.join(data_dir, '%s-%05d-of-%05d%s' % (split, index, count, TFRECORDS))
+
+
+def split_files(path):
+  """The files of the split `path` names, in order: its shards when its dataset.json counts more than one, else
+  [path] (every directory prepared before shards, and any other file)."""
+  data_dir, name = os.path.split(path)
+  if not name.endswith(TFRECORDS):
+    return [path]
+  split = name[:-len(TFRECORDS)]
+  count = data_spec.read(data_dir).shards.get(split, 1)
+  return [path] if count <= 1 else [shard_path(data_dir, split, index, count) for index in range(count)]
+
+
+def split_exists(path):
+  """Whether every file of the split is there."""
+  return all(tf.io.gfile.exists(name) for name in split_files(path))
 
 
 def require_split(data_dir, split):
   """Returns the split's path, or raises a UserError that says how to create it."""
   path = split_path(data_dir, split)
-  if not tf.io.gfile.exists(path):
-    raise UserError('%s is missing.' % path,
+  missing = [name for name in split_files(path) if not tf.io.gfile.exists(name)]
+  if missing:
+    raise UserError('%s is missing.' % missing[0],
                     'run `python -m tools.prepare_data --data_dir=%s` (downloads MNIST), or pass --source_dir with '
                     'your own IDX files.' % data_dir)
   return path
 
 
 def read_dataset(path):
-  """The serialized Examples of one split file, in order (on TF 2.x without tf.data's autotuning thread)."""
-  dataset = tf.data.TFRecordDataset(path, buffer_size=READ_BUFFER_BYTES)
+  """The serialized Examples of one split, file after file, in order (on TF 2.x without tf.data's autotuning
+  thread). Training shuffles them after this, as it does one file's."""
+  files = split_files(path)
+  dataset = tf.data.TFRecordDataset(files[0] if len(files) == 1 else files, buffer_size=READ_BUFFER_BYTES)
   options = tf.data.Options()
   if hasattr(options, 'autotune'):  # TF 2.x; datasets built on this one inherit the option
     # TF 2.15's autotuning thread sleeps between optimisations for periods that double up to a minute, and
@@ -200,19 +235,22 @@ def read_idx_dir(source_dir, num_classes=NUM_CLASSES):
   return arrays
 
 
-def convert_idx_dir(source_dir, data_dir, validation_size=VALIDATION_SIZE, num_classes=NUM_CLASSES, name='mnist'):
+def convert_idx_dir(source_dir, data_dir, validation_size=VALIDATION_SIZE, num_classes=NUM_CLASSES, name='mnist',
+                    shard_bytes=SHARD_BYTES):
   """Writes train/validation/test TFRecords and dataset.json in data_dir from the IDX files in source_dir."""
   arrays = read_idx_dir(source_dir, num_classes)
   write_dataset(data_dir, name, tuple(str(i) for i in range(num_classes)), arrays['train_images'],
-                arrays['train_labels'], arrays['test_images'], arrays['test_labels'], validation_size)
+                arrays['train_labels'], arrays['test_images'], arrays['test_labels'], validation_size, shard_bytes)
 
 
 def write_dataset(data_dir, name, class_names, train_images, train_labels, test_images, test_labels,
-                  validation_size=VALIDATION_SIZE):
+                  validation_size=VALIDATION_SIZE, shard_bytes=SHARD_BYTES):
   """Writes the three splits, then their dataset.json, into data_dir (created if needed).
 
   The last `validation_size` training images become the validation split (5,000 for MNIST, as TF's tools do).
-  Images are uint8 [n, height, width] or [n, height, width, channels].
+  Images are uint8 [n, height, width] or [n, height, width, channels]. A split of more than `shard_bytes` goes into
+  as many files of consecutive examples as keep each under it (shard_count); the files of the other layout a
+  previous preparation left are removed once dataset.json names the new ones.
   """
   for split, images, labels in (('train', train_images, train_labels), ('test', test_images, test_labels)):
     if len(images) != len(labels):
@@ -224,20 +262,51 @@ def write_dataset(data_dir, name, class_names, train_images, train_labels, test_
                     'use a larger training set or a smaller --validation_size.')
   shape = list(train_images.shape[1:]) + ([1] if train_images.ndim == 3 else [])
   cut = len(train_images) - validation_size
+  parts = {'train': (train_images[:cut], train_labels[:cut]),
+           'validation': (train_images[cut:], train_labels[cut:]), 'test': (test_images, test_labels)}
+  example_bytes = int(np.prod(shape)) + EXAMPLE_OVERHEAD_BYTES
+  shards = {split: shard_count(len(parts[split][1]), example_bytes, shard_bytes) for split in SPLITS}
   spec = data_spec.DataSpec(name, shape[0], shape[1], shape[2], tuple(class_names),
-                            {'train': cut, 'validation': validation_size, 'test': len(test_images)})
+                            {split: len(parts[split][1]) for split in SPLITS},
+                            {split: count for split, count in shards.items() if count > 1})
   data_spec.check(spec, data_spec.path_of(data_dir))
   tf.io.gfile.makedirs(data_dir)
-  write_splits([
-      (split_path(data_dir, 'train'), train_images[:cut], train_labels[:cut]),
-      (split_path(data_dir, 'validation'), train_images[cut:], train_labels[cut:]),
-      (split_path(data_dir, 'test'), test_images, test_labels),
-  ])
+  files = []
+  for split in SPLITS:
+    images, labels = parts[split]
+    bounds = np.linspace(0, len(labels), shards[split] + 1).astype(int)
+    names = ([split_path(data_dir, split)] if shards[split] == 1 else
+             [shard_path(data_dir, split, index, shards[split]) for index in range(shards[split])])
+    files += [(names[i], images[bounds[i]:bounds[i + 1]], labels[bounds[i]:bounds[i + 1]]) for i in range(len(names))]
+  write_splits(files)
   data_spec.write(data_dir, spec)
+  _remove_other_layout(data_dir, set(path for path, _, _ in files))
   logging.info('Wrote %s (%s).', data_spec.path_of(data_dir), spec.describe())
 
 
+def shard_count(examples, example_bytes, shard_bytes=SHARD_BYTES):
+  """How many files a split of `examples` needs so that none holds more than shard_bytes (at least one)."""
+  per_file = max(1, shard_bytes // example_bytes)
+  return max(1, -(-examples // per_file))
+
+
+def _remove_other_layout(data_dir, written):
+  """Removes split files of data_dir that the new dataset.json no longer names (a previous layout's shards or
+  single files), so no reader and no copy of the directory picks up stale examples."""
+  for split in SPLITS:
+    for name in [split_path(data_dir, split)] + tf.io.gfile.glob(
+        os.path.join(data_dir, '%s-?????-of-?????%s' % (split, TFRECORDS))):
+      if name not in written and tf.io.gfile.exists(name):
+        tf.io.gfile.remove(name)
+        logging.info('Removed %s (written before, not part of the new layout).', name)
+
+
 def count_examples(path):
+  """Number of records of a split (all its files); see _count_file."""
+  return sum(_count_file(name) for name in split_files(path))
+
+
+def _count_file(path):
   """Number of records in a TFRecord file; reads it once, checking every record's CRC (55k MNIST: ~0.1 s), and
   the first record against the layout (check_example). A file is read once per process while its size and
   modification time stay the same: the runner and exact evaluation's input both ask.
@@ -264,6 +333,7 @@ def count_examples(path):
 
 def check_layout(path):
   """Reads the first record of a split and raises a UserError if it is not in this layout (check_example)."""
+  path = split_files(path)[0]
   for record in _records(path, lambda: 0):
     check_example(record, path, data_spec.read(os.path.dirname(path)))
     return
@@ -330,11 +400,11 @@ def _describe_feature(feature):
 
 def read_split(path):
   """Returns (images uint8 [n, height, width] (one channel, e.g. MNIST's [n, 28, 28]) or [n, height, width,
-  channels], labels int64 [n]) from a split file, the shape its directory's dataset.json says; for tests and small
-  tools."""
+  channels], labels int64 [n]) from a split (all its files, in order), the shape its directory's dataset.json
+  says; for tests and small tools."""
   shape = data_spec.read(os.path.dirname(path)).serving_shape
   images, labels = [], []
-  for record in tf.io.tf_record_iterator(path):
+  for record in (record for name in split_files(path) for record in tf.io.tf_record_iterator(name)):
     feature = tf.train.Example.FromString(record).features.feature
     images.append(np.frombuffer(feature['image_raw'].bytes_list.value[0], dtype=np.uint8))
     labels.append(feature['label'].int64_list.value[0])

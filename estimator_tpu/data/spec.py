@@ -23,8 +23,10 @@ MAX_CHANNELS = 4
 
 
 class DataSpec(collections.namedtuple('DataSpec', ['name', 'height', 'width', 'channels', 'class_names',
-                                                   'counts'])):
-  """A dataset's images (uint8 height x width x channels) and classes; `counts` maps split -> examples (or {})."""
+                                                   'counts', 'shards'], defaults=({},))):
+  """A dataset's images (uint8 height x width x channels) and classes; `counts` maps split -> examples (or {});
+  `shards` maps split -> number of files for the splits written in more than one (records.split_files), and is
+  empty for a directory whose every split is one file (MNIST's, and every directory prepared before shards)."""
 
   @property
   def num_classes(self):
@@ -57,9 +59,11 @@ def path_of(data_dir):
 
 
 def to_json(spec):
-  return json.dumps({'format_version': FORMAT_VERSION, 'name': spec.name, 'height': spec.height,
-                     'width': spec.width, 'channels': spec.channels, 'class_names': list(spec.class_names),
-                     'counts': dict(spec.counts)}, indent=2, sort_keys=True) + '\n'
+  fields = {'format_version': FORMAT_VERSION, 'name': spec.name, 'height': spec.height, 'width': spec.width,
+            'channels': spec.channels, 'class_names': list(spec.class_names), 'counts': dict(spec.counts)}
+  if spec.shards:  # only then: a directory of one file per split keeps the file it always had
+    fields['shards'] = dict(spec.shards)
+  return json.dumps(fields, indent=2, sort_keys=True) + '\n'
 
 
 def write(data_dir, spec):
@@ -82,7 +86,8 @@ def read(data_dir):
     fields = json.loads(text)
     spec = DataSpec(str(fields['name']), fields['height'], fields['width'], fields['channels'],
                     tuple(str(name) for name in fields['class_names']),
-                    {str(split): count for split, count in fields.get('counts', {}).items()})
+                    {str(split): count for split, count in fields.get('counts', {}).items()},
+                    {str(split): count for split, count in fields.get('shards', {}).items()})
   except (ValueError, KeyError, TypeError, AttributeError) as e:
     raise UserError('%s is not a dataset description (%s: %s).' % (path, type(e).__name__, e), _fix(data_dir))
   check(spec, path)
@@ -100,6 +105,9 @@ def check(spec, path):
     problems.append('channels %r is not 1-%d' % (spec.channels, MAX_CHANNELS))
   if spec.num_classes < 2:
     problems.append('%d class name(s); a classifier needs at least 2' % spec.num_classes)
+  for split, count in sorted(spec.shards.items()):
+    if not isinstance(count, int) or count < 1:
+      problems.append('%s has %r shard files, not a count of 1 or more' % (split, count))
   if problems:
     raise UserError('%s describes no usable dataset: %s.' % (path, '; '.join(problems)),
                     _fix(os.path.dirname(path)))

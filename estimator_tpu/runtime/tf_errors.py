@@ -167,7 +167,7 @@ class TensorFlowErrors(object):
     if self.data_dir:
       for split in records.SPLITS:
         path = records.split_path(self.data_dir, split)
-        if tf.io.gfile.exists(path):
+        if records.split_exists(path):
           try:
             records.count_examples(path)
           except UserError as damaged:

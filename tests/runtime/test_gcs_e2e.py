@@ -29,6 +29,7 @@ TF2 = tf.__version__.startswith('2.')
 PREPARE = ['-m', 'tools.prepare_data']
 SERVE = os.path.join(SUPPORT_DIR, 'serve_saved_model.py')
 SPLIT_OBJECTS = ['mnist/test.tfrecords', 'mnist/train.tfrecords', 'mnist/validation.tfrecords']
+PREPARED_OBJECTS = ['mnist/dataset.json'] + SPLIT_OBJECTS  # what a preparation writes: the splits, their description
 
 
 def run(gcs, args, timeout=300, env=None):
@@ -86,7 +87,7 @@ def test_prepare_train_evaluate_predict_export_and_serve_on_gcs(gcs, idx_dir, tm
                       '--validation_size=%d' % TINY_VALIDATION])
   local = str(tmp_path / 'local')
   records.convert_idx_dir(idx_dir, local, validation_size=TINY_VALIDATION)
-  assert gcs.object_names() == idx_objects + ['mnist/'] + SPLIT_OBJECTS
+  assert gcs.object_names() == idx_objects + ['mnist/'] + PREPARED_OBJECTS
   for split in records.SPLITS:
     written = examples_of(gcs.read_object('mnist/%s.tfrecords' % split))
     assert written == examples_of(open(records.split_path(local, split), 'rb').read()), split
@@ -176,9 +177,9 @@ def test_fetched_mnist_goes_into_a_gcs_data_dir(gcs):
   result = gcs.run([sys.executable, os.path.join(SUPPORT_DIR, 'gcs_fetch_mnist.py'), gcs.url('mnist')])
   assert result.returncode == 0 and 'prepared %s' % gcs.url('mnist') in result.stdout, result.stderr[-4000:]
   names = gcs.object_names()
-  assert names == ['mnist/', 'mnist/idx/'] + ['mnist/idx/%s.gz' % name for name in sorted(
-      ['t10k-images-idx3-ubyte', 't10k-labels-idx1-ubyte', 'train-images-idx3-ubyte', 'train-labels-idx1-ubyte'])] \
-      + SPLIT_OBJECTS
+  assert names == sorted(['mnist/', 'mnist/idx/'] + ['mnist/idx/%s.gz' % name for name in (
+      't10k-images-idx3-ubyte', 't10k-labels-idx1-ubyte', 'train-images-idx3-ubyte', 'train-labels-idx1-ubyte')]
+                        + PREPARED_OBJECTS)
   assert len(examples_of(gcs.read_object('mnist/test.tfrecords'))) == 110
 
 

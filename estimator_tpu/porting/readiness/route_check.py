@@ -5,7 +5,6 @@ own train, evaluate and predict are called with a stand-in for that estimator, w
 they would pass instead of running them. The check reads the data but never prepares it, and contacts no TPU
 except for a bounded pre-flight.
 """
-import tensorflow.compat.v1 as tf
 
 from estimator_tpu import routes
 from estimator_tpu.data import records
@@ -58,7 +57,7 @@ def planned_slice(fv):
 
 def count_if_present(data_dir, split):
   path = records.split_path(data_dir, split)
-  return records.count_examples(path) if tf.io.gfile.exists(path) else None
+  return records.count_examples(path) if records.split_exists(path) else None
 
 
 def check_storage(fv):
