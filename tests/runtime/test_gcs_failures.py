@@ -194,8 +194,9 @@ def test_a_split_in_another_layout_stops_the_run_before_training(request, tmp_pa
   if where == 'local':
     model_dir = str(tmp_path / 'model')
     result = run_script(TINY + ['--mode=train', '--data_dir=%s' % data_dir, '--model_dir=%s' % model_dir])
-    assert_one_clear_error(result, '%s is not in the MNIST TFRecord layout: its first example has no feature `label`'
-                           % train)
+    # data_dir's dataset.json (written with the records) describes the layout the file is not in.
+    assert_one_clear_error(result, '%s is not in the layout of dataset.json: its first example has no feature '
+                           '`label`' % train)
     assert not os.path.exists(model_dir)
     return
   gcs = request.getfixturevalue('gcs')
