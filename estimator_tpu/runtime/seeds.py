@@ -44,16 +44,28 @@ def graph_seed(seed, start_step):
 
 
 def seed_host_generators(seed):
-  """Seeds the random generators outside the graph: Python's and NumPy's.
+  """Seeds the random generators outside the graph: Python's, NumPy's and, on TF 2.15, Keras'.
 
   On TF 2.15 the initialisers of `tf.compat.v1.layers` are Keras' stateless ones, and an unseeded one takes its
   seed from Keras' generator or from Python's `random`, not from the graph seed (keras/src/backend.py,
-  RandomGenerator._create_seed); so the graph seed alone gave two runs different initial weights there, and
-  seeding Python's generator is what makes them equal. (tf.compat.v1.keras.utils has no set_random_seed in either
-  TensorFlow; mnist_keras.py, on the TF 2 API, calls tf.keras.utils.set_random_seed itself.)
+  RandomGenerator._create_seed); so the graph seed alone gave two runs different initial weights there. Keras'
+  generator, once `tf.keras.utils.set_random_seed` has made one (mnist_keras.py does, and so does any Keras program
+  run earlier in the same process), is used instead of Python's and keeps its state from call to call: seeding
+  Python's alone then gave two runs of one seed different weights whenever a Keras run came first. So Keras' own
+  setter resets it here where it exists (TF 2.15; TF 1.15's Keras has no such generator).
   """
   random.seed(seed)
   np.random.seed(seed)
+  keras_setter = _keras_set_random_seed()
+  if keras_setter is not None:
+    keras_setter(seed)
+
+
+def _keras_set_random_seed():
+  """tf.keras.utils.set_random_seed on TF 2.15; None on TF 1.15 (tf.compat.v1.keras.utils has none on either)."""
+  import tensorflow as tf_top  # the TF 2 namespace: only it carries the setter
+  utils = getattr(getattr(tf_top, 'keras', None), 'utils', None)
+  return getattr(utils, 'set_random_seed', None)
 
 
 def training_graph_seed(seed, model_dir):

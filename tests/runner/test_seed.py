@@ -66,6 +66,24 @@ def test_the_estimator_program_repeats_a_seeded_run_exactly(tmp_path, shared_dat
   assert_same_weights(first_dir, again_dir)
 
 
+@pytest.mark.skipif(not IS_TF2, reason="tf.keras.utils.set_random_seed and Keras' own seed generator are TF 2 only; "
+                                        'TF %s' % tf.__version__)
+def test_a_keras_run_earlier_in_the_process_does_not_change_a_seeded_run(tmp_path, shared_data_dir):
+  # mnist_keras.py calls tf.keras.utils.set_random_seed, which leaves Keras a generator of its own for the rest of the
+  # process; the initialisers of tf.compat.v1.layers draw from it. Two seeded runs after it must still be equal.
+  import tensorflow as tf_top
+  tf_top.keras.utils.set_random_seed(11)
+  tf_top.keras.initializers.GlorotUniform()((3, 3))  # and a draw from it, as a Keras model build makes
+
+  def losses(name):
+    model_dir = str(tmp_path / name)
+    tiny_run.run(['--mode=train', '--seed=5', '--data_dir=%s' % shared_data_dir, '--model_dir=%s' % model_dir])
+    return scalar_events(model_dir)['train/loss']
+
+  first = losses('a')
+  assert losses('b') == first and len(first) == tiny_run.TINY_STEPS
+
+
 def keras_batch_losses(model_dir):
   losses = {}
   for path in glob.glob(os.path.join(model_dir, 'train', 'events.out.tfevents.*')):
