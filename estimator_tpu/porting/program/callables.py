@@ -32,6 +32,39 @@ class Unresolved(object):
     return 'Unresolved(%r)' % self.reason
 
 
+# Statements whose body may or may not run: an assignment inside one does not hide the assignments above it.
+_BRANCHING = (ast.If, ast.For, ast.While, ast.Try, ast.ExceptHandler) + \
+    ((ast.TryStar,) if hasattr(ast, 'TryStar') else ())
+
+
+def reaching(module, found, use):
+  """The (value, path) assignments of `found` (one scope's, in order) that can reach `use`, a name read in that
+  scope: the last one above it, and the ones above that while the later ones sit in a branch that does not hold
+  the use (`if fake: fn = a` / `else: fn = b`, then fn(): both can reach)."""
+  above = [(value, path) for value, path in found if getattr(value, 'lineno', 0) <= use.lineno]
+  reached = []
+  for value, path in reversed(above):
+    reached.append((value, path))
+    if not _in_branch_without(module, value, use):
+      break
+  return reached[::-1]
+
+
+def _in_branch_without(module, node, use):
+  """Whether `node` is inside a branching statement (of its own function) that does not also hold `use`."""
+  holding_use = set()
+  parent = module.parents.get(id(use))
+  while parent is not None and not isinstance(parent, syntax.SCOPE_NODES):
+    holding_use.add(id(parent))
+    parent = module.parents.get(id(parent))
+  parent = module.parents.get(id(node))
+  while parent is not None and not isinstance(parent, syntax.SCOPE_NODES):
+    if isinstance(parent, _BRANCHING) and id(parent) not in holding_use:
+      return True
+    parent = module.parents.get(id(parent))
+  return False
+
+
 class Callables(object):
   """The callable questions about one reading.Program."""
 
@@ -84,9 +117,7 @@ class Callables(object):
     if kind in ('value', 'other'):
       found = self.program.assignments(owner_module, owner, node.id)
       if owner_module is module and owner is fn:
-        # In the scope that assigns it: the assignment that reaches this use (the last one above it).
-        above = [(value, path) for value, path in found if getattr(value, 'lineno', 0) <= node.lineno]
-        found = above[-1:] or found
+        found = reaching(module, found, node) or found
       results = []
       for value, path in found:
         results += self._resolve_path(owner_module, owner, value, path, depth + 1)

@@ -127,6 +127,38 @@ class _InputWalk(object):
           self._follow(module, fn, node, depth, tainted, chain)
       elif isinstance(node, ast.Attribute) and isinstance(node.ctx, ast.Load):
         self._attribute(module, fn, node)
+      elif isinstance(node, ast.Name) and isinstance(node.ctx, ast.Load):
+        self._closure(module, fn, node, depth, chain)
+
+  def _closure(self, module, fn, node, depth, chain, same_scope=False):
+    """An object the input uses from the function around it (`lambda: dataset.make_one_shot_iterator().get_next()`,
+    where the builder made `dataset`): the code that built it is the input's too. Only objects the input calls
+    methods on or hands to TensorFlow (a Dataset, an iterator: tf.data.make_one_shot_iterator(dataset)) are
+    followed, through the other such names of that function: a plain value it gives its own helpers (a serialized
+    padding example) says nothing about what the input yields."""
+    parent = module.parents.get(id(node))
+    receiver = isinstance(parent, ast.Attribute) and parent.value is node
+    if not receiver and not (isinstance(parent, ast.Call) and node in parent.args and
+                             apis.is_tf(self.program.canonical(module, fn, parent.func))):
+      return
+    kind, _, owner_module, owner = self.program.lookup(module, fn, node.id)
+    if kind != 'value' or not isinstance(owner, syntax.FUNCTION_NODES) or (owner is fn) != same_scope:
+      return
+    key = ('closure', id(owner), node.id)
+    if key in self.visited:
+      return
+    self.visited.add(key)
+    tainted = self._tainted(owner, {'params': PARAMS} if 'params' in syntax.param_names(owner) else {})
+    for value, _ in self.program.assignments(owner_module, owner, node.id):
+      for inner in ast.walk(value):
+        if isinstance(inner, ast.Call):
+          self._call(owner_module, owner, inner, tainted, chain)
+          if depth < FOLLOW_DEPTH:
+            self._follow(owner_module, owner, inner, depth, tainted, chain)
+        elif isinstance(inner, ast.Attribute) and isinstance(inner.ctx, ast.Load):
+          self._attribute(owner_module, owner, inner)
+        elif isinstance(inner, ast.Name) and isinstance(inner.ctx, ast.Load):
+          self._closure(owner_module, owner, inner, depth, chain, same_scope=True)
 
   def _dead(self, module, fn, conditions):
     """True for code under `if y is None:` (or its else, or `if y:`) when the builder or caller that gave y says
@@ -171,7 +203,8 @@ class _InputWalk(object):
   def _follow(self, module, fn, call, depth, tainted, chain):
     canonical = self.program.canonical(module, fn, call.func)
     if not apis.is_tf(canonical):
-      callees = self.program.callables.called_defs(module, fn, call)
+      callees = [c for c in self.program.callables.called_defs(module, fn, call)
+                 if isinstance(c.node, syntax.FUNCTION_NODES)]  # a class made here is not the input's code
       for callee in callees:
         self._bind(callee.node, call, module, fn)
         skip = callables.implicit_arguments(callee.node, call)

@@ -79,6 +79,16 @@ def _describe(program, origin, params, depth):
     if node.args and depth < 3:
       for inner in values.origins(program, module, fn, node.args[0]):
         _describe(program, inner, params, depth + 1)
+  elif func_name == 'flag_values_dict' and isinstance(node.func, ast.Attribute) and \
+      apis.is_flags(program.canonical(module, fn, node.func.value)):
+    params.kinds.add(DICT)  # FLAGS.flag_values_dict(): a dict of every flag the program defines
+    for name, where in defined_flags(program):
+      params.add(name, values.Value(module, fn, node), where)
+  elif func_name == 'vars' and not canonical and len(node.args) == 1 and depth < 3 and \
+      any(_parses_arguments(inner.node) for inner in values.origins(program, module, fn, node.args[0])):
+    params.kinds.add(DICT)  # vars(parser.parse_args()): a dict of every option the program's parsers add
+    for name, where in argparse_options(program):
+      params.add(name, values.Value(module, fn, node), where)
   elif func_name in ('parse_args', 'parse_known_args') and isinstance(node.func, ast.Attribute):
     params.kinds.add(NAMESPACE)
     params.what = origin
@@ -89,6 +99,40 @@ def _describe(program, origin, params, depth):
       params.what = origin
     else:
       params.kinds.add(UNKNOWN)
+
+
+def _parses_arguments(node):
+  return isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute) and \
+      node.func.attr in ('parse_args', 'parse_known_args')
+
+
+def defined_flags(program):
+  """(flag name, Value of its DEFINE_* call) for every absl / tf.flags flag the scanned files define."""
+  found = []
+  for module, fn, call in program.calls():
+    canonical = program.canonical(module, fn, call.func) or ''
+    if apis.last(canonical).startswith('DEFINE_') and canonical.rpartition('.')[0].endswith('flags') and call.args:
+      name = syntax.literal(call.args[0])
+      if isinstance(name, str):
+        found.append((name, values.Value(module, fn, call)))
+  return found
+
+
+def argparse_options(program):
+  """(destination, Value of its add_argument call) for every option an argparse parser of the scanned files adds."""
+  found = []
+  for module, fn, call in program.calls_named('add_argument'):
+    names = [syntax.literal(a) for a in call.args]
+    dest = syntax.keyword(call, 'dest')
+    if dest is not None and isinstance(syntax.literal(dest), str):
+      found.append((syntax.literal(dest), values.Value(module, fn, call)))
+      continue
+    options = [n for n in names if isinstance(n, str)]
+    longest = ([n for n in options if n.startswith('--')] or [n for n in options if n.startswith('-')] or
+               options[:1])
+    if longest:
+      found.append((longest[0].lstrip('-').replace('-', '_'), values.Value(module, fn, call)))
+  return found
 
 
 def _add_keywords(call, module, fn, params):

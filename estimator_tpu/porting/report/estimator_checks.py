@@ -62,16 +62,48 @@ def _check_input_fn_argument(collector, use):
     if isinstance(target, callables.Fn):
       continue
     if estimator_facts.made_by_tf_input_fn(target):
-      collector.required(use.module, use.call, 'input-fn-from-queue-maker', 'the input_fn comes from `%s`, which '
-                         'feeds queues and takes no params -> write an input_fn(params) that returns a '
-                         'tf.data.Dataset (Dataset.from_tensor_slices(...).batch(params[\'batch_size\'], '
-                         'drop_remainder=True)).' % _short(target.made_by))
-      if target.call and use.on_tpu:
-        input_fn_checks.check_in_memory_arguments(collector, *target.call)
+      _check_queue_maker(collector, use, target)
     else:
       collector.unknown(use.module, use.call, 'input-fn-unresolved', 'the input_fn `%s` (for %s): %s, so its rules '
                         '(3, 4) were not checked -> scan the file that defines it too.'
                         % (syntax.render(use.node), use.mode, target.reason))
+
+
+# numpy_input_fn(x, y, batch_size, num_epochs, ...) and pandas_input_fn: where batch_size and num_epochs go.
+_QUEUE_MAKER_BATCH, _QUEUE_MAKER_EPOCHS = (2, 'batch_size'), (3, 'num_epochs')
+_QUEUE_MAKER_DEFAULT_BATCH = 128  # both makers' default (numpy_io.py, pandas_io.py)
+
+
+def _check_queue_maker(collector, use, target):
+  """An input_fn numpy_input_fn / pandas_input_fn made: found at the call that makes it (where the user writes the
+  input_fn(params) instead), else at the use. Its input_fn() has no params, it batches at its own batch_size, and
+  with num_epochs set (1 unless given: its default) it dequeues with dequeue_up_to, whose batch dimension is None
+  (numpy_io.py, pandas_io.py)."""
+  # Checks rule 3 (params), rule 4 (static shapes).
+  maker = _short(target.made_by)
+  module, node = (target.call[0], target.call[2]) if target.call else (use.module, use.call)
+  collector.required(module, node, 'input-fn-from-queue-maker', 'the input_fn comes from `%s`, which '
+                     'feeds queues and takes no params -> write an input_fn(params) that returns a '
+                     'tf.data.Dataset (Dataset.from_tensor_slices(...).batch(params[\'batch_size\'], '
+                     'drop_remainder=True)).' % maker)
+  if not target.call:
+    return
+  call = target.call[2]
+  size = syntax.argument(call, *_QUEUE_MAKER_BATCH)
+  collector.required(module, call, 'batch-size-not-params', '`%s` batches at %s, not params[\'batch_size\']: '
+                     'TPUEstimator sets that to the per-core batch and splits the global batch over the cores itself '
+                     '-> batch the input_fn(params)\'s Dataset with params[\'batch_size\'].' % (
+                         maker, '`%s`' % syntax.render(size) if size is not None else
+                         'its default batch_size (%d)' % _QUEUE_MAKER_DEFAULT_BATCH))
+  epochs = syntax.argument(call, *_QUEUE_MAKER_EPOCHS)
+  if use.on_tpu and use.mode in (uses_lib.TRAIN, uses_lib.EVAL) and (
+      epochs is None or (syntax.is_literal(epochs) and syntax.literal(epochs) is not None)):
+    collector.required(module, call, 'queue-input', '`%s` with num_epochs=%s dequeues with dequeue_up_to, so '
+                       'its batch dimension is None (and its last batch short); XLA compiles a TPU program for one '
+                       'static shape -> the input_fn(params)\'s Dataset batched with drop_remainder=True.' % (
+                           maker, syntax.render(epochs) if epochs is not None else '1 (its default)'))
+  if use.on_tpu:
+    input_fn_checks.check_in_memory_arguments(collector, *target.call)
 
 
 class _SiteCheck(object):
@@ -161,12 +193,17 @@ class _SiteCheck(object):
     add, params = self.collector, self.params
     for key in params_lib.RESERVED_KEYS:
       for key_value, _ in params.entries.get(key, []):
+        whole = isinstance(key_value.node, ast.Call)  # FLAGS.flag_values_dict(), vars(args): every option a key
         add.required(key_value.module, key_value.node, 'params-reserved-key',
-                     'params holds the key %r, which TPUEstimator reserves '
+                     '%s the key %r, which TPUEstimator reserves '
                      '(it raises ValueError for params with %s) and sets itself: params[\'batch_size\'] is the '
-                     'per-core batch on a TPU -> rename this key (e.g. \'global_%s\'), and give the global batch as '
-                     'train_batch_size=/eval_batch_size=.' % (key, ' or '.join(repr(k) for k in
-                                                                              params_lib.RESERVED_KEYS), key))
+                     'per-core batch on a TPU -> %s, and give the global batch as '
+                     'train_batch_size=/eval_batch_size=.' % (
+                         'params is `%s`, a key for every option the program defines, and so holds'
+                         % syntax.render(key_value.node) if whole else 'params holds',
+                         key, ' or '.join(repr(k) for k in params_lib.RESERVED_KEYS),
+                         'leave it out of the dict (params.pop(%r))' % key if whole else
+                         'rename this key (e.g. \'global_%s\')' % key))
     kind = params_lib.not_a_mapping(params)
     if kind:
       where = params.what or values.Value(self.site.module, self.site.fn, self.site.call)
@@ -345,18 +382,41 @@ class _CallSite(object):
       self._hooks(hooks_node, mode, [])
 
   def _train_and_evaluate(self):
-    # Checks rule 14 (pod slices).
-    if self.program.mentions('TF_CONFIG') or self.program.mentions('ClusterSpec'):
+    # Checks rule 8 (iterations per loop), rule 14 (pod slices).
+    # On a TPU the program is one process (a TF_CONFIG cluster has no TPU counterpart: the advice below).
+    local = not (self.program.mentions('TF_CONFIG') or self.program.mentions('ClusterSpec'))
+    if self._evaluates_on_tpu(syntax.argument(self.call, 0, 'estimator')):
+      self.collector.required(self.module, self.call, 'train-and-evaluate-in-training',
+                              '`tf.estimator.train_and_evaluate(...)` run in one process evaluates from a '
+                              'checkpoint listener inside training (training.py, run_local); every TPUEstimator '
+                              'session initialises the TPU system when it starts and shuts it down when it ends '
+                              '(tpu_estimator.py, TPUInfeedOutfeedSessionHook), so that evaluation resets the TPU '
+                              'under the training session -> train and evaluate in turns: '
+                              'estimator.train(max_steps=...) then estimator.evaluate(steps=...), in a loop.')
+    if not local:
       self.collector.advice(self.module, self.call, 'train-and-evaluate-cluster',
                             'tf.estimator.train_and_evaluate with a TF_CONFIG cluster '
                             '(chief, workers, ps) has no TPU counterpart: one TPUEstimator program drives a whole TPU '
                             'slice (--num_shards cores) -> on a TPU, run one process: train_and_evaluate without '
                             'TF_CONFIG, or loop train(max_steps=...) and evaluate(steps=...).')
 
+  def _evaluates_on_tpu(self, receiver):
+    """Whether the estimator `receiver` holds is one the port makes a TPUEstimator that evaluates on the TPU
+    (unknown: yes)."""
+    found = self._sites(receiver) if receiver is not None else []
+    return not found or any(site.ported and EVAL in site.tpu_modes for site in found)
+
   def _experiment(self):
-    # Checks rule 9 (steps).
+    # Checks rule 1 (TPUEstimator), rule 9 (steps).
     if syntax.has_star_args(self.call):
       return
+    receiver = syntax.argument(self.call, 0, 'estimator')
+    if receiver is not None and self._sites(receiver) and any(s.ported for s in self._sites(receiver)):
+      self.collector.required(self.module, self.call, 'experiment-with-tpu-estimator',
+                              '`tf.contrib.learn.Experiment` does not work with a TPUEstimator (experiment.py '
+                              'warns so): it evaluates from inside training, and every TPUEstimator session '
+                              'initialises and shuts down the TPU system -> call the TPUEstimator\'s '
+                              'train(max_steps=...) and evaluate(steps=...) directly, in turns.')
     if _unset(syntax.keyword(self.call, 'train_steps'), missing_is_none=True):
       self.collector.required(self.module, self.call, 'experiment-without-train-steps',
                               'Experiment without train_steps trains until the input '

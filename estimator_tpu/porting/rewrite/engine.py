@@ -83,7 +83,7 @@ class Port(object):
       return None
     reserved = [key for key in params_lib.RESERVED_KEYS if params.entries.get(key)]
     if reserved:
-      return 'its params hold %s, which TPUEstimator reserves: rename that key first (see its TODO)' % (
+      return 'its params hold %s, which TPUEstimator reserves: take that key out of params first (see its TODO)' % (
           ' and '.join(repr(k) for k in reserved))
     if params_lib.not_a_mapping(params):
       return 'its params are not a dict, which TPUEstimator needs: make them one first (see its TODO)'
@@ -250,12 +250,14 @@ class Port(object):
     for f in self.files if only is None else ():
       for finding in self.report.findings:
         if finding.path == f.path and finding.severity == REQUIRED and finding not in self.handled:
-          # One TODO per statement and rule: the first required finding's fix stands for the others.
+          # One TODO per statement and rule, saying each different fix its required findings ask for.
           same = [x for x in self.report.findings if (x.path, x.line, x.rule) == (finding.path, finding.line,
                                                                                     finding.rule)]
           self.handled.update(same)
           self.left.update(same)
-          self.todo_at(f, f.statement_at(finding.line), finding.rule, finding.fix)
+          fixes = [x.fix.rstrip('.') for x in same if x.severity == REQUIRED]
+          self.todo_at(f, f.statement_at(finding.line), finding.rule,
+                       '; '.join(fix for i, fix in enumerate(fixes) if fix not in fixes[:i]) + '.')
     return self.result()
 
   def result(self):

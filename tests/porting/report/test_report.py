@@ -76,6 +76,8 @@ ESTIMATOR_EXPECTED = [
     ('distributed', 'run_config = tf.estimator.RunConfig()', 8, ADVICE),
     ('distributed', 'eval_spec = tf.estimator.EvalSpec(', 9, REQUIRED),
     ('distributed', 'tf.estimator.train_and_evaluate(estimator, train_spec, eval_spec)', 14, ADVICE),
+    # On a TPU, one process: train_and_evaluate would evaluate from inside training, resetting the TPU under it.
+    ('distributed', 'tf.estimator.train_and_evaluate(estimator, train_spec, eval_spec)', 8, REQUIRED),
 ]
 
 
@@ -334,8 +336,12 @@ def test_numpy_input_fn_is_named_as_what_to_replace(tmp_path):
         estimator.train(input_fn, max_steps=10)
       ''')
   findings = scan_paths([path]).findings
-  assert [(f.line, f.rule, f.severity) for f in findings] == [(6, 3, REQUIRED)]
-  assert 'numpy_input_fn' in findings[0].message
+  # At the maker, where the user writes input_fn(params) instead: no params, its own batch size, and num_epochs
+  # left at 1, whose dequeue_up_to gives a batch dimension of None (numpy_io.py).
+  assert [(f.line, f.rule, f.severity) for f in findings] == [(5, 3, REQUIRED), (5, 3, REQUIRED), (5, 4, REQUIRED)]
+  assert all('numpy_input_fn' in f.message for f in findings)
+  assert 'batches at `32`' in findings[0].message + findings[1].message
+  assert 'num_epochs=1 (its default)' in findings[2].message
 
 
 STEP_FLAGS = '''
@@ -587,7 +593,8 @@ CASES = {
           train_spec = tf.estimator.TrainSpec(train_input_fn)
           eval_spec = tf.estimator.EvalSpec(eval_input_fn, steps=None)
           tf.estimator.train_and_evaluate(estimator, train_spec, eval_spec)
-        ''', [(4, 3, UNKNOWN), (4, 9, REQUIRED), (5, 3, UNKNOWN), (5, 9, REQUIRED)]),  # no cluster: no rule 14
+        ''', [(4, 3, UNKNOWN), (4, 9, REQUIRED), (5, 3, UNKNOWN), (5, 9, REQUIRED),
+              (6, 8, REQUIRED)]),  # no cluster: no rule 14, but evaluation from inside training (rule 8)
     'run_config_with_master_and_cluster': ('''
         import tensorflow as tf
         resolver = tf.distribute.cluster_resolver.TPUClusterResolver(tpu=['my-tpu'])
@@ -644,3 +651,46 @@ def test_one_construct_at_a_time(tmp_path, case):
   source, expected = CASES[case]
   report = scan_paths([write(tmp_path, case + '.py', source)])
   assert sorted((f.line, f.rule, f.severity) for f in report.findings) == sorted(expected), report.findings
+
+
+FLAGS_PARAMS = '''
+    import tensorflow as tf
+    from absl import flags
+    flags.DEFINE_integer('%s', 32, 'Examples per batch.')
+    flags.DEFINE_float('learning_rate', 0.1, 'Step size.')
+    FLAGS = flags.FLAGS
+
+    def input_fn(params):
+      return tf.data.Dataset.range(64).batch(params['batch_size'], drop_remainder=True)
+
+    def run(model_fn):
+      params = FLAGS.flag_values_dict()
+      estimator = tf.estimator.tpu.TPUEstimator(model_fn, params=params, train_batch_size=32)
+      estimator.train(input_fn, max_steps=10)
+    '''
+
+
+def test_params_of_every_flag_hold_the_reserved_batch_size_when_a_flag_is_named_so(tmp_path):
+  # FLAGS.flag_values_dict() is a dict of every flag defined: with --batch_size, TPUEstimator's ValueError.
+  findings = [f for f in scan_paths([write(tmp_path, 'flags_params.py', FLAGS_PARAMS % 'batch_size')]).findings
+              if f.rule == 3]
+  assert [(f.line, f.code) for f in findings] == [(12, 'params-reserved-key')]
+  assert 'FLAGS.flag_values_dict' in findings[0].message and "params.pop('batch_size')" in findings[0].message
+  renamed = scan_paths([write(tmp_path, 'renamed.py', FLAGS_PARAMS % 'global_batch_size')]).findings
+  assert [f for f in renamed if f.rule == 3] == []
+
+
+def test_params_of_every_argparse_option_hold_the_reserved_batch_size(tmp_path):
+  path = write(tmp_path, 'namespace_dict.py', '''
+      import argparse
+      import tensorflow as tf
+
+      def main(model_fn, input_fn):
+        parser = argparse.ArgumentParser()
+        parser.add_argument('--batch-size', type=int, default=32)
+        args = parser.parse_args()
+        estimator = tf.estimator.tpu.TPUEstimator(model_fn, params=vars(args), train_batch_size=32)
+        estimator.train(input_fn, max_steps=10)
+      ''')
+  findings = [f for f in scan_paths([path]).findings if f.code == 'params-reserved-key']
+  assert [f.line for f in findings] == [9]  # --batch-size is args.batch_size, a key of vars(args)
