@@ -43,7 +43,7 @@ CODES = (
     Code('eval-spec-steps-none', 9, 'an EvalSpec with steps=None'),
     Code('train-and-evaluate-cluster', 14, 'train_and_evaluate with a TF_CONFIG cluster'),
     Code('train-and-evaluate-in-training', 8, 'train_and_evaluate in one process evaluates inside training'),
-    Code('experiment-with-tpu-estimator', 1, 'a contrib.learn Experiment around an estimator made a TPUEstimator'),
+    Code('experiment-evaluates-in-training', 8, 'a contrib.learn Experiment evaluates inside training'),
     Code('experiment-without-train-steps', 9, 'an Experiment without train_steps'),
     Code('experiment-eval-steps-none', 9, 'an Experiment with eval_steps=None'),
     Code('train-without-steps', 9, 'train() with neither steps nor max_steps'),

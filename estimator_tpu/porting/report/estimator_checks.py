@@ -407,15 +407,17 @@ class _CallSite(object):
     return not found or any(site.ported and EVAL in site.tpu_modes for site in found)
 
   def _experiment(self):
-    # Checks rule 1 (TPUEstimator), rule 9 (steps).
+    # Checks rule 8 (iterations per loop), rule 9 (steps).
     if syntax.has_star_args(self.call):
       return
     receiver = syntax.argument(self.call, 0, 'estimator')
-    if receiver is not None and self._sites(receiver) and any(s.ported for s in self._sites(receiver)):
-      self.collector.required(self.module, self.call, 'experiment-with-tpu-estimator',
+    if receiver is not None and self._evaluates_on_tpu(receiver) and self._sites(receiver):
+      # The same failure as train_and_evaluate's (rule 8), and the same fix.
+      self.collector.required(self.module, self.call, 'experiment-evaluates-in-training',
                               '`tf.contrib.learn.Experiment` does not work with a TPUEstimator (experiment.py '
                               'warns so): it evaluates from inside training, and every TPUEstimator session '
-                              'initialises and shuts down the TPU system -> call the TPUEstimator\'s '
+                              'initialises the TPU system when it starts and shuts it down when it ends '
+                              '(tpu_estimator.py, TPUInfeedOutfeedSessionHook) -> call the TPUEstimator\'s '
                               'train(max_steps=...) and evaluate(steps=...) directly, in turns.')
     if _unset(syntax.keyword(self.call, 'train_steps'), missing_is_none=True):
       self.collector.required(self.module, self.call, 'experiment-without-train-steps',
