@@ -36,7 +36,8 @@ def is_keras_to_estimator(name):
 
 
 def is_estimator_spec(name):
-  return is_tf(name) and last(name) == 'EstimatorSpec'
+  """EstimatorSpec, and tf.contrib.learn's ModelFnOps, which a contrib.learn model_fn returns in its place."""
+  return is_tf(name) and last(name) in ('EstimatorSpec', 'ModelFnOps')
 
 
 def is_tpu_estimator_spec(name):

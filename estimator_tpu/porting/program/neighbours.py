@@ -30,7 +30,7 @@ class Neighbours(object):
             if default is not None:
               self._flag_definitions.setdefault(flag, (module, node, default))
           elif isinstance(node, ast.Call):
-            flag, default = _argparse_option(node)
+            flag, default = argparse_option(node)
             if flag:
               self._flag_definitions.setdefault(flag, (module, node, default))
     return self._flag_definitions.get(name)
@@ -118,7 +118,7 @@ def _defines_a_flag(canonical):
       'integer', 'float', 'string', 'bool', 'boolean', 'enum', 'list', 'multi_string', 'multi_integer')
 
 
-def _argparse_option(call):
+def argparse_option(call):
   """(dest, default expression) of `parser.add_argument('--eval-steps', default=None)`, else (None, None). An
   option without default= defaults to None (False/True for store_true/store_false), as argparse does."""
   if not (isinstance(call.func, ast.Attribute) and call.func.attr == 'add_argument' and call.args):

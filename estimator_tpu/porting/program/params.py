@@ -9,6 +9,7 @@ import ast
 import collections
 
 from estimator_tpu.porting.program import apis
+from estimator_tpu.porting.program import neighbours
 from estimator_tpu.porting.program import syntax
 from estimator_tpu.porting.program import values
 
@@ -110,11 +111,9 @@ def defined_flags(program):
   """(flag name, Value of its DEFINE_* call) for every absl / tf.flags flag the scanned files define."""
   found = []
   for module, fn, call in program.calls():
-    canonical = program.canonical(module, fn, call.func) or ''
-    if apis.last(canonical).startswith('DEFINE_') and canonical.rpartition('.')[0].endswith('flags') and call.args:
-      name = syntax.literal(call.args[0])
-      if isinstance(name, str):
-        found.append((name, values.Value(module, fn, call)))
+    defined = neighbours.absl_flag(module, call)
+    if defined is not None:
+      found.append((defined[0], values.Value(module, fn, call)))
   return found
 
 
@@ -122,16 +121,9 @@ def argparse_options(program):
   """(destination, Value of its add_argument call) for every option an argparse parser of the scanned files adds."""
   found = []
   for module, fn, call in program.calls_named('add_argument'):
-    names = [syntax.literal(a) for a in call.args]
-    dest = syntax.keyword(call, 'dest')
-    if dest is not None and isinstance(syntax.literal(dest), str):
-      found.append((syntax.literal(dest), values.Value(module, fn, call)))
-      continue
-    options = [n for n in names if isinstance(n, str)]
-    longest = ([n for n in options if n.startswith('--')] or [n for n in options if n.startswith('-')] or
-               options[:1])
-    if longest:
-      found.append((longest[0].lstrip('-').replace('-', '_'), values.Value(module, fn, call)))
+    dest, _ = neighbours.argparse_option(call)
+    if dest:
+      found.append((dest, values.Value(module, fn, call)))
   return found
 
 

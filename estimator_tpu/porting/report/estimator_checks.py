@@ -366,10 +366,12 @@ class _CallSite(object):
     mode = TRAIN if apis.is_train_spec(name) else EVAL
     if syntax.has_star_args(self.call):
       return
-    if mode == TRAIN and _unset(syntax.argument(self.call, 1, 'max_steps'), missing_is_none=True):
-      self.collector.required(self.module, self.call, 'train-spec-without-max-steps',
-                              'TrainSpec without max_steps -> set max_steps: on a TPU, '
-                              'training needs a bound (iterations_per_loop steps run per device call).')
+    if mode == TRAIN:
+      state, why = self._step_count(syntax.argument(self.call, 1, 'max_steps'))
+      if state == NONE:
+        self.collector.required(self.module, self.call, 'train-spec-without-max-steps',
+                                'TrainSpec without max_steps%s -> set max_steps: on a TPU, '
+                                'training needs a bound (iterations_per_loop steps run per device call).' % why)
     if mode == EVAL:
       state, why = self._step_count(syntax.argument(self.call, 1, 'steps'), missing=SET)
       if state == NONE:
@@ -514,32 +516,67 @@ class _CallSite(object):
 
   def _step_count(self, node, missing=None):
     """(NONE, SET or RUN_TIME, why) for a steps/max_steps argument. A literal or a value computed here is taken
-    as it is; a flag read (`FLAGS.eval_steps`, `fv.eval_steps`, argparse's `args.eval_steps`) is its flag's default
-    when the scanned files define that flag, and only known at run time when they do not."""
+    as it is; a flag read (`FLAGS.eval_steps`, `fv.eval_steps`, argparse's `args.eval_steps`, `vars(args)['x']`)
+    is its flag's default when the scanned files define that flag, and only known at run time when they do not; a
+    name is what it was assigned (`EVAL_STEPS = args.eval_steps`)."""
     if node is None:
       return (NONE if missing is None else missing), ''
+    found = [self._step_value(self.module, self.fn, node)]
+    if isinstance(node, ast.Name):
+      # Only the flags a name was given count: `eval_steps = None` then `if use_tpu: eval_steps = n` (BERT) is set
+      # where it matters.
+      found = [self._step_value(o.module, o.fn, o.node) for o in values.origins(self.program, self.module, self.fn,
+                                                                                 node)
+               if self._flag_read(o.module, o.fn, o.node) is not None] or found
+    for state in (NONE, RUN_TIME):
+      for found_state, why in found:
+        if found_state == state:
+          return state, why
+    return SET, ''
+
+  def _step_value(self, module, fn, node):
     value = syntax.literal(node)
     if value is not syntax.NO_VALUE:
       return (NONE if value is None else SET), ''
-    if not self._reads_flag_values(node):
+    flag = self._flag_read(module, fn, node)
+    if flag is None:
       return SET, ''
-    definition = self.program.neighbours.flag_definition(node.attr)
+    definition = self.program.neighbours.flag_definition(flag)
     if definition is None:
       return RUN_TIME, '`%s` is only known at run time (a flag the scanned files do not define?)' % syntax.render(node)
-    module, call, default = definition
+    where, call, default = definition
+    required = syntax.keyword(call, 'required')
+    if required is not None and syntax.literal(required) is True:
+      return SET, ''  # add_argument(..., required=True): always given
     if syntax.literal(default) is None:
       return NONE, ' (`%s` is the flag --%s, which defaults to None: %s:%d)' % (
-          syntax.render(node), node.attr, module.path, call.lineno)
+          syntax.render(node), flag, where.path, call.lineno)
     return SET, ''
 
-  def _reads_flag_values(self, node):
-    """FLAGS.x, or x.y of a parameter (the flag values handed down: fv.eval_steps, flags_obj.train_steps)."""
-    if not (isinstance(node, ast.Attribute) and isinstance(node.value, ast.Name)):
-      return False
-    if apis.is_flags(self.program.canonical(self.module, self.fn, node.value)):
-      return True
-    kind = self.program.lookup(self.module, self.fn, node.value.id)[0]
-    return kind == 'param' and node.value.id not in ('self', 'cls')
+  def _flag_read(self, module, fn, node):
+    """The flag a value reads: FLAGS.x, x.y of a parameter (the flag values handed down: fv.eval_steps,
+    flags_obj.train_steps), or d['x'] of a dict of every option (vars(args), args.__dict__,
+    FLAGS.flag_values_dict()); else None."""
+    if isinstance(node, ast.Attribute) and isinstance(node.value, ast.Name):
+      if apis.is_flags(self.program.canonical(module, fn, node.value)):
+        return node.attr
+      kind = self.program.lookup(module, fn, node.value.id)[0]
+      return node.attr if kind == 'param' and node.value.id not in ('self', 'cls') else None
+    if isinstance(node, ast.Subscript) and isinstance(node.value, ast.Name):
+      key = syntax.subscript_key(node)
+      if isinstance(key, str) and any(_every_option(o.node) for o in values.origins(self.program, module, fn,
+                                                                                      node.value)):
+        return key
+    return None
+
+
+def _every_option(node):
+  """vars(args), args.__dict__ or FLAGS.flag_values_dict(): a dict of every command-line option."""
+  if isinstance(node, ast.Call) and isinstance(node.func, ast.Name) and node.func.id == 'vars':
+    return True
+  if isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute) and node.func.attr == 'flag_values_dict':
+    return True
+  return isinstance(node, ast.Attribute) and node.attr == '__dict__'
 
 
 def _short(name):

@@ -292,6 +292,8 @@ class _DeviceWalk(object):
         kind, detail = PLAIN, ''
       else:
         kind, detail = self._optimizer_kind(module, fn, optimizer, conditions, 0)
+      if kind == UNKNOWN and _only_names(self.program, module, fn, optimizer):
+        kind, detail = PLAIN, ''  # `optimizer='Adam'` given by a builder's caller: optimize_loss builds it
       if checks.tpu_branch(conditions) != 'tpu':
         self._report_optimizer(module, call, kind, detail, '`%s(optimizer=%s)`' % (short, syntax.render(optimizer)))
     if apis.is_optimize_loss(canonical):
@@ -427,3 +429,10 @@ def _one_argument_where(call):
 
 def _is_none(node):
   return syntax.literal(node) is None
+
+
+def _only_names(program, module, fn, node):
+  """Whether every value an optimizer expression can hold (followed to the builders' callers) is an optimizer's
+  name, such as 'Adam': optimize_loss and create_train_op then build a plain optimizer themselves."""
+  found = values.origins(program, module, fn, node)
+  return bool(found) and all(isinstance(syntax.literal(origin.node), str) for origin in found)

@@ -694,3 +694,58 @@ def test_params_of_every_argparse_option_hold_the_reserved_batch_size(tmp_path):
       ''')
   findings = [f for f in scan_paths([path]).findings if f.code == 'params-reserved-key']
   assert [f.line for f in findings] == [9]  # --batch-size is args.batch_size, a key of vars(args)
+
+
+def test_optimize_loss_given_an_optimizer_name_by_the_builder_s_caller_builds_a_plain_optimizer(tmp_path):
+  path = write(tmp_path, 'builder_optimizer.py', '''
+      import tensorflow as tf
+
+      def get_model_fn(optimizer='SGD'):
+        def model_fn(features, labels, mode, params):
+          loss = tf.reduce_mean(tf.layers.dense(features, 1))
+          train_op = tf.contrib.layers.optimize_loss(loss, tf.train.get_global_step(), 0.1, optimizer=optimizer,
+                                                     summaries=[])
+          return tf.estimator.tpu.TPUEstimatorSpec(mode, loss=loss, train_op=train_op)
+        return model_fn
+
+      estimator = tf.estimator.tpu.TPUEstimator(get_model_fn(optimizer='Adam'), train_batch_size=8)
+      ''')
+  rule_6 = [(f.line, f.code, f.severity) for f in scan_paths([path]).findings if f.rule == 6]
+  assert rule_6 == [(7, 'optimizer-not-cross-shard', REQUIRED)]  # 'Adam': optimize_loss builds it, unwrapped
+
+
+def test_contrib_learn_model_fn_ops_is_a_spec_tpu_evaluation_refuses(tmp_path):
+  path = write(tmp_path, 'model_fn_ops.py', '''
+      import tensorflow as tf
+
+      def model_fn(features, labels, mode, params):
+        logits = tf.layers.dense(features, 2)
+        loss = tf.losses.sparse_softmax_cross_entropy(labels, logits)
+        accuracy = tf.metrics.accuracy(labels, tf.argmax(logits, 1))
+        return tf.contrib.learn.ModelFnOps(mode, loss=loss, eval_metric_ops={'accuracy': accuracy})
+
+      estimator = tf.estimator.tpu.TPUEstimator(model_fn, train_batch_size=8, eval_batch_size=8)
+      ''')
+  codes = [(f.line, f.code) for f in scan_paths([path]).findings if f.rule == 5]
+  assert codes == [(8, 'estimator-spec'), (8, 'eval-metric-ops')]
+
+
+def test_a_train_spec_s_max_steps_from_an_option_without_default_is_none(tmp_path):
+  source = '''
+      import argparse
+      import tensorflow as tf
+
+      def run(args, estimator, input_fn):
+        train_spec = tf.estimator.TrainSpec(input_fn, max_steps=args['train_steps'])
+        eval_spec = tf.estimator.EvalSpec(input_fn, steps=10)
+        tf.estimator.train_and_evaluate(estimator, train_spec, eval_spec)
+
+      parser = argparse.ArgumentParser()
+      parser.add_argument('--train_steps', type=int%s)
+      run(vars(parser.parse_args()), None, None)
+      '''
+  def rule_9(required_flag):
+    path = write(tmp_path, 'spec_steps.py', source % (', required=True' if required_flag else ''))
+    return [(f.line, f.code) for f in scan_paths([path]).findings if f.rule == 9]
+  assert rule_9(False) == [(6, 'train-spec-without-max-steps')]  # args['train_steps'] is None unless given
+  assert rule_9(True) == []  # required=True: always given
