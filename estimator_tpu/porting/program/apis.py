@@ -311,6 +311,16 @@ NUMPY_FLOAT_READERS = frozenset(['numpy.loadtxt', 'numpy.genfromtxt'])
 MNIST_READERS = frozenset(['tensorflow.examples.tutorials.mnist.input_data.read_data_sets',
                            'tensorflow.contrib.learn.datasets.mnist.read_data_sets',
                            'tensorflow.contrib.learn.python.learn.datasets.mnist.read_data_sets'])
+# Keras' image datasets: load_data() gives uint8 images and uint8 labels (keras/datasets/*.py).
+KERAS_IMAGE_DATASETS = ('mnist', 'fashion_mnist', 'cifar10', 'cifar100')
+
+
+def is_keras_image_dataset(name):
+  parts = (name or '').split('.')
+  return len(parts) >= 4 and parts[-1] == 'load_data' and parts[-2] in KERAS_IMAGE_DATASETS and \
+      parts[-3] == 'datasets' and 'keras' in parts
+
+
 # Local filesystem calls: on a TPU Node, data_dir and model_dir are gs:// paths, which these cannot open.
 LOCAL_FS_CALLS = frozenset(['os.path.exists', 'os.path.isdir', 'os.path.isfile', 'os.makedirs', 'os.mkdir',
                             'os.listdir', 'os.remove', 'os.walk', 'glob.glob', 'shutil.rmtree', 'shutil.copy',

@@ -41,11 +41,18 @@ def reaching(module, found, use):
   """The (value, path) assignments of `found` (one scope's, in order) that can reach `use`, a name read in that
   scope: the last one above it, and the ones above that while the later ones sit in a branch that does not hold
   the use (`if fake: fn = a` / `else: fn = b`, then fn(): both can reach)."""
-  above = [(value, path) for value, path in found if getattr(value, 'lineno', 0) <= use.lineno]
+  around = set()  # the expressions holding the read: `x = x / 255.0` reads the x assigned before it
+  parent = module.parents.get(id(use))
+  while parent is not None and not isinstance(parent, syntax.SCOPE_NODES):
+    around.add(id(parent))
+    parent = module.parents.get(id(parent))
+  above = [(value, path) for value, path in found
+           if getattr(value, 'lineno', 0) <= use.lineno and id(value) not in around]
   reached = []
   for value, path in reversed(above):
     reached.append((value, path))
-    if not _in_branch_without(module, value, use):
+    # `x += y` builds on the x before it; an assignment in a branch without the read may not have run.
+    if not isinstance(module.parents.get(id(value)), ast.AugAssign) and not _in_branch_without(module, value, use):
       break
   return reached[::-1]
 

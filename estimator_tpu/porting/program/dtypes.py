@@ -61,8 +61,14 @@ def _source(program, origin, depth):
   if isinstance(node, (ast.Tuple, ast.List, ast.Set)):
     return [s for element in node.elts for s in _sources(program, module, fn, element, depth + 1)]
   if isinstance(node, ast.BinOp):  # [lines] * 4, labels % 10, a + b: the arrays' dtypes
-    return (_sources(program, module, fn, node.left, depth + 1) +
-            _sources(program, module, fn, node.right, depth + 1))
+    found = (_sources(program, module, fn, node.left, depth + 1) +
+             _sources(program, module, fn, node.right, depth + 1))
+    if isinstance(node.op, ast.Div) or any(isinstance(syntax.literal(side), float) for side in (node.left, node.right)):
+      # NumPy: uint8 pixels / 255.0 (or / 255, or * 1.0) are float64
+      return [(FLOAT64, origin, 'uint8 data %s a number is float64 in NumPy' % (
+          '/' if isinstance(node.op, ast.Div) else 'with')) if kind == UINT8 else (kind, where, detail)
+              for kind, where, detail in found]
+    return found
   if isinstance(node, ast.Dict):
     return [s for value in node.values for s in _sources(program, module, fn, value, depth + 1)]
   if isinstance(node, ast.Subscript):
@@ -89,11 +95,14 @@ def _source(program, origin, depth):
     return [(FLOAT64, origin, '`%s` reads float64' % apis.last(canonical))]
   if canonical in apis.MNIST_READERS:
     return []  # the data sets object itself; its .labels are judged in _attribute_source
+  if apis.is_keras_image_dataset(canonical):
+    return [(UINT8, origin, '`%s` gives uint8 images and labels' % canonical.replace('tensorflow.', 'tf.', 1))]
   if not canonical and name in ('dict', 'list', 'tuple') and node.args:
     return _sources(program, module, fn, node.args[0], depth + 1)
   if not canonical and name == 'dict':
     return [s for kw in node.keywords for s in _sources(program, module, fn, kw.value, depth + 1)]
-  if canonical in ('numpy.array', 'numpy.asarray', 'numpy.concatenate', 'numpy.stack', 'numpy.vstack') and node.args:
+  if canonical in ('numpy.array', 'numpy.asarray', 'numpy.concatenate', 'numpy.stack', 'numpy.vstack',
+                   'numpy.reshape', 'numpy.squeeze', 'numpy.transpose', 'numpy.expand_dims') and node.args:
     return _sources(program, module, fn, node.args[0], depth + 1)
   if isinstance(node.func, ast.Attribute) and name in _SAME_DATA and not apis.is_tf(canonical):
     return _sources(program, module, fn, node.func.value, depth + 1)

@@ -27,7 +27,7 @@ def origins(program, module, fn, node, path=(), depth=0):
       return origins(program, module, fn, node.elts[index], path[1:], depth + 1)
     return [Value(module, fn, element) for element in node.elts]
   if isinstance(node, ast.Name):
-    found = _name_origins(program, module, fn, node.id, path, depth)
+    found = _name_origins(program, module, fn, node, path, depth)
     return found if found else [Value(module, fn, node)]
   if isinstance(node, ast.IfExp):
     return (origins(program, module, fn, node.body, path, depth + 1) +
@@ -51,7 +51,8 @@ def origins(program, module, fn, node, path=(), depth=0):
   return [Value(module, fn, node)]
 
 
-def _name_origins(program, module, fn, name, path, depth):
+def _name_origins(program, module, fn, node, path, depth):
+  name = node.id
   kind, bound, owner_module, owner = program.lookup(module, fn, name)
   if kind == 'param':
     return _parameter_origins(program, bound, name, path, depth)
@@ -62,8 +63,12 @@ def _name_origins(program, module, fn, name, path, depth):
     return []
   if kind not in ('value', 'other'):
     return []
+  found = assignments(program, owner_module, owner, name)
+  if owner_module is module and owner is fn and getattr(node, 'lineno', None):
+    # Read in the scope that assigns it: the assignments that can reach this read (x = load(); x = x / 255.0).
+    found = callables.reaching(module, found, node) or found
   results = []
-  for value, value_path in assignments(program, owner_module, owner, name):
+  for value, value_path in found:
     results += origins(program, owner_module, owner, value, tuple(value_path) + tuple(path), depth + 1)
   return results
 

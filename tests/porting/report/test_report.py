@@ -749,3 +749,20 @@ def test_a_train_spec_s_max_steps_from_an_option_without_default_is_none(tmp_pat
     return [(f.line, f.code) for f in scan_paths([path]).findings if f.rule == 9]
   assert rule_9(False) == [(6, 'train-spec-without-max-steps')]  # args['train_steps'] is None unless given
   assert rule_9(True) == []  # required=True: always given
+
+
+def test_keras_datasets_are_uint8_and_pixels_over_255_are_float64(tmp_path):
+  # NumPy: uint8 / 255.0 is float64 (checked in both venvs); the read that reaches numpy_input_fn is the last one.
+  path = write(tmp_path, 'keras_data.py', '''
+      import numpy as np
+      import tensorflow as tf
+
+      def train(estimator):
+        (images, labels), _ = tf.keras.datasets.mnist.load_data()
+        images = np.reshape(images, (-1, 784)) / 255.0
+        input_fn = tf.estimator.inputs.numpy_input_fn({'x': images}, labels, batch_size=32, num_epochs=None)
+        estimator.train(input_fn, max_steps=10)
+      ''')
+  dtypes = sorted(f.message.split(' holds ')[0] + ' ' + f.message.split(' holds ')[1].split(' ')[0]
+                  for f in scan_paths([path]).findings if f.rule == 15)
+  assert dtypes == ['`x` float64', '`y` uint8']
