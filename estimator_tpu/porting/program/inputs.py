@@ -253,6 +253,10 @@ class _InputWalk(object):
       reading.uint8.append((module, call))
     if canonical in apis.QUEUE_BATCHING:
       reading.queues.append((module, call, canonical))
+      # tf.train.batch(tensors, batch_size, ...): a static batch unless allow_smaller_final_batch=True.
+      smaller = syntax.keyword(call, 'allow_smaller_final_batch')
+      self._batch(module, fn, call, canonical, syntax.argument(call, 1, 'batch_size'),
+                  True if smaller is None or syntax.literal(smaller) is False else smaller, None, tainted, chain)
     elif canonical in apis.BATCH_FUNCTIONS:
       size_position, drop_position = apis.BATCH_FUNCTIONS[canonical]
       drop = True if canonical in apis.DROPS_REMAINDER else syntax.argument(call, drop_position, 'drop_remainder')

@@ -623,7 +623,8 @@ CASES = {
           return d
         def main(estimator):
           estimator.train(input_fn, steps=10)
-        ''', [(4, 17, ADVICE), (5, 4, REQUIRED), (6, 4, ADVICE)]),
+        ''', [(4, 17, ADVICE), (5, 4, REQUIRED), (6, 3, REQUIRED),  # shuffle_batch's 32 is not params'
+              (6, 4, ADVICE)]),
     'flags_in_functions': ('''
         import tensorflow as tf
         from absl import flags
