@@ -23,10 +23,11 @@ class Unresolved(object):
   """A callable static analysis could not find; `reason` finishes the sentence "cannot tell statically: ...".
   `made_by` is the canonical name of the TensorFlow function that made it, when one did (numpy_input_fn ...)."""
 
-  def __init__(self, reason, made_by=None, call=None):
+  def __init__(self, reason, made_by=None, call=None, left_out=None):
     self.reason = reason
     self.made_by = made_by
     self.call = call  # (module, function, call) of the TensorFlow call that made it, when one did
+    self.left_out = left_out  # (module name, path) of the project file that defines it, when the scan left it out
 
   def __repr__(self):
     return 'Unresolved(%r)' % self.reason
@@ -111,7 +112,8 @@ class Callables(object):
         return [Fn(found[0], found[1])]
       elsewhere = self.program.neighbours.left_out(canonical)
       if elsewhere:
-        return [Unresolved('`%s` comes from %s' % (syntax.render(node), elsewhere))]
+        return [Unresolved('`%s` comes from %s' % (syntax.render(node), elsewhere),
+                           left_out=self.program.neighbours.source_file_for(canonical))]
       return [Unresolved('`%s` is not a function defined in the scanned files' % syntax.render(node))]
     if isinstance(node, ast.Call):
       return self._resolve_call_result(module, fn, node, depth)
@@ -134,8 +136,10 @@ class Callables(object):
       found = self.program.find_def(target)
       if found and not isinstance(found[1], ast.ClassDef):
         return [Fn(found[0], found[1])]
-      return [Unresolved('`%s` comes from %s' % (node.id, self.program.neighbours.left_out(target) or
-                                                  '%s, which is not among the scanned files' % target))]
+      elsewhere = self.program.neighbours.left_out(target)
+      return [Unresolved('`%s` comes from %s' % (node.id, elsewhere or
+                                                  '%s, which is not among the scanned files' % target),
+                         left_out=self.program.neighbours.source_file_for(target) if elsewhere else None)]
     if kind == 'param':
       return self._resolve_parameter(node.id, target, depth)
     return [Unresolved('`%s` is not bound to a function the scanned files define' % node.id)]

@@ -12,6 +12,7 @@ import os
 import libcst as cst
 
 from estimator_tpu.porting.program import apis
+from estimator_tpu.porting.program import callables
 from estimator_tpu.porting.program import files as files_lib
 from estimator_tpu.porting.program import params as params_lib
 from estimator_tpu.porting.program import reading
@@ -96,15 +97,12 @@ class Port(object):
       if argument.site not in self.estimators or argument.site.kind != 'estimator':
         continue
       for target in argument.targets:
-        reason = getattr(target, 'reason', '')
-        if 'not among the scanned files' in reason:
-          where = reason.split(' comes from ', 1)[-1].replace('which is not among the scanned files',
-                                                               'which was not given')
-          missing = where[where.index('(') + 1:where.index(')')] if '(' in where else None
-          raise UserError('%s:%d: the model_fn comes from %s: the port would build a TPUEstimator around a model_fn '
-                          'it cannot change.' % (argument.module.path, argument.call.lineno, where),
-                          'give that file too%s.' % (
-                              ' (add %s to the paths)' % missing if missing else ''))
+        if isinstance(target, callables.Unresolved) and target.left_out:
+          name, path = target.left_out
+          raise UserError('%s:%d: the model_fn comes from %s (%s), which was not given: the port would build a '
+                          'TPUEstimator around a model_fn it cannot change.' % (
+                              argument.module.path, argument.call.lineno, name, path),
+                          'give that file too (add %s to the paths).' % path)
 
   def blocked(self):
     """After run(): {site_key: why} of the estimators made TPUEstimators whose RunConfig stayed one TPUEstimator
