@@ -202,6 +202,14 @@ def settled(program, module, fn, node, depth=0):
           return False
       elif not (name == 'astype' or syntax.keyword(current, 'dtype') is not None or apis.is_tf(canonical)):
         return False
+    elif isinstance(current, ast.Subscript):  # rows or columns of settled data keep its dtype
+      if not settled(program, origin.module, origin.fn, current.value, depth + 1):
+        return False
+    elif isinstance(current, ast.BinOp) and not isinstance(current.op, ast.Div):
+      # float32 data + 2.0 * float32 data stays float32 (NumPy keeps an array's dtype against a Python number);
+      # a true division can turn integers into float64, so it is not settled here.
+      if not all(settled(program, origin.module, origin.fn, side, depth + 1) for side in (current.left, current.right)):
+        return False
     elif not isinstance(syntax.literal(current), (int, float)):
       return False
   return True
