@@ -1,10 +1,11 @@
 """`python -m estimator_tpu.readiness --run`: the user's own program, run as `__main__`, judged by TensorFlow.
 
   python -m estimator_tpu.readiness --run [--tpu_type=v3-8 | --num_shards=N] [--steps=K] [--batch_size=N]
-      -- train.py ARGS...
+      -- train.py ARGS...        (or: -- -m trainer.task ARGS...)
 
 The program runs with its own arguments (sys.argv = [train.py] + ARGS), from the current folder, with its own
-folder first on sys.path, as `python train.py ARGS` would. Every estimator it builds and every train, evaluate,
+folder first on sys.path, as `python train.py ARGS` would; `-m trainer.task` runs a module of the current folder's
+packages as `python -m trainer.task ARGS` would (the Cloud ML Engine layout). Every estimator it builds and every train, evaluate,
 predict and export call it makes (tf.estimator.train_and_evaluate's among them) is judged first (call_checks.py),
 then run on this CPU for a few steps (interception.py) with its model_dir in a scratch folder, so that the program
 reaches its next call. One line per check, as `--mode=check_tpu` prints them; a FAIL names the place in the
@@ -24,7 +25,8 @@ from estimator_tpu.runtime.errors import UserError
 from estimator_tpu.tpu import accelerator_types
 
 PROGRAM = 'python -m estimator_tpu.readiness --run'
-USAGE = '%s [--tpu_type=v3-8 | --num_shards=N] [--steps=K] [--batch_size=N] -- train.py ARGS...' % PROGRAM
+USAGE = ('%s [--tpu_type=v3-8 | --num_shards=N] [--steps=K] [--batch_size=N] -- train.py ARGS... (or -- -m '
+         'package.module ARGS...)' % PROGRAM)
 DEFAULT_STEPS = 2
 EXIT_BAD_INPUT = 2
 
@@ -93,30 +95,54 @@ def run(argv, stdout):
   own, program = split_argv(argv)
   fv = parse(own)
   shape, source = planned_slice(fv)
-  path = program[0]
-  if not os.path.isfile(path):
-    raise UserError('%s: no such file.' % path, 'give the path of your program: %s' % USAGE)
-  if not path.endswith('.py'):
-    raise UserError('%s is not a Python file.' % path, 'give the .py file you run with python: %s' % USAGE)
+  if program[0] == '-m':
+    path, program_dir = module_program(program), os.getcwd()
+    program = [path] + program[2:]
+  else:
+    path = program[0]
+    if not os.path.isfile(path):
+      raise UserError('%s: no such file.' % path, 'give the path of your program: %s' % USAGE)
+    if not path.endswith('.py'):
+      raise UserError('%s is not a Python file.' % path, 'give the .py file you run with python: %s' % USAGE)
+    program_dir = os.path.dirname(os.path.abspath(path))
   judge = call_checks.Judge(stdout, shape, source, fv.batch_size)
-  program_dir = os.path.dirname(os.path.abspath(path))
   status = run_program(path, program, program_dir, judge, fv.steps)
   if status is not None:
     return status
   return judge.summary()
 
 
+def module_program(program):
+  """The file of `-m package.module`, found from the current folder as `python -m` finds it (without importing
+  the module: its package's __init__ files would run outside the judge)."""
+  if len(program) < 2 or program[1].startswith('-'):
+    raise UserError('-m needs the module to run.', 'write: %s' % USAGE)
+  parts = program[1].split('.')
+  base = os.path.join(os.getcwd(), *parts)
+  for candidate in (base + '.py', os.path.join(base, '__main__.py')):
+    if os.path.isfile(candidate) and all(os.path.isfile(os.path.join(os.getcwd(), *(parts[:i] + ['__init__.py'])))
+                                         for i in range(1, len(parts))):
+      return candidate
+  raise UserError('no module %s under %s (a package folder with __init__.py files and %s.py).' % (
+      program[1], os.getcwd(), parts[-1]), 'run from the folder you run `python -m %s` in.' % program[1])
+
+
 def run_program(path, argv, program_dir, judge, steps):
   """Runs the program under the interceptor; None when it ended (or raised: a FAIL line), else the exit status
-  for a program that stopped before building any estimator."""
+  for a program that stopped before building any estimator. A program under package folders (found by -m) runs
+  as that module, so its relative imports work."""
   saved_argv, saved_path = list(sys.argv), list(sys.path)
   sys.argv = list(argv)
   sys.path.insert(0, program_dir)
   interceptor = interception.Interceptor(judge, program_dir, steps)
+  module = _module_name(path, program_dir)
   try:
     with interceptor:
       try:
-        runpy.run_path(path, run_name='__main__')
+        if module:
+          runpy.run_module(module, run_name='__main__', alter_sys=True)
+        else:
+          runpy.run_path(path, run_name='__main__')
       except SystemExit as e:
         code = e.code
         if code in (None, 0):
@@ -135,3 +161,14 @@ def run_program(path, argv, program_dir, judge, steps):
     sys.path[:] = saved_path
     shutil.rmtree(interceptor.scratch, ignore_errors=True)  # the redirected model_dirs and exports
   return None
+
+
+def _module_name(path, program_dir):
+  """`trainer.task` for program_dir/trainer/task.py when trainer is a package; None for a file run as a script."""
+  relative = os.path.relpath(os.path.abspath(path), program_dir)
+  parts = relative[:-len('.py')].split(os.sep)
+  if len(parts) < 2 or relative.startswith(os.pardir):
+    return None
+  if parts[-1] == '__main__':
+    parts = parts[:-1]
+  return '.'.join(parts)

@@ -87,6 +87,27 @@ def test_a_port_passes_every_mode_it_runs(tmp_path):
   assert "'accuracy'" in result.stdout and re.search(r'^\[\d, \d\]$', result.stdout, re.M), result.stdout
 
 
+def test_a_module_of_a_package_runs_as_python_m_runs_it(tmp_path):
+  """`-- -m trainer.task ARGS`, the Cloud ML Engine layout: the module runs with its package (a relative import
+  works) and is judged as a file would be."""
+  package = tmp_path / 'trainer'
+  package.mkdir()
+  (package / '__init__.py').write_text('')
+  (package / 'defaults.py').write_text('STEPS = 2\n')
+  with open(VARIANTS) as f:
+    (package / 'task.py').write_text('from . import defaults  # a relative import: only -m can run it\n' + f.read())
+  result = judge([], ['-m', 'trainer.task', '--variant=ok', '--model_dir=model'], str(tmp_path))
+  assert result.status == 0, result.stdout + result.stderr[-2000:]
+  assert [h.split(' called')[0] for h in result.headers() if 'called' in h] == [
+      '== TPUEstimator.train', '== TPUEstimator.evaluate', '== TPUEstimator.predict']
+  missing = subprocess.run([sys.executable, '-m', 'estimator_tpu.readiness', '--run', '--', '-m', 'trainer.nope'],
+                           cwd=str(tmp_path), env=dict(os.environ, PYTHONPATH=REPO_ROOT), stdout=subprocess.PIPE,
+                           stderr=subprocess.PIPE, universal_newlines=True)
+  errors = [line for line in missing.stderr.splitlines() if line.startswith('error: ')]
+  assert missing.returncode == 2 and len(errors) == 1, missing.stderr
+  assert errors[0].startswith('error: no module trainer.nope under ') and ' Fix: ' in errors[0]
+
+
 def test_a_slice_flag_plans_that_slice(tmp_path):
   """On a v3-32 (4 hosts) every host's input_fn would read the same examples (it never reads params['context']),
   and the program's evaluation and prediction batches (16, 8) do not split over 32 cores."""
