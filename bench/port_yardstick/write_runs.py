@@ -1,6 +1,6 @@
 """Runs `--write` on the real programs whose original ran, then runs the original and the port the same way.
 
-  python -m bench.port_yardstick.write_runs --checkouts DIR --runs DIR --work DIR [--python PY] [--names A,B]
+  python -m bench.port_yardstick.write_runs --checkouts DIR --runs DIR --work DIR [--python PY] [--names A,B] [--judge]
 
 For each program of programs.json with `run.original_ran` true and a `run.replay` command: (1) ports the program
 with `python -m estimator_tpu.port --write` from its folder (the paths of programs.json), recording the exit status,
@@ -68,6 +68,32 @@ def port(program, folder, out, python):
   return {'exit': completed.returncode, 'changes': int(made.group(1)) if made else 0,
           'changes_by_rule': by_rule(changed), 'todos': len(TODO_RULE.findall(text)),
           'todos_by_rule': by_rule(TODO_RULE.findall(text)), 'output': text}
+
+
+JUDGE = '{py} -m estimator_tpu.readiness --run -- '
+CHECK_LINE = re.compile(r'^(PASS|FAIL|SKIP) (\w+)', re.M)
+
+
+def judge_command(replay_command):
+  """The replay with its program run under `readiness --run` (issue 26's requirement 1): the last `{py} ` of the
+  command is the program (make_data.py and the like come before it)."""
+  at = replay_command.rfind('{py} ')
+  return replay_command[:at] + JUDGE + replay_command[at + len('{py} '):] if at >= 0 else None
+
+
+def judged(program, folder, ported, run_dir, data, runs, python, timeout):
+  """`readiness --run` on the port, replayed as the original ran: its exit status and its check lines."""
+  command = judge_command(program['run']['replay'])
+  if command is None:
+    return None
+  result = replay(dict(program, run=dict(program['run'], replay=command)), folder, ported, run_dir, data, runs,
+                  python, timeout)
+  with open(result['log']) as f:
+    lines = CHECK_LINE.findall(f.read())
+  failed = sorted(set(name for verdict, name in lines if verdict == 'FAIL'))
+  return {'exit': result['exit'], 'passed': sum(1 for verdict, _ in lines if verdict == 'PASS'),
+          'failed': sum(1 for verdict, _ in lines if verdict == 'FAIL'), 'failed_checks': failed,
+          'log': result['log']}
 
 
 def parse_metrics(log):
@@ -163,6 +189,7 @@ def parse_args(argv):
   parser.add_argument('--names', default='', help='comma-separated program names (default: all that ran)')
   parser.add_argument('--timeout', type=float, default=900, help='seconds per run')
   parser.add_argument('--save', help='write the rows as JSON here')
+  parser.add_argument('--judge', action='store_true', help='also run the port under `readiness --run`')
   return parser.parse_args(argv)
 
 
@@ -175,8 +202,8 @@ def main(argv=None):
   rows = []
   hook = write_hook(os.path.join(os.path.abspath(args.work), 'eval_only_hook'))
   print('| name | set | original | port exit | changes | TODOs | port runs | last evaluation, fresh runs (original/port)'
-        ' | evaluation of the original\'s checkpoint (original/port) |')
-  print('|---|---|---|---|---|---|---|---|---|')
+        ' | evaluation of the original\'s checkpoint (original/port) | readiness --run on the port |')
+  print('|---|---|---|---|---|---|---|---|---|---|')
   for program in programs:
     folder = os.path.join(score.repository_folder(args.checkouts, program['repository']), program['folder'])
     base = os.path.join(os.path.abspath(args.work), program['name'])
@@ -197,12 +224,19 @@ def main(argv=None):
                  args.python, args.timeout, hook=hook, checkpoint_of=os.path.join(base, 'run-original'))
           for kind, source in (('original', None), ('port', os.path.join(base, 'port')))]
       row['checkpoint_compare'] = compare(row['original_eval'], row['ported_eval'], tolerance=1e-4)
+    if args.judge and ported:
+      row['judged'] = judged(program, folder, os.path.join(base, 'port'), os.path.join(base, 'judge-port'), data,
+                             os.path.abspath(args.runs), args.python, args.timeout)
     rows.append(row)
-    print('| %s | %s | exit %s | %s | %d (%s) | %d (%s) | %s | %s | %s |' % (
+    judge = row.get('judged')
+    print('| %s | %s | exit %s | %s | %d (%s) | %d (%s) | %s | %s | %s | %s |' % (
         program['name'], program['set'], original['exit'], written['exit'], written['changes'],
         written['changes_by_rule'], written['todos'], written['todos_by_rule'],
         ('exit %s' % ported['exit']) if ported else 'not written', row['compare'],
-        row.get('checkpoint_compare', '-')), flush=True)
+        row.get('checkpoint_compare', '-'),
+        'exit %s, %d PASS, %d FAIL%s' % (judge['exit'], judge['passed'], judge['failed'],
+                                         ' (%s)' % ', '.join(judge['failed_checks']) if judge['failed'] else '')
+        if judge else '-'), flush=True)
   if args.save:
     with open(args.save, 'w') as f:
       json.dump(rows, f, indent=1)

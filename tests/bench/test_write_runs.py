@@ -102,3 +102,17 @@ def test_the_checkpoint_evaluation_tells_a_changed_computation(tmp_path):
   assert same['metrics'][-1][0] == other['metrics'][-1][0] == 3 and len(same['metrics']) == 1
   assert write_runs.compare(original, same, tolerance=1e-4).startswith('SAME')
   assert write_runs.compare(original, other, tolerance=1e-4).startswith('DIFFER in loss, mse')
+
+
+def test_the_judge_runs_the_program_s_own_command_under_readiness_run(tmp_path):
+  assert write_runs.judge_command('{py} {data}/make_data.py {out}/d && {py} -m trainer.task --x 1') == (
+      '{py} {data}/make_data.py {out}/d && {py} -m estimator_tpu.readiness --run -- -m trainer.task --x 1')
+  source = tmp_path / 'program'
+  source.mkdir()
+  (source / 'train.py').write_text(PROGRAM)
+  program = {'run': {'replay': '{py} train.py {out}/model'}}
+  judged = write_runs.judged(program, str(source), None, str(tmp_path / 'judge'), str(tmp_path), str(tmp_path),
+                             sys.executable, 300)
+  # The unported program: a plain Estimator and an EstimatorSpec, each a FAIL line; it still ran to its end.
+  assert judged['exit'] == 1 and judged['failed'] >= 1 and judged['passed'] >= 1, open(judged['log']).read()[-3000:]
+  assert 'estimator' in judged['failed_checks'], judged
