@@ -93,6 +93,18 @@ class Judge(object):
 
   # --- building ---------------------------------------------------------------------------------------------------
 
+  def on_contrib_build(self, estimator, site):
+    """A tf.contrib.learn estimator: no TPUEstimator can be built from it."""
+    # Checks rule 1 (TPUEstimator).
+    name = type(estimator).__name__
+    self.header('tf.contrib.learn.%s built at %s' % (name, site))
+    self.report([check_results.failed(
+        'estimator', 'tf.contrib.learn.%s at %s: TPUEstimator is built from tf.estimator code only (a model_fn '
+        'returning an EstimatorSpec, an input_fn taking params, train/evaluate instead of fit), so its TPU run '
+        'cannot be judged.' % (name, site),
+        'port it to tf.estimator.Estimator first (`python -m estimator_tpu.port FILES` lists the changes), then '
+        'judge it again.')])
+
   def on_build(self, estimator, given, site):
     """(args, kwargs) to build the estimator with, and the findings of its construction."""
     # Checks rule 1 (TPUEstimator), rule 2 (where the TPU is: its RunConfig), rule 3 (params).

@@ -146,7 +146,7 @@ def run_program(path, argv, program_dir, judge, steps):
       except SystemExit as e:
         code = e.code
         if code in (None, 0):
-          return None
+          return _judged_something(interceptor, argv)
         site = interception.program_frames(sys.exc_info()[2], program_dir)
         if not interceptor.built:
           raise UserError('%s stopped with exit status %s at %s before it built any estimator.' % (path, code, site),
@@ -160,7 +160,17 @@ def run_program(path, argv, program_dir, judge, steps):
     sys.argv[:] = saved_argv
     sys.path[:] = saved_path
     shutil.rmtree(interceptor.scratch, ignore_errors=True)  # the redirected model_dirs and exports
-  return None
+  return _judged_something(interceptor, argv) if not judge.counts else None
+
+
+def _judged_something(interceptor, argv):
+  """None once the program built an estimator; a program that ran to its end without one was judged on nothing,
+  which is no pass: one error line."""
+  if interceptor.built or interceptor.contrib_built:
+    return None
+  raise UserError('`python %s` ran to its end without building an Estimator or TPUEstimator: nothing was judged.'
+                  % ' '.join(argv), 'give the program that builds the estimator and trains it, with the arguments '
+                  'it trains with.')
 
 
 def _module_name(path, program_dir):

@@ -217,9 +217,11 @@ def test_the_port_of_mnist_py_passes_every_mode(tmp_path, data_dir):
     (['--steps=0', '--', 'variants.py'], '--steps'),
     (['variants.py'], '--run needs the program after --'),
     (['--', 'variants.py', '--variant=unknown'], 'before it built any estimator'),
+    (['--', 'no_estimator.py'], 'ran to its end without building an Estimator or TPUEstimator'),
 ])
 def test_what_cannot_run_is_one_error_line_and_status_2(tmp_path, args, problem):
   shutil.copy(VARIANTS, str(tmp_path / 'variants.py'))
+  (tmp_path / 'no_estimator.py').write_text('print(sum(range(10)))  # a program that trains nothing\n')
   separator = args.index('--') if '--' in args else len(args)
   result = judge(args[:separator], args[separator + 1:], str(tmp_path)) if '--' in args else \
       Judged(subprocess.run([sys.executable, '-m', 'estimator_tpu.readiness', '--run'] + args, cwd=str(tmp_path),
@@ -244,3 +246,35 @@ def test_the_port_fixtures(tmp_path, fixture):
   if fixture not in PORTED_FIXTURES:
     assert result.failed('estimator'), result.stdout
   assert not [line for line in result.failed('program') if 'judging' in line], result.stdout
+
+
+CONTRIB_LEARN = """
+import numpy as np
+import tensorflow as tf
+
+
+def model_fn(features, labels, mode):
+  logits = tf.layers.dense(features['x'], 2)
+  loss = tf.losses.sparse_softmax_cross_entropy(labels, logits)
+  train_op = tf.train.GradientDescentOptimizer(0.1).minimize(loss, tf.train.get_global_step())
+  return tf.contrib.learn.ModelFnOps(mode, loss=loss, train_op=train_op, predictions={'logits': logits})
+
+
+x, y = np.ones((32, 3), np.float32), np.zeros(32, np.int32)
+estimator = tf.contrib.learn.Estimator(model_fn=model_fn)
+estimator.fit(input_fn=tf.estimator.inputs.numpy_input_fn({'x': x}, y, batch_size=8, num_epochs=None, shuffle=True),
+              steps=3)
+print('trained')
+"""
+
+
+@pytest.mark.skipif(not tf.__version__.startswith('1.'),
+                    reason='tf.contrib.learn exists in TensorFlow 1.x only (TF %s)' % tf.__version__)
+def test_a_contrib_learn_estimator_is_a_fail_line_not_a_pass(tmp_path):
+  """A tf.contrib.learn program builds no tf.estimator estimator: it used to end with '0 passed, 0 failed', exit 0."""
+  (tmp_path / 'learn_program.py').write_text(CONTRIB_LEARN)
+  result = judge([], ['learn_program.py'], str(tmp_path))
+  assert result.status == 1, result.stdout
+  assert [line.split(':')[0] for line in result.failed()] == ['FAIL estimator (rule 1)'], result.stdout
+  assert 'tf.contrib.learn.Estimator at learn_program.py:14' in result.failed()[0]
+  assert 'trained' in result.stdout  # and the program still ran to its end
