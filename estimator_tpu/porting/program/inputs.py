@@ -119,16 +119,20 @@ class _InputWalk(object):
       tainted = dict(tainted, params=PARAMS)  # TPUEstimator's, once the input_fn above it passes its own
     tainted = self._tainted(fn, tainted)
     for node, conditions in syntax.walk_local(fn):
-      if self._dead(module, fn, conditions):
-        continue
-      if isinstance(node, ast.Call):
-        self._call(module, fn, node, tainted, chain)
-        if depth < FOLLOW_DEPTH:
-          self._follow(module, fn, node, depth, tainted, chain)
-      elif isinstance(node, ast.Attribute) and isinstance(node.ctx, ast.Load):
-        self._attribute(module, fn, node)
-      elif isinstance(node, ast.Name) and isinstance(node.ctx, ast.Load):
-        self._closure(module, fn, node, depth, chain)
+      if not self._dead(module, fn, conditions):
+        self._node(module, fn, node, depth, tainted, chain)
+
+  def _node(self, module, fn, node, depth, tainted, chain, same_scope=False):
+    """One node of the input's code in `fn`: a call (read, and followed into the functions it runs), an attribute
+    read, or a name it takes from the function around it (`same_scope`: from `fn` itself, see _closure)."""
+    if isinstance(node, ast.Call):
+      self._call(module, fn, node, tainted, chain)
+      if depth < FOLLOW_DEPTH:
+        self._follow(module, fn, node, depth, tainted, chain)
+    elif isinstance(node, ast.Attribute) and isinstance(node.ctx, ast.Load):
+      self._attribute(module, fn, node)
+    elif isinstance(node, ast.Name) and isinstance(node.ctx, ast.Load):
+      self._closure(module, fn, node, depth, chain, same_scope)
 
   def _closure(self, module, fn, node, depth, chain, same_scope=False):
     """An object the input uses from the function around it (`lambda: dataset.make_one_shot_iterator().get_next()`,
@@ -151,14 +155,7 @@ class _InputWalk(object):
     tainted = self._tainted(owner, {'params': PARAMS} if 'params' in syntax.param_names(owner) else {})
     for value, _ in self.program.assignments(owner_module, owner, node.id):
       for inner in ast.walk(value):
-        if isinstance(inner, ast.Call):
-          self._call(owner_module, owner, inner, tainted, chain)
-          if depth < FOLLOW_DEPTH:
-            self._follow(owner_module, owner, inner, depth, tainted, chain)
-        elif isinstance(inner, ast.Attribute) and isinstance(inner.ctx, ast.Load):
-          self._attribute(owner_module, owner, inner)
-        elif isinstance(inner, ast.Name) and isinstance(inner.ctx, ast.Load):
-          self._closure(owner_module, owner, inner, depth, chain, same_scope=True)
+        self._node(owner_module, owner, inner, depth, tainted, chain, same_scope=True)
 
   def _dead(self, module, fn, conditions):
     """True for code under `if y is None:` (or its else, or `if y:`) when the builder or caller that gave y says
