@@ -78,7 +78,7 @@ def _parameter_origins(program, fn, name, path, depth):
   if isinstance(fn, ast.Lambda):
     return []
   results = []
-  default = _default(fn, name)
+  default = default_of(fn, name)
   for module, caller, call in program.callables.call_sites(fn, depth):
     bound = callables.bind_arguments(call, fn, callables.implicit_arguments(fn, call))
     if name in bound:
@@ -88,7 +88,8 @@ def _parameter_origins(program, fn, name, path, depth):
   return results
 
 
-def _default(fn, name):
+def default_of(fn, name):
+  """The default expression of parameter `name` of a def, or None."""
   args = fn.args
   positional = syntax.positional_names(fn)
   defaults = list(args.defaults)

@@ -76,6 +76,7 @@ class Port(object):
     self.exact_eval = set()  # the estimator Sites whose evaluate() it pads (their model_fns weight, rule 9)
     self.plans = plans_lib.Plans(self)
     self.memo = {}  # what fixers record across the model_fns and files they visit
+    self.untraced_training_batch = set()  # Sites made TPUEstimators whose training batch size stayed a TODO
 
   def _params_refused(self, site):
     """Why TPUEstimator would refuse the params this Estimator is given (a key it reserves, not a dict), or None."""
@@ -116,6 +117,11 @@ class Port(object):
       if refused_config and syntax.argument(site.call, 2, 'config') is not None:
         blocked[site_key(site)] = ('its RunConfig stays one TPUEstimator refuses: port the RunConfig first (see its '
                                    'TODO)')
+      if site in self.untraced_training_batch:
+        # TPUEstimator trains with train_batch_size=None neither on a TPU nor on the CPU (its step logging
+        # multiplies by it: TypeError).
+        blocked[site_key(site)] = ('its training batch size could not be traced, and TPUEstimator cannot train '
+                                   'without train_batch_size (the global batch of its training input_fn)')
       without = self.plans.inputs_without_params(site)
       if without:
         blocked[site_key(site)] = ('its input_fn %s takes no params, which TPUEstimator refuses: write an '

@@ -13,6 +13,7 @@ from estimator_tpu.porting.program import apis
 from estimator_tpu.porting.program import callables
 from estimator_tpu.porting.program import inputs
 from estimator_tpu.porting.program import syntax
+from estimator_tpu.porting.program import values
 from estimator_tpu.porting.rewrite import edits as edits_lib
 
 TRAIN, EVAL, PREDICT = inputs.TRAIN, inputs.EVAL, inputs.PREDICT
@@ -160,6 +161,11 @@ class Plans(object):
     for module, scope, call, builder in plan.proper.via:
       if builder is owner:
         argument = callables.bind_arguments(call, builder).get(name)
+        if argument is None:
+          # Left to its default (`def builder(mode, batch_size=BATCH_SIZE)`), which the def's own scope evaluates.
+          argument = values.default_of(builder, name)
+          module, scope = self.port.program.module_of(builder), self.port.program.enclosing_function(
+              self.port.program.module_of(builder), builder)
         if argument is None:
           return None, None
         how = 'replace' if fn is plan.proper.node else 'thread'

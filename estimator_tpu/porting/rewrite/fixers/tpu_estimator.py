@@ -180,6 +180,8 @@ def _port_estimator(port, site):
     port.todo(module, call, ESTIMATOR_CODES, 1, 'pass %s: the global batch of the %s input_fn (it could not be '
               'traced here)' % (' and '.join('%s=...' % m for m in missing), '/'.join(m.split('_')[0]
                                                                                       for m in missing)))
+  if 'train_batch_size' in missing and any(plan.mode == plans_lib.TRAIN for plan in port.plans.uses_of(site)):
+    port.untraced_training_batch.add(site)  # engine.blocked(): it trains, so it stays a plain Estimator
 
 
 def _run_config_statements(port, f, statement, name, tpu_api, names):
