@@ -27,7 +27,7 @@ def test_every_program_whose_original_ran_has_a_replay_with_known_placeholders()
 
 
 def test_the_counts_are_what_write_wrote(tmp_path):
-  written = write_runs.port({'paths': ['.']}, os.path.join(PORT_FIXTURES, 'class_input'), str(tmp_path / 'port'),
+  written = write_runs.port({'paths': ['.']}, os.path.join(PORT_FIXTURES, 'main_block'), str(tmp_path / 'port'),
                             sys.executable)
   assert written['exit'] == 1  # TODOs left: the report still requires them
   todos = collections.Counter()
