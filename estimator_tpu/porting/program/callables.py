@@ -42,29 +42,40 @@ def reaching(module, found, use):
   """The (value, path) assignments of `found` (one scope's, in order) that can reach `use`, a name read in that
   scope: the last one above it, and the ones above that while the later ones sit in a branch that does not hold
   the use (`if fake: fn = a` / `else: fn = b`, then fn(): both can reach)."""
-  around = set()  # the expressions holding the read: `x = x / 255.0` reads the x assigned before it
-  parent = module.parents.get(id(use))
-  while parent is not None and not isinstance(parent, syntax.SCOPE_NODES):
-    around.add(id(parent))
-    parent = module.parents.get(id(parent))
+  around = _ancestors(module, use)  # what holds the read: `x = x / 255.0` reads the x assigned before it
   above = [(value, path) for value, path in found
            if getattr(value, 'lineno', 0) <= use.lineno and id(value) not in around]
   reached = []
   for value, path in reversed(above):
     reached.append((value, path))
     # `x += y` builds on the x before it; an assignment in a branch without the read may not have run.
-    if not isinstance(module.parents.get(id(value)), ast.AugAssign) and not _in_branch_without(module, value, use):
+    if not isinstance(module.parents.get(id(value)), ast.AugAssign) and not _in_branch_without(module, value, around):
       break
   return reached[::-1]
 
 
-def _in_branch_without(module, node, use):
-  """Whether `node` is inside a branching statement (of its own function) that does not also hold `use`."""
-  holding_use = set()
-  parent = module.parents.get(id(use))
+def reaching_assignments(program, module, fn, use, owner_module, owner):
+  """(value, path) of the assignments to the name `use` reads (bound in `owner` of `owner_module`): in the scope
+  that assigns it, those that can reach the read (see reaching); from another scope, all of them."""
+  found = program.assignments(owner_module, owner, use.id)
+  if owner_module is module and owner is fn and getattr(use, 'lineno', None):
+    found = reaching(module, found, use) or found
+  return found
+
+
+def _ancestors(module, node):
+  """id() of the nodes holding `node`, up to its function or class."""
+  found = set()
+  parent = module.parents.get(id(node))
   while parent is not None and not isinstance(parent, syntax.SCOPE_NODES):
-    holding_use.add(id(parent))
+    found.add(id(parent))
     parent = module.parents.get(id(parent))
+  return found
+
+
+def _in_branch_without(module, node, holding_use):
+  """Whether `node` is inside a branching statement (of its own function) that does not hold the use (whose
+  ancestors are `holding_use`)."""
   parent = module.parents.get(id(node))
   while parent is not None and not isinstance(parent, syntax.SCOPE_NODES):
     if isinstance(parent, _BRANCHING) and id(parent) not in holding_use:
@@ -124,9 +135,7 @@ class Callables(object):
     if kind == 'def':
       return [Fn(owner_module, target)]
     if kind in ('value', 'other'):
-      found = self.program.assignments(owner_module, owner, node.id)
-      if owner_module is module and owner is fn:
-        found = reaching(module, found, node) or found
+      found = reaching_assignments(self.program, module, fn, node, owner_module, owner)
       results = []
       for value, path in found:
         results += self._resolve_path(owner_module, owner, value, path, depth + 1)

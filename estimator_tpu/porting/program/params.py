@@ -71,6 +71,7 @@ def _describe(program, origin, params, depth):
     return
   canonical = program.canonical(module, fn, node.func) or ''
   func_name = node.func.id if isinstance(node.func, ast.Name) else getattr(node.func, 'attr', '')
+  every = every_option(program, module, fn, node)
   if apis.is_hparams(canonical) or (not canonical and func_name == 'HParams'):
     params.kinds.add(HPARAMS)
     _add_keywords(node, module, fn, params)
@@ -80,15 +81,9 @@ def _describe(program, origin, params, depth):
     if node.args and depth < 3:
       for inner in values.origins(program, module, fn, node.args[0]):
         _describe(program, inner, params, depth + 1)
-  elif func_name == 'flag_values_dict' and isinstance(node.func, ast.Attribute) and \
-      apis.is_flags(program.canonical(module, fn, node.func.value)):
-    params.kinds.add(DICT)  # FLAGS.flag_values_dict(): a dict of every flag the program defines
-    for name, where in defined_flags(program):
-      params.add(name, values.Value(module, fn, node), where)
-  elif func_name == 'vars' and not canonical and len(node.args) == 1 and depth < 3 and \
-      any(_parses_arguments(inner.node) for inner in values.origins(program, module, fn, node.args[0])):
-    params.kinds.add(DICT)  # vars(parser.parse_args()): a dict of every option the program's parsers add
-    for name, where in argparse_options(program):
+  elif every:
+    params.kinds.add(DICT)  # a dict of every flag or option the program defines: each is a key
+    for name, where in defined_flags(program) if every == FLAGS else argparse_options(program):
       params.add(name, values.Value(module, fn, node), where)
   elif func_name in ('parse_args', 'parse_known_args') and isinstance(node.func, ast.Attribute):
     params.kinds.add(NAMESPACE)
@@ -105,6 +100,22 @@ def _describe(program, origin, params, depth):
 def _parses_arguments(node):
   return isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute) and \
       node.func.attr in ('parse_args', 'parse_known_args')
+
+
+def every_option(program, module, fn, node):
+  """FLAGS for `FLAGS.flag_values_dict()`, NAMESPACE for `vars(args)` or `args.__dict__` of a parsed argparse
+  Namespace: a dict holding every flag or option the program defines; else None."""
+  if isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute) and node.func.attr == 'flag_values_dict':
+    return FLAGS if apis.is_flags(program.canonical(module, fn, node.func.value)) else None
+  if isinstance(node, ast.Call) and isinstance(node.func, ast.Name) and node.func.id == 'vars' and \
+      len(node.args) == 1 and not program.canonical(module, fn, node.func):
+    namespace = node.args[0]
+  elif isinstance(node, ast.Attribute) and node.attr == '__dict__':
+    namespace = node.value
+  else:
+    return None
+  parsed = any(_parses_arguments(inner.node) for inner in values.origins(program, module, fn, namespace))
+  return NAMESPACE if parsed else None
 
 
 def defined_flags(program):

@@ -63,10 +63,8 @@ def _name_origins(program, module, fn, node, path, depth):
     return []
   if kind not in ('value', 'other'):
     return []
-  found = assignments(program, owner_module, owner, name)
-  if owner_module is module and owner is fn and getattr(node, 'lineno', None):
-    # Read in the scope that assigns it: the assignments that can reach this read (x = load(); x = x / 255.0).
-    found = callables.reaching(module, found, node) or found
+  # Read in the scope that assigns it: the assignments that can reach this read (x = load(); x = x / 255.0).
+  found = callables.reaching_assignments(program, module, fn, node, owner_module, owner)
   results = []
   for value, value_path in found:
     results += origins(program, owner_module, owner, value, tuple(value_path) + tuple(path), depth + 1)

@@ -387,7 +387,8 @@ class _CallSite(object):
     # Checks rule 8 (iterations per loop), rule 14 (pod slices).
     # On a TPU the program is one process (a TF_CONFIG cluster has no TPU counterpart: the advice below).
     local = not (self.program.mentions('TF_CONFIG') or self.program.mentions('ClusterSpec'))
-    if self._evaluates_on_tpu(syntax.argument(self.call, 0, 'estimator')):
+    receiver = syntax.argument(self.call, 0, 'estimator')
+    if _evaluates_on_tpu(self._sites(receiver) if receiver is not None else []):
       self.collector.required(self.module, self.call, 'train-and-evaluate-in-training',
                               '`tf.estimator.train_and_evaluate(...)` run in one process evaluates from a '
                               'checkpoint listener inside training (training.py, run_local); every TPUEstimator '
@@ -402,18 +403,13 @@ class _CallSite(object):
                             'slice (--num_shards cores) -> on a TPU, run one process: train_and_evaluate without '
                             'TF_CONFIG, or loop train(max_steps=...) and evaluate(steps=...).')
 
-  def _evaluates_on_tpu(self, receiver):
-    """Whether the estimator `receiver` holds is one the port makes a TPUEstimator that evaluates on the TPU
-    (unknown: yes)."""
-    found = self._sites(receiver) if receiver is not None else []
-    return not found or any(site.ported and EVAL in site.tpu_modes for site in found)
-
   def _experiment(self):
     # Checks rule 8 (iterations per loop), rule 9 (steps).
     if syntax.has_star_args(self.call):
       return
     receiver = syntax.argument(self.call, 0, 'estimator')
-    if receiver is not None and self._evaluates_on_tpu(receiver) and self._sites(receiver):
+    found = self._sites(receiver) if receiver is not None else []
+    if found and _evaluates_on_tpu(found):
       # The same failure as train_and_evaluate's (rule 8), and the same fix.
       self.collector.required(self.module, self.call, 'experiment-evaluates-in-training',
                               '`tf.contrib.learn.Experiment` does not work with a TPUEstimator (experiment.py '
@@ -564,19 +560,16 @@ class _CallSite(object):
       return node.attr if kind == 'param' and node.value.id not in ('self', 'cls') else None
     if isinstance(node, ast.Subscript) and isinstance(node.value, ast.Name):
       key = syntax.subscript_key(node)
-      if isinstance(key, str) and any(_every_option(o.node) for o in values.origins(self.program, module, fn,
-                                                                                      node.value)):
+      if isinstance(key, str) and any(params_lib.every_option(self.program, o.module, o.fn, o.node)
+                                      for o in values.origins(self.program, module, fn, node.value)):
         return key
     return None
 
 
-def _every_option(node):
-  """vars(args), args.__dict__ or FLAGS.flag_values_dict(): a dict of every command-line option."""
-  if isinstance(node, ast.Call) and isinstance(node.func, ast.Name) and node.func.id == 'vars':
-    return True
-  if isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute) and node.func.attr == 'flag_values_dict':
-    return True
-  return isinstance(node, ast.Attribute) and node.attr == '__dict__'
+def _evaluates_on_tpu(sites):
+  """Whether the estimator Sites a value can hold include one the port makes a TPUEstimator that evaluates on the
+  TPU (none known: yes)."""
+  return not sites or any(site.ported and EVAL in site.tpu_modes for site in sites)
 
 
 def _short(name):

@@ -164,8 +164,8 @@ class Plans(object):
         if argument is None:
           # Left to its default (`def builder(mode, batch_size=BATCH_SIZE)`), which the def's own scope evaluates.
           argument = values.default_of(builder, name)
-          module, scope = self.port.program.module_of(builder), self.port.program.enclosing_function(
-              self.port.program.module_of(builder), builder)
+          module = self.port.program.module_of(builder)
+          scope = self.port.program.enclosing_function(module, builder)
         if argument is None:
           return None, None
         how = 'replace' if fn is plan.proper.node else 'thread'
