@@ -138,6 +138,20 @@ QUEUE_BATCHING = frozenset([
     'tensorflow.train.batch', 'tensorflow.train.shuffle_batch', 'tensorflow.train.batch_join',
     'tensorflow.train.shuffle_batch_join', 'tensorflow.train.maybe_batch',
 ])
+# contrib.learn's readers that batch through a queue: (batch size position, num_epochs position). With num_epochs
+# set they batch with allow_smaller_final_batch=True (graph_io.py _read_keyed_batch_examples_helper).
+CONTRIB_READERS = {
+    'tensorflow.contrib.learn.read_batch_examples': (1, 4),
+    'tensorflow.contrib.learn.read_keyed_batch_examples': (1, 4),
+    'tensorflow.contrib.learn.read_batch_features': (1, 5),
+    'tensorflow.contrib.learn.read_keyed_batch_features': (1, 5),
+    'tensorflow.contrib.learn.read_batch_record_features': (1, 4),
+    'tensorflow.contrib.learn.io.read_batch_examples': (1, 4),
+    'tensorflow.contrib.learn.io.read_keyed_batch_examples': (1, 4),
+    'tensorflow.contrib.learn.io.read_batch_features': (1, 5),
+    'tensorflow.contrib.learn.io.read_keyed_batch_features': (1, 5),
+    'tensorflow.contrib.learn.io.read_batch_record_features': (1, 4),
+}
 # (batch size position, drop_remainder position) of the batching functions (positions None: keyword only).
 BATCH_FUNCTIONS = {
     'tensorflow.contrib.data.batch_and_drop_remainder': (0, None),
@@ -153,6 +167,8 @@ DATA_SOURCES = frozenset([
     'tensorflow.io.matching_files', 'tensorflow.matching_files', 'tensorflow.contrib.data.TFRecordDataset',
 ])
 IN_MEMORY_SOURCES = frozenset(['tensorflow.data.Dataset.from_tensor_slices', 'tensorflow.data.Dataset.from_tensors'])
+# Tensors made from in-memory data, keeping its dtype unless dtype= is given.
+TENSOR_MAKERS = frozenset(['tensorflow.constant', 'tensorflow.convert_to_tensor'])
 
 # tf.contrib modules and where each went (longest prefix wins), for version-contrib.
 CONTRIB_REPLACEMENTS = [
@@ -293,6 +309,13 @@ def is_column_applier(name):
 COLUMN_ARGUMENTS = ('feature_columns', 'linear_feature_columns', 'dnn_feature_columns')
 # Ops whose output shape depends on a value (a Range up to the data's maximum) unless given a fixed size.
 SEQUENCE_MASK = frozenset(['tensorflow.sequence_mask'])
+# Decoders that loop until every sequence ends: under XLA they need a maximum_iterations fixed when compiling
+# (contrib seq2seq decoder.py raises "maximum_iterations is required for XLA compilation.").
+DYNAMIC_DECODE = frozenset(['tensorflow.contrib.seq2seq.dynamic_decode', 'tensorflow_addons.seq2seq.dynamic_decode'])
+# Restores a checkpoint into variables' initialisers: inside model_fn on a TPU, its RestoreV2 is inside the TPU
+# computation (no XLA kernel); TPUEstimatorSpec's scaffold_fn runs it on the host.
+INIT_FROM_CHECKPOINT = frozenset(['tensorflow.train.init_from_checkpoint',
+                                  'tensorflow.contrib.framework.init_from_checkpoint'])
 # TF calls whose arguments are shapes or sizes: params['batch_size'] there is meant per core.
 SHAPE_CALLS = frozenset(['reshape', 'zeros', 'ones', 'fill', 'slice', 'placeholder', 'set_shape', 'truncated_normal',
                          'random_uniform', 'random_normal', 'broadcast_to', 'tile', 'one_hot', 'split', 'unstack',

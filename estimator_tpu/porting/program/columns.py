@@ -23,6 +23,10 @@ def string_columns(program, module, fn, node, params=None, depth=0):
     return found
   for origin in values.origins(program, module, fn, node):
     found += _from_origin(program, origin, params, depth)
+  if isinstance(node, ast.Name):
+    # A container filled after it is made: `columns = []` then `columns.append(...)` or `columns['age'] = ...`.
+    for owner_module, owner, value in _stored_into(program, module, fn, node.id):
+      found += string_columns(program, owner_module, owner, value, params, depth + 1)
   unique = []
   for item in found:
     if all(item[1] is not other[1] for other in unique):
@@ -38,8 +42,17 @@ def _from_origin(program, origin, params, depth):
       inner.append(element.value if type(element).__name__ == 'Starred' else element)
   elif isinstance(node, ast.BinOp) and isinstance(node.op, ast.Add):
     inner += [node.left, node.right]
+  elif isinstance(node, ast.Dict):
+    inner += [value for value in node.values if value is not None]
   elif isinstance(node, (ast.ListComp, ast.GeneratorExp, ast.SetComp)):
+    # The element, and what the loops run over: `[embedding_column(c, 8) for c in hashed]` wraps hashed's columns.
     inner.append(node.elt)
+    inner += [generator.iter for generator in node.generators]
+  elif isinstance(node, ast.Subscript) and (params is None or not _params_key(node)):
+    return _items(program, module, fn, node, params, depth)
+  elif isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute) and node.func.attr == 'values' and \
+      not node.args:
+    inner.append(node.func.value)
   elif isinstance(node, ast.Call):
     canonical = program.canonical(module, fn, node.func) or ''
     if apis.is_string_column(canonical):
@@ -59,6 +72,34 @@ def _from_origin(program, origin, params, depth):
   found = []
   for child in inner:
     found += string_columns(program, module, fn, child, params, depth + 1)
+  return found
+
+
+def _stored_into(program, module, fn, name):
+  """(module, fn, value) of everything stored into the container `name` after it is made, in the scope that binds
+  it."""
+  kind, _, owner_module, owner = program.lookup(module, fn, name)
+  if kind not in ('value', 'other'):
+    return []
+  return [(owner_module, owner, value) for _, _, value in values.mutations(program, owner_module, owner, name)
+          if value is not None]
+
+
+def _items(program, module, fn, node, params, depth):
+  """String columns `container[key]` can hold: the entry under a literal key where the container is a dict literal
+  with literal keys, else any entry of the container, and what is stored into it later."""
+  key = syntax.subscript_key(node)
+  found = []
+  for origin in values.origins(program, module, fn, node.value, depth=depth + 1):
+    entries = [origin.node]
+    if isinstance(origin.node, ast.Dict) and isinstance(key, str) and \
+        all(isinstance(syntax.literal(k), str) for k in origin.node.keys if k is not None):
+      entries = [v for k, v in zip(origin.node.keys, origin.node.values) if syntax.literal(k) == key]
+    for entry in entries:
+      found += string_columns(program, origin.module, origin.fn, entry, params, depth + 1)
+  if isinstance(node.value, ast.Name):
+    for owner_module, owner, value in _stored_into(program, module, fn, node.value.id):
+      found += string_columns(program, owner_module, owner, value, params, depth + 1)
   return found
 
 

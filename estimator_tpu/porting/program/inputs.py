@@ -13,6 +13,7 @@ from estimator_tpu.porting.program import anchors
 from estimator_tpu.porting.program import apis
 from estimator_tpu.porting.program import callables
 from estimator_tpu.porting.program import dtypes
+from estimator_tpu.porting.program import mode_branches
 from estimator_tpu.porting.program import params as params_lib
 from estimator_tpu.porting.program import syntax
 from estimator_tpu.porting.program import values
@@ -91,6 +92,10 @@ def read_input_fn(program, target):
     walk.visit(target.module, target.node, 0, tainted, ())
     program.memo[key] = walk.reading
   return program.memo[key]
+
+
+# `drops` not given to _InputWalk._batch: drop_remainder's argument decides.
+NOT_GIVEN = object()
 
 
 class _InputWalk(object):
@@ -252,8 +257,14 @@ class _InputWalk(object):
       reading.queues.append((module, call, canonical))
       # tf.train.batch(tensors, batch_size, ...): a static batch unless allow_smaller_final_batch=True.
       smaller = syntax.keyword(call, 'allow_smaller_final_batch')
-      self._batch(module, fn, call, canonical, syntax.argument(call, 1, 'batch_size'),
-                  True if smaller is None or syntax.literal(smaller) is False else smaller, None, tainted, chain)
+      self._batch(module, fn, call, canonical, syntax.argument(call, 1, 'batch_size'), smaller, None, tainted,
+                  chain, drops=_static_unless_smaller(smaller))
+    elif canonical in apis.CONTRIB_READERS:
+      reading.queues.append((module, call, canonical))
+      size_position, epochs_position = apis.CONTRIB_READERS[canonical]
+      epochs = syntax.argument(call, epochs_position, 'num_epochs')
+      self._batch(module, fn, call, canonical, syntax.argument(call, size_position, 'batch_size'), epochs, None,
+                  tainted, chain, drops=self._epochs_unset(module, fn, epochs, 0))
     elif canonical in apis.BATCH_FUNCTIONS:
       size_position, drop_position = apis.BATCH_FUNCTIONS[canonical]
       drop = True if canonical in apis.DROPS_REMAINDER else syntax.argument(call, drop_position, 'drop_remainder')
@@ -266,14 +277,20 @@ class _InputWalk(object):
                   syntax.argument(call, position, 'drop_remainder'), position, tainted, chain)
     elif canonical in apis.IN_MEMORY_SOURCES and call.args:
       self._in_memory(module, fn, call)
+    elif canonical in apis.TENSOR_MAKERS and call.args and syntax.argument(call, 1, 'dtype') is None:
+      self._in_memory(module, fn, call, known_only=True)
     elif canonical in apis.DATA_SOURCES and call.args:
       path = syntax.literal(call.args[0])
       if isinstance(path, str) and is_local_path(path):
         reading.local_paths.append((module, call, path))
 
-  def _in_memory(self, module, fn, call):
-    """Dataset.from_tensor_slices(data): what the data is made of (program/dtypes.py), strings among the input's."""
+  def _in_memory(self, module, fn, call, known_only=False):
+    """Dataset.from_tensor_slices(data): what the data is made of (program/dtypes.py), strings among the input's.
+    `known_only`: a tf.constant of data, which matters only when its dtype is known to be wrong (tf.constant of
+    small literals is everywhere)."""
     problems = dtypes.dtype_problems(self.program, module, fn, call.args[0])
+    if known_only and not problems:
+      return
     for kind, origin, detail in problems:
       if kind == dtypes.STRINGS and detail == 'Python strings':
         self.reading.raw_strings.append((module, call, 'strings (Python strings at %s:%d)' % (
@@ -296,10 +313,14 @@ class _InputWalk(object):
       if types is not None and dtypes.holds_string_dtype(self.program, module, fn, types):
         self.reading.strings.append((module, call, 'tf.string elements (from_generator\'s output_types)'))
 
-  def _batch(self, module, fn, call, method, size, drop, drop_position, tainted, chain):
+  def _batch(self, module, fn, call, method, size, drop, drop_position, tainted, chain, drops=NOT_GIVEN):
+    """A batching call; `drops` (True/False/None: cannot tell) when its static shape is not drop_remainder's."""
     site = BatchSite(module, fn, call, method, size, drop, drop_position, chain,
                      size is not None and holds_batch(size, tainted), anchors.anchor(self.program, module, call))
-    site.drops = True if drop is True else self._drops(module, fn, drop, 0)
+    if drops is not NOT_GIVEN:
+      site.drops = drops
+    else:
+      site.drops = True if drop is True else self._drops(module, fn, drop, 0)
     site.flattened = any(id(step.call) in self.flattening for step in chain)
     if size is not None:
       site.origin = trace_size(self.program, module, fn, size)
@@ -320,6 +341,20 @@ class _InputWalk(object):
         return self._drops(owner_module, owner, expression, depth + 1)
     return None
 
+  def _epochs_unset(self, module, fn, node, depth):
+    """True when a contrib reader's num_epochs is None (static batches), False when it is a number (its last batch
+    may be smaller), None when it cannot be told."""
+    if node is None:
+      return True
+    value = syntax.literal(node)
+    if value is not syntax.NO_VALUE:
+      return value is None
+    if isinstance(node, ast.Name) and depth < 4:
+      expression, owner_module, owner = self._value_of(module, fn, node.id)
+      if expression is not None:
+        return self._epochs_unset(owner_module, owner, expression, depth + 1)
+    return None
+
   def _value_of(self, module, fn, name):
     """(expression, module, function) a name was given: an assignment, or the argument of a known call."""
     kind, bound, owner_module, owner = self.program.lookup(module, fn, name)
@@ -328,6 +363,20 @@ class _InputWalk(object):
     if kind == 'param' and name in self.bindings.get(id(bound), {}):
       return self.bindings[id(bound)][name]
     return None, None, None
+
+
+def _static_unless_smaller(smaller):
+  """What a queue batch's allow_smaller_final_batch says of drop_remainder: absent or False is a static batch, True
+  is not, and a test of the mode (`mode != TRAIN`) is true in some mode the input runs in; anything else cannot be
+  told (None)."""
+  if smaller is None:
+    return True
+  value = syntax.literal(smaller)
+  if value is not syntax.NO_VALUE:
+    return not value
+  if any(mode_branches.mode_key(node) for node in ast.walk(smaller)):
+    return False
+  return None
 
 
 def trace_size(program, module, fn, node):

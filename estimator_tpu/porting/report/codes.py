@@ -63,6 +63,9 @@ CODES = (
     Code('python-in-model-fn', 18, 'py_func and the like inside model_fn'),
     Code('dynamic-shape-op', 4, 'an op whose output shape depends on the data'),
     Code('sequence-mask-without-maxlen', 4, 'tf.sequence_mask without maxlen inside model_fn'),
+    Code('decode-without-maximum-iterations', 18, 'a seq2seq dynamic_decode without maximum_iterations inside '
+         'model_fn'),
+    Code('init-from-checkpoint-in-model-fn', 5, 'init_from_checkpoint inside model_fn, not in scaffold_fn'),
     Code('string-op-in-model-fn', 15, 'a string op inside model_fn'),
     Code('string-columns-in-model-fn', 15, 'feature columns that look strings up, applied inside model_fn'),
     Code('estimator-spec', 5, 'an EstimatorSpec returned in evaluation or prediction on a TPU'),

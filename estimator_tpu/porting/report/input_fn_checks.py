@@ -132,7 +132,15 @@ class _Checks(object):
       return  # only predicts on the TPU (TPUEstimator.predict pads a short last batch itself), or not on a TPU
     verdict, drop = site.drops, site.drop
     text = '`.%s(...)`' % (call.func.attr if isinstance(call.func, ast.Attribute) else syntax.render(call.func))
-    if verdict is False and self.modes:
+    queue = site.method in apis.QUEUE_BATCHING or site.method in apis.CONTRIB_READERS
+    if verdict is False and self.modes and queue:
+      self.collector.required(module, call, 'batch-without-drop-remainder',
+                              '`%s` keeps a short last batch (allow_smaller_final_batch, or num_epochs given to a '
+                              'contrib.learn reader) in input that trains or evaluates: the batch dimension is None; '
+                              'XLA compiles a TPU program for one static shape -> a tf.data.Dataset batched with '
+                              'drop_remainder=True (pad evaluation data to full batches to keep every example).'
+                              % site.method.replace('tensorflow.', 'tf.', 1))
+    elif verdict is False and self.modes:
       self.collector.required(module, call, 'batch-without-drop-remainder',
                               '%s without drop_remainder=True in input that trains or evaluates: '
                               'the batch dimension is None and the last batch may be short; XLA compiles a TPU '
@@ -215,16 +223,20 @@ class _Checks(object):
     strings = self.reading.strings + ([] if self.reading.parses else self.reading.raw_strings)
     if not strings or (self.modes is not None and not self.modes):
       return
-    module, node, what = strings[0]
-    message = ('the input makes %s and hands them to the model as they are: the TPU infeed takes no strings (it '
-               'takes %s), and a TPU has no string type -> turn them into integer ids here, in input_fn on the host '
-               '(a vocabulary lookup or a hash), and feed the ids.' % (what, INFEED_DTYPES))
-    if getattr(self.collector, 'strings_on_device', False) or not self.reading.converts_strings:
-      self.collector.required(module, node, 'strings-to-the-device', message)
-    else:
-      self.collector.unknown(module, node, 'strings-to-the-device',
-                             'whether the input converts every string it makes to numbers: '
-                             + message)
+    # Each statement that makes strings is an edit of its own (a decode_csv per mode branch, say).
+    seen = set()
+    for module, node, what in strings:
+      if id(node) in seen:
+        continue
+      seen.add(id(node))
+      message = ('the input makes %s and hands them to the model as they are: the TPU infeed takes no strings (it '
+                 'takes %s), and a TPU has no string type -> turn them into integer ids here, in input_fn on the '
+                 'host (a vocabulary lookup or a hash), and feed the ids.' % (what, INFEED_DTYPES))
+      if getattr(self.collector, 'strings_on_device', False) or not self.reading.converts_strings:
+        self.collector.required(module, node, 'strings-to-the-device', message)
+      else:
+        self.collector.unknown(module, node, 'strings-to-the-device',
+                               'whether the input converts every string it makes to numbers: ' + message)
 
   def report_dtypes(self):
     """uint8 or float64 in the input with no cast anywhere in it reaches the TPU infeed, which refuses float64

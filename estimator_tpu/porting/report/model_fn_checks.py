@@ -18,7 +18,7 @@ from estimator_tpu.porting.program import syntax
 from estimator_tpu.porting.program import values
 from estimator_tpu.porting.report import checks
 
-FOLLOW_DEPTH = 2
+FOLLOW_DEPTH = 6
 HOOK_ARGUMENTS = (('training_hooks', mode_branches.TRAIN), ('evaluation_hooks', mode_branches.EVAL),
                   ('prediction_hooks', mode_branches.PREDICT))
 OPTIMIZER_METHODS = ('minimize', 'apply_gradients')
@@ -93,7 +93,7 @@ class _DeviceWalk(object):
   def _check_attribute(self, module, fn, node):
     # Checks rule 3 (params), rule 15 (TPU dtypes), rule 18 (XLA ops).
     canonical = self.program.canonical(module, fn, node)
-    if canonical in apis.FLOAT64_NAMES:
+    if canonical in apis.FLOAT64_NAMES and not self._in_python_callback(module, fn, node):
       self.collector.required(module, node, 'float64-in-model-fn', '`%s` inside model_fn: TPUs have no float64 -> use '
                               'tf.float32 (or bfloat16).' % syntax.render(node))
     elif apis.no_xla_kernel(canonical):
@@ -107,6 +107,16 @@ class _DeviceWalk(object):
                             'model_fn reads the flag `%s` -> pass the value through params or '
                             'the model_fn builder, so model_fn depends only on its arguments (params[\'batch_size\'] '
                             'and params[\'use_tpu\'] are set by TPUEstimator).' % syntax.render(node))
+
+  def _in_python_callback(self, module, fn, node):
+    """Whether `node` is an argument of a py_func-like call: its dtype goes where the call goes (the call's own
+    finding, rule 18), not a change of its own."""
+    parent = module.parents.get(id(node))
+    while parent is not None and not isinstance(parent, (ast.stmt,) + syntax.SCOPE_NODES):
+      if isinstance(parent, ast.Call) and self.program.canonical(module, fn, parent.func) in apis.PYTHON_CALLBACK_OPS:
+        return True
+      parent = module.parents.get(id(parent))
+    return False
 
   def _check_device(self, module, fn, node):
     """`with tf.device(...)` in model_fn: per-device towers, placed by hand."""
@@ -177,6 +187,17 @@ class _DeviceWalk(object):
                    '`%s(lengths)` without maxlen inside model_fn: its width is the largest length '
                    'in the batch, a value XLA needs at compile time ("Range must be a compile-time constant") -> '
                    'pass maxlen, the padded length (e.g. tf.shape(x)[1] of static-shaped input).' % short)
+    elif canonical in apis.DYNAMIC_DECODE and syntax.argument(call, 3, 'maximum_iterations') is None:
+      add.required(module, call, 'decode-without-maximum-iterations',
+                   '`%s(...)` without maximum_iterations inside model_fn: it decodes until every sequence ends, '
+                   'and XLA needs the loop\'s bound when it compiles ("maximum_iterations is required for XLA '
+                   'compilation.") -> pass maximum_iterations (e.g. the padded target length).' % short)
+    elif canonical in apis.INIT_FROM_CHECKPOINT:
+      add.required(module, call, 'init-from-checkpoint-in-model-fn',
+                   '`%s(...)` inside model_fn: on a TPU its restore is built inside the TPU computation, which '
+                   'cannot run it -> when params[\'use_tpu\'] is true, call it in a function returned as '
+                   'TPUEstimatorSpec(scaffold_fn=...), which TPUEstimator runs on the host (keep the direct call '
+                   'for the CPU).' % short)
     elif apis.is_string_op(canonical):
       self.collector.strings_on_device = True
       add.required(module, call, 'string-op-in-model-fn',

@@ -133,3 +133,50 @@ def test_string_lookups_do_not_compile_on_xla():
 
   with pytest.raises(tf.errors.InvalidArgumentError):
     compile_on_xla(lookup, np.array([b'a', b'c'], dtype=object))
+
+
+def test_init_from_checkpoint_in_the_tpu_step_restores_inside_the_tpu_computation(tmp_path):
+  """Rule 5: init_from_checkpoint called inside model_fn on a TPU builds its RestoreV2 inside the TPU computation
+  (tf.tpu.rewrite marks it), and RestoreV2 has no XLA kernel: scaffold_fn, which runs on the host, is its place."""
+  with tf.Graph().as_default():
+    tf.get_variable('w', [2], initializer=tf.zeros_initializer())
+    with tf.Session() as session:
+      session.run(tf.global_variables_initializer())
+      tf.train.Saver().save(session, str(tmp_path / 'start'))
+  xla.register_xla_kernels()
+  with tf.Graph().as_default() as graph:
+    def step():
+      weights = tf.get_variable('w', [2], initializer=tf.ones_initializer())
+      tf.train.init_from_checkpoint(str(tmp_path), {'w': 'w'})
+      return tf.reduce_sum(weights)
+    tf.tpu.rewrite(step)
+    restores = [op for op in graph.get_operations() if op.type == 'RestoreV2']
+    assert restores and all(op.get_attr('_tpu_replicate') for op in restores)
+    assert not any(xla.has_xla_kernel(op) for op in restores)
+
+
+@pytest.mark.skipif(not tf.__version__.startswith('1.'),
+                    reason='tf.contrib.seq2seq is TensorFlow 1 only (TensorFlow 2 has it in TensorFlow Addons, not '
+                           'installed here)')
+def test_a_seq2seq_decode_needs_maximum_iterations_on_xla():
+  """Rule 18: contrib.seq2seq's dynamic_decode under XLA refuses to run without maximum_iterations; with it, the
+  same decode compiles."""
+  import numpy as np
+  from tensorflow.contrib import seq2seq  # pylint: disable=g-import-not-at-top
+
+  def decode(inputs, maximum_iterations):
+    cell = tf.nn.rnn_cell.GRUCell(4)
+    helper = seq2seq.TrainingHelper(inputs, tf.fill([3], 5))
+    decoder = seq2seq.BasicDecoder(cell, helper, cell.zero_state(3, tf.float32))
+    outputs, _, _ = seq2seq.dynamic_decode(decoder, maximum_iterations=maximum_iterations)
+    return tf.reduce_sum(outputs.rnn_output)
+
+  data = np.ones([3, 5, 2], np.float32)
+  with tf.Graph().as_default():
+    source = tf.placeholder(tf.float32, [3, 5, 2])
+    outputs = tf.xla.experimental.compile(lambda x: decode(x, 5), inputs=[source])
+    with tf.Session() as session:
+      session.run(tf.global_variables_initializer())
+      assert np.isfinite(session.run(outputs, {source: data})[0])
+  with pytest.raises(ValueError, match='maximum_iterations is required for XLA compilation'):
+    compile_on_xla(lambda x: decode(x, None), data)

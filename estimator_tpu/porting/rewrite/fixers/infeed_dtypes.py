@@ -2,6 +2,7 @@
 the TPU infeed takes no float64 (NumPy and pandas default to it)."""
 import libcst as cst
 
+from estimator_tpu.porting.program import dtypes
 from estimator_tpu.porting.program import inputs
 from estimator_tpu.porting.rewrite import edits as edits_lib
 from estimator_tpu.porting.rewrite import templates
@@ -19,12 +20,14 @@ def fix(port):
     batching = set(id(batch.fn) for batch in plan.batches)
     if plan.proper is None or not batching:
       continue
-    for module, fn, node, _ in inputs.read_input_fn(port.program, plan.proper).in_memory:
-      if id(fn) in batching and not any(node is seen for _, seen in sources):
-        sources.append((module, node))
-  for module, node in sources:
+    for module, fn, node, problems in inputs.read_input_fn(port.program, plan.proper).in_memory:
+      if id(fn) in batching and not any(node is seen for _, seen, _ in sources):
+        sources.append((module, node, problems))
+  for module, node, problems in sources:
     if not port.findings(module, node, CODES):
       continue
+    if any(kind != dtypes.FLOAT64 for kind, _, _ in problems):
+      continue  # uint8 or strings there too: a float32 cast is not all this statement needs (left as a TODO)
     f = port.file_of(module)
     call = f.node(node)
     data = call.args[0].value if call.args else None
