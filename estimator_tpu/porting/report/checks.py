@@ -23,8 +23,8 @@ class Collector(object):
     if severity == findings.REQUIRED and self.unsure:
       severity, message = findings.UNKNOWN, '%s: %s' % (self.unsure, message)
     where = anchors.anchor(self.program, module, node)
-    self.findings.append(findings.Finding(module.path, where.line, codes.rule_of(code), severity, message, code,
-                                          where))
+    self.findings.append(findings.Finding(module.path, statement_line(module, node), codes.rule_of(code), severity,
+                                          message, code, where))
 
   def required(self, module, node, code, message):
     self.add(module, node, code, findings.REQUIRED, message)
@@ -34,6 +34,16 @@ class Collector(object):
 
   def unknown(self, module, node, code, message):
     self.add(module, node, code, findings.UNKNOWN, message)
+
+
+def statement_line(module, node):
+  """The first line of the statement `node` is in, where a finding is placed (docs/PORT_REPORT.md): a call nested
+  in a statement that spans lines (`Estimator(model_fn,\n    config=RunConfig(...))`) is at the statement's first
+  line, where the user reads the statement; a def or a compound statement's header is at its own line."""
+  current = node
+  while current is not None and not isinstance(current, ast.stmt):
+    current = module.parents.get(id(current))
+  return getattr(current if current is not None else node, 'lineno', getattr(node, 'lineno', 1))
 
 
 def _branch_of(test, in_body):

@@ -23,6 +23,13 @@ class Finding(collections.namedtuple('Finding', ['path', 'line', 'rule', 'severi
     return (self.path, self.line, self.rule, self.severity, self.message)
 
   @property
+  def identity(self):
+    """What makes two findings one finding: its key at the same node (two input_fns in one statement, each without
+    params, are two findings with the same words at one line)."""
+    where = (self.anchor.line, self.anchor.column) if self.anchor is not None else ()
+    return self.key + where
+
+  @property
   def fix(self):
     """What to do, from the message: the part after ' -> ', up to its reason."""
     fix = self.message.split(' -> ', 1)[1] if ' -> ' in self.message else self.message
@@ -40,7 +47,7 @@ class Report(object):
   def __init__(self, findings, files, bad_inputs):
     first = collections.OrderedDict()
     for finding in findings:
-      first.setdefault(finding.key, finding)
+      first.setdefault(finding.identity, finding)
     # One place, one rule, one verdict: a `cannot tell` beside a definite finding of the same rule on the same line
     # (the same code reached two ways) would contradict it.
     definite = set((f.path, f.line, f.rule) for f in first.values() if f.severity != UNKNOWN)
