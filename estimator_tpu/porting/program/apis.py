@@ -69,8 +69,13 @@ def is_tf1_optimizer(name):
       and last(name).endswith('Optimizer')
 
 
+# Gather summary ops already made (each its own finding): not a summary of their own.
+SUMMARY_MERGES = frozenset(['tensorflow.summary.merge_all', 'tensorflow.summary.merge'])
+
+
 def is_summary(name):
-  return is_tf(name) and (name.startswith('tensorflow.summary.') or name.startswith('tensorflow.contrib.summary.'))
+  return is_tf(name) and (name.startswith('tensorflow.summary.') or name.startswith('tensorflow.contrib.summary.')) \
+      and name not in SUMMARY_MERGES
 
 
 def is_flags(name):
@@ -167,6 +172,13 @@ DATA_SOURCES = frozenset([
     'tensorflow.io.matching_files', 'tensorflow.matching_files', 'tensorflow.contrib.data.TFRecordDataset',
 ])
 IN_MEMORY_SOURCES = frozenset(['tensorflow.data.Dataset.from_tensor_slices', 'tensorflow.data.Dataset.from_tensors'])
+# scikit-learn's toy datasets: .data and .images are float64 (load_digits, load_iris, ...).
+def is_sklearn_loader(name):
+  return bool(name) and name.startswith('sklearn.datasets.load_')
+
+
+# Functions that split arrays into parts of the same dtypes.
+SPLITTERS = frozenset(['sklearn.model_selection.train_test_split', 'sklearn.cross_validation.train_test_split'])
 # Tensors made from in-memory data, keeping its dtype unless dtype= is given.
 TENSOR_MAKERS = frozenset(['tensorflow.constant', 'tensorflow.convert_to_tensor'])
 

@@ -97,6 +97,8 @@ def _source(program, origin, depth):
     return []  # the data sets object itself; its .labels are judged in _attribute_source
   if apis.is_keras_image_dataset(canonical):
     return [(UINT8, origin, '`%s` gives uint8 images and labels' % canonical.replace('tensorflow.', 'tf.', 1))]
+  if canonical in apis.SPLITTERS:  # train_test_split(X, y): its parts keep the arrays' dtypes
+    return [s for argument in node.args for s in _sources(program, module, fn, argument, depth + 1)]
   if not canonical and name in ('dict', 'list', 'tuple') and node.args:
     return _sources(program, module, fn, node.args[0], depth + 1)
   if not canonical and name == 'dict':
@@ -113,6 +115,12 @@ def _attribute_source(program, origin, depth):
   module, fn, node = origin
   if node.attr == 'values':
     return _sources(program, module, fn, node.value, depth + 1)
+  if node.attr in ('data', 'images'):
+    for inner in values.origins(program, module, fn, _chain_root(node)):
+      if isinstance(inner.node, ast.Call) and apis.is_sklearn_loader(
+          program.canonical(inner.module, inner.fn, inner.node.func)):
+        return [(FLOAT64, origin, 'scikit-learn\'s %s() .%s are float64' % (
+            apis.last(program.canonical(inner.module, inner.fn, inner.node.func)), node.attr))]
   if node.attr not in ('labels', 'images'):
     return []
   for inner in values.origins(program, module, fn, _chain_root(node)):

@@ -21,7 +21,11 @@ TRAIN, EVAL, PREDICT, EXPORT = mode_branches.TRAIN, mode_branches.EVAL, mode_bra
 EVERYTHING = frozenset([TRAIN, EVAL, PREDICT, EXPORT])
 # Estimator method -> the modes it runs model_fn in.
 METHOD_MODES = {'train': {TRAIN}, 'evaluate': {EVAL}, 'predict': {PREDICT}, 'export': {EXPORT},
-                'train_and_evaluate': {TRAIN, EVAL}, 'experiment': {TRAIN, EVAL}}
+                'train_and_evaluate': {TRAIN, EVAL}, 'experiment': {TRAIN, EVAL}, 'fit': {TRAIN},
+                'partial_fit': {TRAIN}, 'predict_classes': {PREDICT}, 'predict_proba': {PREDICT},
+                'predict_scores': {PREDICT}}
+# contrib.learn's estimators also take NumPy arrays (x=, y=) fed by its data feeder, without an input_fn.
+ARRAY_METHODS = ('fit', 'partial_fit', 'evaluate', 'predict', 'predict_classes', 'predict_proba', 'predict_scores')
 EXPORT_METHODS = ('export_savedmodel', 'export_saved_model', 'experimental_export_all_saved_models')
 DRIVEN_METHODS = ('train', 'evaluate', 'predict')
 BUILT, NAMED = 'built', 'named'
@@ -127,15 +131,25 @@ class Index(object):
     attr = call.func.attr
     if attr in DRIVEN_METHODS and self.drives(module, fn, call):
       self.drivers.append(Driver(module, fn, call, attr, call.func.value))
+    elif attr in ARRAY_METHODS and self.fed_arrays(module, fn, call):
+      self.drivers.append(Driver(module, fn, call, attr, call.func.value))
     elif attr in EXPORT_METHODS and estimator_kind(program, module, fn, call.func.value, self) is not None:
       self.drivers.append(Driver(module, fn, call, 'export', call.func.value))
+
+  def fed_arrays(self, module, fn, call):
+    """Whether `x.fit/evaluate/predict(x, ...)` feeds arrays to a contrib.learn estimator the scanned code builds
+    (no input_fn: its data feeder batches them)."""
+    if syntax.keyword(call, 'input_fn') is not None or syntax.argument(call, 0, 'x') is None:
+      return False
+    return any(site.canonical.startswith('tensorflow.contrib.learn.') or site.kind == 'subclass'
+               for site in self.sites_of(module, fn, call.func.value))
 
   def drives(self, module, fn, call):
     """Whether `x.train/evaluate/predict(...)` drives an estimator: x is one built in the scanned code, or the
     call names input_fn=, or x is only named like an estimator (a parameter `estimator`) but is handed a function
     the scanned files define (so sklearn's or Keras' classifier.predict(x) is left alone)."""
     input_fn = syntax.argument(call, 0, 'input_fn')
-    if input_fn is None:
+    if input_fn is None or self.fed_arrays(module, fn, call):
       return False
     kind = estimator_kind(self.program, module, fn, call.func.value, self)
     if kind == BUILT or syntax.keyword(call, 'input_fn') is not None:

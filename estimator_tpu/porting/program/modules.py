@@ -106,7 +106,7 @@ class Module(object):
             top = alias.name.split('.')[0]
             self.aliases[top] = top
       elif isinstance(node, ast.ImportFrom):
-        base = self._absolute(node.module, node.level)
+        base = self.absolute(node.module, node.level)
         for alias in node.names:
           if alias.name != '*':
             self.aliases[alias.asname or alias.name] = normalize('%s.%s' % (base, alias.name) if base else alias.name)
@@ -128,7 +128,8 @@ class Module(object):
           if canonical and '.' in canonical:
             self.aliases[name] = canonical
 
-  def _absolute(self, module, level):
+  def absolute(self, module, level):
+    """The absolute dotted name of an import of `module` at `level` (from .x import ...: level 1) here."""
     if not level:
       return module or ''
     parts = self.package.split('.') if self.package else []

@@ -37,6 +37,9 @@ class Program(object):
     self.by_name = {}
     for module in self.modules:
       self.by_name.setdefault(module.name, module)
+    for _ in range(2):  # a star import of a module that star-imports another
+      for module in self.modules:
+        self._star_imports(module)
     self.callables = callables_lib.Callables(self)
     self.neighbours = neighbours_lib.Neighbours(self)
     self._locals_cache = {}
@@ -45,6 +48,27 @@ class Program(object):
     self._arguments_by_name = None
     self._module_of = None
     self.memo = {}  # facts computed once per program (program/inputs.py's readings ...)
+
+  def _star_imports(self, module):
+    """`from config import *` of a scanned module binds its public names here, as Python does: its defs and
+    classes, its module-level values and what it imports (`__all__` when it lists them)."""
+    for statement in modules_lib.module_statements(module.tree):
+      if not (isinstance(statement, ast.ImportFrom) and any(a.name == '*' for a in statement.names)):
+        continue
+      base = module.absolute(statement.module, statement.level)
+      source = self.find_module(base) if base else None
+      if source is None or source is module:
+        continue
+      listed = source.assignments.get('__all__')
+      names = syntax.literal(listed[-1]) if listed else None
+      public = set(source.top_level) | set(source.assignments) | set(source.aliases)
+      for name in sorted(public):
+        if name.startswith('_') or (isinstance(names, (list, tuple)) and name not in names):
+          continue
+        if name in module.top_level or name in module.assignments or name in module.aliases:
+          continue  # bound in the module itself (later statements win; good enough for a reading)
+        module.aliases[name] = source.aliases[name] if name in source.aliases and name not in source.top_level \
+            and name not in source.assignments else '%s.%s' % (source.name, name)
 
   def mentions(self, text):
     """Whether a scanned file names `text`: in a string (os.environ['TF_CONFIG'], a docstring), an attribute or a
@@ -136,7 +160,7 @@ class Program(object):
             local = alias.asname or alias.name.split('.')[0]
             bindings[local].append(('import', modules_lib.normalize(alias.name) if alias.asname else local))
         elif isinstance(node, ast.ImportFrom):
-          base = module._absolute(node.module, node.level)
+          base = module.absolute(node.module, node.level)
           for alias in node.names:
             if alias.name != '*':
               full = '%s.%s' % (base, alias.name) if base else alias.name

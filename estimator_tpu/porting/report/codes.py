@@ -39,6 +39,7 @@ CODES = (
     # How the program drives the estimator.
     Code('input-fn-from-queue-maker', 3, 'an input_fn made by numpy_input_fn/pandas_input_fn'),
     Code('input-fn-unresolved', 3, 'the input_fn could not be followed'),
+    Code('input-from-arrays', 3, 'contrib.learn fit/evaluate/predict given arrays, not an input_fn'),
     Code('train-spec-without-max-steps', 9, 'a TrainSpec without max_steps'),
     Code('eval-spec-steps-none', 9, 'an EvalSpec with steps=None'),
     Code('train-and-evaluate-cluster', 14, 'train_and_evaluate with a TF_CONFIG cluster'),
@@ -69,6 +70,7 @@ CODES = (
     Code('string-op-in-model-fn', 15, 'a string op inside model_fn'),
     Code('string-columns-in-model-fn', 15, 'feature columns that look strings up, applied inside model_fn'),
     Code('estimator-spec', 5, 'an EstimatorSpec returned in evaluation or prediction on a TPU'),
+    Code('model-fn-returns-tuple', 5, 'a model_fn returning contrib.learn\'s (predictions, loss, train_op)'),
     Code('estimator-spec-in-training', 5, 'an EstimatorSpec returned in training only'),
     Code('eval-metric-ops', 5, 'eval_metric_ops= of an EstimatorSpec'),
     Code('training-chief-hooks', 8, 'training_chief_hooks= of an EstimatorSpec'),

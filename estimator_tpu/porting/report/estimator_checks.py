@@ -5,6 +5,7 @@ import ast
 from estimator_tpu.porting.program import apis
 from estimator_tpu.porting.program import callables
 from estimator_tpu.porting.program import columns
+from estimator_tpu.porting.program import dtypes
 from estimator_tpu.porting.program import estimators as estimator_facts
 from estimator_tpu.porting.program import hooks
 from estimator_tpu.porting.program import params as params_lib
@@ -269,6 +270,9 @@ class _CallSite(object):
     elif isinstance(self.call.func, ast.Attribute) and self.call.func.attr in METHODS and \
         self.index.drives(self.module, self.fn, self.call):
       self._estimator_method()
+    elif isinstance(self.call.func, ast.Attribute) and self.call.func.attr in estimator_facts.ARRAY_METHODS and \
+        self.index.fed_arrays(self.module, self.fn, self.call):
+      self._array_method()
     elif estimator_facts.is_estimator_super_init(self.program, self.module, self.fn, self.call):
       pass  # its model_fn: uses.py
     elif not name or not apis.is_tf(name):
@@ -466,6 +470,27 @@ class _CallSite(object):
                              'whether `%s.evaluate(...)` gets steps: %s. If it can be '
                              'None, evaluation reads until the input ends, which a TPU refuses -> make it the number '
                              'of full batches (pad the data, weight the padding 0).' % (text, steps[1]))
+
+  def _array_method(self):
+    """contrib.learn's fit/evaluate/predict given NumPy arrays: its data feeder batches them, and a TPUEstimator
+    takes its input only from an input_fn."""
+    # Checks rule 3 (params), rule 15 (TPU dtypes).
+    attr = self.call.func.attr
+    modes = estimator_facts.METHOD_MODES[attr]
+    found = self._sites(self.call.func.value)
+    if not any(modes & site.tpu_modes for site in found):
+      return
+    data = syntax.argument(self.call, 0, 'x')
+    self.collector.required(self.module, self.call, 'input-from-arrays',
+                            '`%s.%s(%s, ...)` feeds NumPy arrays through contrib.learn\'s data feeder, with no '
+                            'input_fn -> pass an input_fn(params) that returns a tf.data.Dataset of them batched by '
+                            'params[\'batch_size\'] (drop_remainder=True): TPUEstimator takes its input only from an '
+                            'input_fn.' % (syntax.render(self.call.func.value), attr, syntax.render(data)))
+    for kind, origin, detail in dtypes.dtype_problems(self.program, self.module, self.fn, data):
+      if kind != dtypes.STRINGS:
+        self.collector.required(self.module, self.call, 'in-memory-dtype',
+                                dtypes.message(kind, syntax.render(data), origin, detail,
+                                               input_fn_checks.INFEED_DTYPES))
 
   def _hooks(self, node, mode, found):
     """hooks= of train/evaluate/predict or of a TrainSpec/EvalSpec, in a mode that runs on a TPU."""

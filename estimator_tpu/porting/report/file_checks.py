@@ -78,7 +78,7 @@ def _check_import(collector, module, node):
   if isinstance(node, ast.Import):
     names = [modules.normalize(alias.name) for alias in node.names]
   else:
-    base = modules.normalize(module._absolute(node.module, node.level))
+    base = modules.normalize(module.absolute(node.module, node.level))
     names = [modules.normalize('%s.%s' % (base, alias.name)) for alias in node.names if alias.name != '*']
     if any(alias.name == '*' for alias in node.names):
       names.append(base)

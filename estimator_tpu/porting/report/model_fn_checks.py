@@ -87,6 +87,12 @@ class _DeviceWalk(object):
         self._check_attribute(module, fn, node)
       elif isinstance(node, ast.With) and not self.saw_device:
         self._check_device(module, fn, node)
+      elif isinstance(node, ast.Return) and depth == 0 and isinstance(node.value, ast.Tuple) and \
+          len(node.value.elts) in (2, 3):
+        self.collector.required(module, node, 'model-fn-returns-tuple',
+                                'model_fn returns a tuple (%s), as contrib.learn\'s Estimator took it -> return '
+                                'tf.estimator.tpu.TPUEstimatorSpec(mode, predictions=..., loss=..., train_op=...): '
+                                'TPUEstimator takes nothing else.' % syntax.render(node.value))
       if self.own_batch_size and params_lib.reads_key(node, 'batch_size'):
         self._own_batch_size(module, node)
 

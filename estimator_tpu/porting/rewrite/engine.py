@@ -28,6 +28,9 @@ from estimator_tpu.porting.rewrite import located
 from estimator_tpu.porting.rewrite import plans as plans_lib
 from estimator_tpu.runtime.errors import UserError
 
+# Rounds of holding estimators back: each round can hold back those sharing a model_fn with the last.
+MAX_HOLD_ROUNDS = 4
+
 
 class Port(object):
   """The context every fixer works in: the reading, the findings, the files being edited, what was done."""
@@ -63,12 +66,17 @@ class Port(object):
     self.new_names = collections.defaultdict(set)
     self.estimators = []  # the estimator Sites the port changes (TPUEstimators: their model_fns only)
     self.held_back = collections.OrderedDict()  # estimator Site -> why it stays a plain Estimator
+    self.off_tpu = []  # plain Estimators the report asks nothing of (export or CPU only): neither they, their
+    # model_fns nor their input_fns change
     for site in self.uses.index.sites.values():
       if site.kind == 'tpu' or (site.kind == 'estimator' and apis.is_core_estimator(site.canonical)):
         why = held_back.get(site_key(site)) if held_back else None
         why = why or (self._params_refused(site) if site.kind == 'estimator' else None)
         if why:
           self.held_back[site] = why
+        elif site.kind == 'estimator' and not self.findings(site.module, site.call,
+                                                                      fixers.tpu_estimator.ESTIMATOR_CODES):
+          self.off_tpu.append(site)  # runs off the TPU and shares no model_fn the port changes: stays as it is
         else:
           self.estimators.append(site)
     self.settings = {}  # what fixers/tpu_estimator.py added to each file
@@ -126,6 +134,15 @@ class Port(object):
       if without:
         blocked[site_key(site)] = ('its input_fn %s takes no params, which TPUEstimator refuses: write an '
                                    'input_fn(params) first (see its TODO)' % without)
+    # A model_fn shared with an Estimator that stays plain stays as it is (a plain Estimator refuses a
+    # TPUEstimatorSpec), and so does every estimator that runs it.
+    kept = set(id(t.node) for site in list(self.held_back) + list(blocked_sites(self, blocked))
+               for t in self.uses.model_fns_of(site))
+    for site in self.estimators:
+      if site.kind == 'estimator' and site_key(site) not in blocked and \
+          any(id(t.node) in kept for t in self.uses.model_fns_of(site)):
+        blocked[site_key(site)] = ('its model_fn is also run by an Estimator left plain, which would refuse the '
+                                   'ported model_fn\'s TPUEstimatorSpec: port that estimator first (see its TODO)')
     return blocked
 
   def file_of(self, module):
@@ -297,6 +314,11 @@ class Port(object):
     return others
 
 
+def blocked_sites(port_, blocked):
+  """The estimator Sites of a port whose keys `blocked` holds."""
+  return [site for site in port_.estimators if site_key(site) in blocked]
+
+
 def site_key(site):
   """An estimator Site's place, the same in every reading of the program."""
   return (os.path.abspath(site.module.path), site.call.lineno, site.call.col_offset)
@@ -305,12 +327,17 @@ def site_key(site):
 def port(paths, base=None):
   """The port of a program: every change it can make whose prerequisites it makes too. An estimator whose
   RunConfig stayed one TPUEstimator refuses is left a plain Estimator, and the program ported again without it."""
-  first = Port(paths, base)
-  result = first.run()
-  blocked = first.blocked()
-  if not blocked:
-    return result
-  return Port(paths, base, held_back=blocked).run()
+  current = Port(paths, base)
+  result = current.run()
+  held_back = {}
+  for _ in range(MAX_HOLD_ROUNDS):
+    blocked = current.blocked()
+    if not blocked:
+      return result
+    held_back.update(blocked)  # holding one back can hold back another (a model_fn they share)
+    current = Port(paths, base, held_back=held_back)
+    result = current.run()
+  return result
 
 
 def _imported_as(f, module):

@@ -600,7 +600,7 @@ CASES = {
         resolver = tf.distribute.cluster_resolver.TPUClusterResolver(tpu=['my-tpu'])
         config = tf.estimator.tpu.RunConfig(master='grpc://10.0.0.2:8470', cluster=resolver,
                                             tpu_config=tf.estimator.tpu.TPUConfig(num_shards=8))
-        ''', [(4, 2, REQUIRED), (5, 8, ADVICE)]),
+        ''', [(4, 2, REQUIRED), (4, 8, ADVICE)]),
     'model_fn_ops': ('''
         import tensorflow as tf
         def model_fn(features, labels, mode, params):
