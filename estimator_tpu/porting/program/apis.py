@@ -335,6 +335,11 @@ SHAPE_CALLS = frozenset(['reshape', 'zeros', 'ones', 'fill', 'slice', 'placehold
 # Input sources whose elements are described by a structure of dtypes.
 GENERATOR_SOURCES = frozenset(['tensorflow.data.Dataset.from_generator'])
 CSV_DECODERS = frozenset(['tensorflow.decode_csv', 'tensorflow.io.decode_csv'])
+# Datasets read from CSV files and batched in one call: (batch size position, num_epochs position); with num_epochs
+# set they keep the last short batch (readers.py: drop_remainder only when num_epochs is None), and column_defaults
+# (position 3) of '' make string columns.
+CSV_DATASETS = {'tensorflow.data.experimental.make_csv_dataset': (1, 9),
+                'tensorflow.contrib.data.make_csv_dataset': (1, 9)}
 # Host-side ops that turn strings into numbers (lookups, hashing, parsing, decoding).
 STRING_CONVERSIONS = ('lookup', 'index_table_from', 'to_hash_bucket', 'string_to_hash_bucket', 'to_number',
                       'string_to_number', 'decode_raw', 'decode_jpeg', 'decode_png', 'decode_image', 'StaticHashTable',

@@ -121,6 +121,9 @@ class Callables(object):
       found = self.program.find_def(canonical)
       if found and not isinstance(found[1], ast.ClassDef):
         return [Fn(found[0], found[1])]
+      method = self.program.find_method(canonical)
+      if method is not None and method[2] != 'instance':  # Utils.make_input_fn: a static or class method
+        return [Fn(method[0], method[1], bound_positional=1 if method[2] == 'class' else 0)]
       elsewhere = self.program.neighbours.left_out(canonical)
       if elsewhere:
         return [Unresolved('`%s` comes from %s' % (syntax.render(node), elsewhere),

@@ -89,8 +89,14 @@ class Index(object):
     self.drivers = []
     self.run_configs = []  # (module, function, call, canonical name) of every RunConfig (tf's) the program makes
     self._sites_cache = {}
+    self._array_calls = []  # fit/evaluate/predict calls given arrays, judged once every site is known
+    self._collecting = True
     for module, fn, call in program.calls():
       self._collect(module, fn, call)
+    self._collecting = False
+    for module, fn, call in self._array_calls:
+      if self.fed_arrays(module, fn, call):
+        self.drivers.append(Driver(module, fn, call, call.func.attr, call.func.value))
     self.floating = set()  # modes of drivers whose estimator static analysis cannot find
     for driver in self.drivers:
       found = self.sites_of(driver.module, driver.fn, driver.receiver)
@@ -131,16 +137,16 @@ class Index(object):
     attr = call.func.attr
     if attr in DRIVEN_METHODS and self.drives(module, fn, call):
       self.drivers.append(Driver(module, fn, call, attr, call.func.value))
-    elif attr in ARRAY_METHODS and self.fed_arrays(module, fn, call):
-      self.drivers.append(Driver(module, fn, call, attr, call.func.value))
+    elif attr in ARRAY_METHODS:
+      self._array_calls.append((module, fn, call))
     elif attr in EXPORT_METHODS and estimator_kind(program, module, fn, call.func.value, self) is not None:
       self.drivers.append(Driver(module, fn, call, 'export', call.func.value))
 
   def fed_arrays(self, module, fn, call):
     """Whether `x.fit/evaluate/predict(x, ...)` feeds arrays to a contrib.learn estimator the scanned code builds
     (no input_fn: its data feeder batches them)."""
-    if syntax.keyword(call, 'input_fn') is not None or syntax.argument(call, 0, 'x') is None:
-      return False
+    if self._collecting or syntax.keyword(call, 'input_fn') is not None or syntax.argument(call, 0, 'x') is None:
+      return False  # (while sites are collected, a receiver's sites are not all known: asked again after)
     return any(site.canonical.startswith('tensorflow.contrib.learn.') or site.kind == 'subclass'
                for site in self.sites_of(module, fn, call.func.value))
 

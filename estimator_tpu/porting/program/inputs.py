@@ -259,6 +259,11 @@ class _InputWalk(object):
       smaller = syntax.keyword(call, 'allow_smaller_final_batch')
       self._batch(module, fn, call, canonical, syntax.argument(call, 1, 'batch_size'), smaller, None, tainted,
                   chain, drops=_static_unless_smaller(smaller))
+    elif canonical in apis.CSV_DATASETS:
+      size_position, epochs_position = apis.CSV_DATASETS[canonical]
+      epochs = syntax.argument(call, epochs_position, 'num_epochs')
+      self._batch(module, fn, call, canonical, syntax.argument(call, size_position, 'batch_size'), epochs, None,
+                  tainted, chain, drops=self._epochs_unset(module, fn, epochs, 0))
     elif canonical in apis.CONTRIB_READERS:
       reading.queues.append((module, call, canonical))
       size_position, epochs_position = apis.CONTRIB_READERS[canonical]
@@ -302,12 +307,14 @@ class _InputWalk(object):
 
   def _strings(self, module, fn, call, canonical):
     """Sources of string tensors: decode_csv with string defaults, from_generator yielding tf.string."""
-    if canonical in apis.CSV_DECODERS:
-      defaults = syntax.argument(call, 1, 'record_defaults')
+    if canonical in apis.CSV_DECODERS or canonical in apis.CSV_DATASETS:
+      defaults = syntax.argument(call, 1, 'record_defaults') if canonical in apis.CSV_DECODERS else \
+          syntax.argument(call, 3, 'column_defaults')
       columns = dtypes.string_defaults(self.program, module, fn, defaults) if defaults is not None else 0
       if columns:
-        self.reading.strings.append((module, call, '%d string column%s (tf.decode_csv\'s record_defaults \'\')' % (
-            columns, '' if columns == 1 else 's')))
+        self.reading.strings.append((module, call, '%d string column%s (%s\'s %s \'\')' % (
+            columns, '' if columns == 1 else 's', apis.last(canonical),
+            'record_defaults' if canonical in apis.CSV_DECODERS else 'column_defaults')))
     elif canonical in apis.GENERATOR_SOURCES:
       types = syntax.argument(call, 1, 'output_types')
       if types is not None and dtypes.holds_string_dtype(self.program, module, fn, types):
@@ -349,10 +356,19 @@ class _InputWalk(object):
     value = syntax.literal(node)
     if value is not syntax.NO_VALUE:
       return value is None
+    if isinstance(node, ast.IfExp):  # `None if mode == TRAIN else 1`: one branch sets it
+      branches = [self._epochs_unset(module, fn, branch, depth + 1) for branch in (node.body, node.orelse)]
+      return False if False in branches else (True if all(branches) else None)
     if isinstance(node, ast.Name) and depth < 4:
       expression, owner_module, owner = self._value_of(module, fn, node.id)
       if expression is not None:
         return self._epochs_unset(owner_module, owner, expression, depth + 1)
+      # A builder's parameter: what its callers pass (and its default).
+      passed = [syntax.literal(origin.node) for origin in values.origins(self.program, module, fn, node)]
+      if passed and all(value is None for value in passed):
+        return True
+      if any(value is not syntax.NO_VALUE and value is not None for value in passed):
+        return False  # some caller sets num_epochs: that input keeps a short last batch
     return None
 
   def _value_of(self, module, fn, name):
@@ -377,6 +393,23 @@ def _static_unless_smaller(smaller):
   if any(mode_branches.mode_key(node) for node in ast.walk(smaller)):
     return False
   return None
+
+
+def written_sizes(program, module, fn, size):
+  """(module, node, value) of each whole number a batch size expression can hold, with the node where the program
+  writes it: the literal, or the flag or option definition whose default it is."""
+  found = []
+  for origin in values.origins(program, module, fn, size):
+    value = syntax.literal(origin.node)
+    if isinstance(value, int) and not isinstance(value, bool):
+      found.append((origin.module, origin.node, value))
+    elif isinstance(origin.node, ast.Attribute):
+      definition = program.neighbours.flag_definition(origin.node.attr)
+      if definition is not None and definition[0] in program.modules:
+        default = syntax.literal(definition[2])
+        if isinstance(default, int) and not isinstance(default, bool):
+          found.append((definition[0], definition[1], default))
+  return found
 
 
 def trace_size(program, module, fn, node):

@@ -38,6 +38,12 @@ def origins(program, module, fn, node, path=(), depth=0):
       found += origins(program, module, method, value, path, depth + 1)
     if found:
       return found
+  if isinstance(node, ast.Attribute) and isinstance(node.value, ast.Name):
+    # `metadata.DEFAULTS`: a module-level value of a scanned module the program imports.
+    kind, bound, _, _ = program.lookup(module, fn, node.value.id)
+    found = program.find_module(bound) if kind == 'import' else None
+    if found is not None and node.attr in found.assignments:
+      return origins(program, found, None, found.assignments[node.attr][-1], path, depth + 1)
   if isinstance(node, ast.Call) and not isinstance(node.func, ast.Lambda):
     canonical = program.canonical(module, fn, node.func) or ''
     if not canonical.startswith(('tensorflow', 'numpy', 'pandas')):

@@ -17,6 +17,8 @@ from estimator_tpu.porting.report import findings
 
 TRAIN, EVAL, PREDICT = inputs.TRAIN, inputs.EVAL, inputs.PREDICT
 # tensorflow/python/tpu/ops/tpu_ops.py, _SUPPORTED_INFEED_DTYPES: TF 1.15's set; TF 2.x added uint8 and int8.
+# The cores of the smallest TPU (v2-8, v3-8): every batch splits over them, a pod slice's over a multiple.
+CORES = 8
 INFEED_DTYPES = 'bool, int32, int64, bfloat16, float32, complex64 and uint32 (TF 2.x: also uint8 and int8)'
 is_local_path = inputs.is_local_path
 
@@ -126,17 +128,20 @@ class _Checks(object):
                            '(the global batch on CPU) and splits train_batch_size over the cores itself.' % source)
     if isinstance(call.func, ast.Attribute) and call.func.attr == 'padded_batch':
       self._padded_shapes(module, fn, call)
+    if size is not None and not site.from_params and self.modes and self.modes & set([TRAIN, EVAL]):
+      self._even_batches(module, fn, size)
     if site.flattened:
       return  # unbatched by the function that called its input_fn (tpu_exact_eval_input): not the shape fed
     if self.modes is not None and not self.modes & set([TRAIN, EVAL]):
       return  # only predicts on the TPU (TPUEstimator.predict pads a short last batch itself), or not on a TPU
     verdict, drop = site.drops, site.drop
     text = '`.%s(...)`' % (call.func.attr if isinstance(call.func, ast.Attribute) else syntax.render(call.func))
-    queue = site.method in apis.QUEUE_BATCHING or site.method in apis.CONTRIB_READERS
+    queue = site.method in apis.QUEUE_BATCHING or site.method in apis.CONTRIB_READERS or \
+        site.method in apis.CSV_DATASETS
     if verdict is False and self.modes and queue:
       self.collector.required(module, call, 'batch-without-drop-remainder',
-                              '`%s` keeps a short last batch (allow_smaller_final_batch, or num_epochs given to a '
-                              'contrib.learn reader) in input that trains or evaluates: the batch dimension is None; '
+                              '`%s` keeps a short last batch (allow_smaller_final_batch=True, or num_epochs set) '
+                              'in input that trains or evaluates: the batch dimension is None; '
                               'XLA compiles a TPU program for one static shape -> a tf.data.Dataset batched with '
                               'drop_remainder=True (pad evaluation data to full batches to keep every example).'
                               % site.method.replace('tensorflow.', 'tf.', 1))
@@ -152,12 +157,30 @@ class _Checks(object):
                              'this input_fn to train/evaluate/predict -> drop_remainder=True if it trains or evaluates '
                              'on a TPU (one static shape); predict alone does not need it (TPUEstimator pads the last '
                              'batch).' % text)
+    elif verdict is None and queue:
+      self.collector.unknown(module, call, 'batch-drop-remainder-unseen',
+                             'whether `%s` keeps a short last batch: it does when num_epochs is set (here `%s`) -> '
+                             'leave num_epochs None where the input trains or evaluates on a TPU, or batch a '
+                             'tf.data.Dataset with drop_remainder=True (XLA compiles one static shape).'
+                             % (site.method.replace('tensorflow.', 'tf.', 1), syntax.render(drop)))
     elif verdict is None:
       unseen = '' if self.modes else ' (and whether this input_fn trains or evaluates: the scanned files do not show)'
       self.collector.unknown(module, call, 'batch-drop-remainder-unseen',
                              'whether drop_remainder=`%s` of %s is True%s -> make it True where '
                              'the input trains or evaluates on a TPU (XLA compiles one static shape).'
                              % (syntax.render(drop), text, unseen))
+
+  def _even_batches(self, module, fn, size):
+    """A batch size written as a number that does not split over the 8 cores of a v2-8/v3-8 (nor a pod slice's
+    multiple of 8): TPUEstimator refuses a train/eval batch size that is not a multiple of the cores."""
+    # Checks rule 16 (even batches).
+    for where_module, node, value in inputs.written_sizes(self.program, module, fn, size):
+      if value > 0 and value % CORES:
+        self.collector.required(where_module, node, 'batch-not-divisible',
+                                'the batch size %d, written here, does not split over the %d cores of a v2-8 or v3-8 '
+                                'TPU: TPUEstimator refuses a train or eval batch size that is not a multiple of the '
+                                'cores -> a multiple of %d (the global batch; each core gets batch / cores).'
+                                % (value, CORES, CORES))
 
   def _padded_shapes(self, module, fn, call):
     """padded_batch pads each batch to its own longest element unless padded_shapes fixes every dimension."""

@@ -10,6 +10,7 @@ TPU's business.
 import ast
 
 from estimator_tpu.porting.program import apis
+from estimator_tpu.porting.program import callables
 from estimator_tpu.porting.program import columns
 from estimator_tpu.porting.program import hooks
 from estimator_tpu.porting.program import mode_branches
@@ -22,6 +23,8 @@ FOLLOW_DEPTH = 6
 HOOK_ARGUMENTS = (('training_hooks', mode_branches.TRAIN), ('evaluation_hooks', mode_branches.EVAL),
                   ('prediction_hooks', mode_branches.PREDICT))
 OPTIMIZER_METHODS = ('minimize', 'apply_gradients')
+# Functions TPUEstimator runs on the host, wherever they are handed over.
+HOST_FUNCTION_ARGUMENTS = ('scaffold_fn', 'host_call', 'eval_metrics', 'metric_fn', 'serving_input_receiver_fn')
 DICT_METHODS = ('get', 'items', 'keys', 'values', 'update', 'pop', 'copy', 'setdefault')
 
 # Classes of what an optimizer expression holds.
@@ -83,6 +86,11 @@ class _DeviceWalk(object):
         if depth < FOLLOW_DEPTH and not apis.is_tf(self.program.canonical(module, fn, node.func)):
           for callee in self.program.callables.called_defs(module, fn, node):
             self.visit(callee.module, callee.node, depth + 1, node_modes)
+        if depth < FOLLOW_DEPTH:
+          # Functions handed to a call run inside model_fn too: tf.cond's branches, a head's train_op_fn,
+          # tf.map_fn's fn, tf.while_loop's body.
+          for callee in self._function_arguments(module, fn, node):
+            self.visit(callee.module, callee.node, depth + 1, node_modes)
       elif isinstance(node, ast.Attribute) and isinstance(node.ctx, ast.Load):
         self._check_attribute(module, fn, node)
       elif isinstance(node, ast.With) and not self.saw_device:
@@ -113,6 +121,23 @@ class _DeviceWalk(object):
                             'model_fn reads the flag `%s` -> pass the value through params or '
                             'the model_fn builder, so model_fn depends only on its arguments (params[\'batch_size\'] '
                             'and params[\'use_tpu\'] are set by TPUEstimator).' % syntax.render(node))
+
+  def _function_arguments(self, module, fn, call):
+    """The project functions and lambdas a call is handed as arguments (not a py_func's Python function, which
+    runs on the host as the py_func finding says)."""
+    canonical = self.program.canonical(module, fn, call.func)
+    if canonical in apis.PYTHON_CALLBACK_OPS or apis.is_estimator_spec(canonical) or \
+        apis.is_tpu_estimator_spec(canonical):
+      return []  # a spec's scaffold_fn, host_call and metric_fn run on the host
+    found = []
+    for argument in list(call.args) + [keyword.value for keyword in call.keywords
+                                       if keyword.arg not in HOST_FUNCTION_ARGUMENTS]:
+      if isinstance(argument, ast.Lambda):
+        found.append(callables.Fn(module, argument))
+      elif isinstance(argument, (ast.Name, ast.Attribute)):
+        found += [t for t in self.program.callables.resolve(module, fn, argument, depth=callables.MAX_DEPTH - 3)
+                  if isinstance(t, callables.Fn)]
+    return found
 
   def _in_python_callback(self, module, fn, node):
     """Whether `node` is an argument of a py_func-like call: its dtype goes where the call goes (the call's own
@@ -160,6 +185,8 @@ class _DeviceWalk(object):
     canonical = self.program.canonical(module, fn, call.func)
     if canonical:
       self._check_api(module, fn, call, canonical, runs)
+    elif isinstance(call.func, ast.Attribute) and call.func.attr == 'create_estimator_spec':
+      self._check_head(module, call, runs)
     if isinstance(call.func, ast.Attribute) and call.func.attr in OPTIMIZER_METHODS and not apis.is_tf(canonical):
       self.saw_optimizer = True
       if checks.tpu_branch(conditions) != 'tpu' and mode_branches.TRAIN in runs:
@@ -211,6 +238,22 @@ class _DeviceWalk(object):
                    'decoding, vocabulary lookups) in input_fn on the host and feed numbers.' % short)
     elif apis.is_column_applier(canonical):
       self._check_columns(module, fn, call, short)
+
+  def _check_head(self, module, call, runs):
+    """`head.create_estimator_spec(...)` (a canned head in a custom model_fn) makes an EstimatorSpec with the
+    head's metric ops, and in training writes a loss summary inside model_fn."""
+    # Checks rule 5 (TPUEstimatorSpec), rule 7 (summaries on the host).
+    text = '`%s(...)`' % syntax.render(call.func)
+    if runs - {mode_branches.TRAIN}:
+      self.collector.required(module, call, 'head-estimator-spec',
+                              '%s returns an EstimatorSpec with the head\'s eval_metric_ops: on a TPU, evaluation '
+                              'and prediction refuse an EstimatorSpec -> build tf.estimator.tpu.TPUEstimatorSpec '
+                              'from the head\'s loss and predictions, with eval_metrics=(metric_fn, tensors).' % text)
+    if mode_branches.TRAIN in runs:
+      self.collector.required(module, call, 'head-summaries',
+                              '%s writes a loss summary in training, inside model_fn: summary ops cannot run in the '
+                              'TPU computation (inside its training loop tf.summary.merge_all refuses them) -> '
+                              'report the loss through TPUEstimatorSpec(host_call=...).' % text)
 
   def _check_columns(self, module, fn, call, short):
     # Checks rule 15 (TPU dtypes).

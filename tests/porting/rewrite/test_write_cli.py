@@ -66,8 +66,21 @@ def copy_fixture(name, tmp_path):
 
 # --- What it prints and writes ----------------------------------------------------------------------------------
 
-def test_write_ports_every_file_says_what_it_changed_and_leaves_the_input_alone(tmp_path):
+def iris_with_even_batches(tmp_path):
+  """The custom_estimator fixture with a default batch of 128: its 100 does not split over 8 cores (a rule 16 TODO
+  for a human), and these tests are about a port that leaves nothing to one."""
   folder = copy_fixture('custom_estimator', tmp_path)
+  path = os.path.join(folder, 'iris_classifier.py')
+  with open(path) as f:
+    text = f.read()
+  assert "'--batch_size', default=100" in text
+  with open(path, 'w') as f:
+    f.write(text.replace("'--batch_size', default=100", "'--batch_size', default=128"))
+  return folder
+
+
+def test_write_ports_every_file_says_what_it_changed_and_leaves_the_input_alone(tmp_path):
+  folder = iris_with_even_batches(tmp_path)
   before = open(os.path.join(folder, 'iris_classifier.py')).read()
   status, out, err = cli(['--write', str(tmp_path / 'out'), '.'], folder)
   assert (status, err) == (0, '')
@@ -119,7 +132,7 @@ def test_already_ported_code_changes_nothing_and_says_so(tmp_path):
 
 
 def test_a_second_port_of_a_port_changes_nothing(tmp_path):
-  folder = copy_fixture('custom_estimator', tmp_path)
+  folder = iris_with_even_batches(tmp_path)
   assert cli(['--write', str(tmp_path / 'once'), 'iris_classifier.py'], folder)[0] == 0
   status, out, _ = cli(['--write', str(tmp_path / 'twice'), 'iris_classifier.py'], str(tmp_path / 'once'))
   assert status == 0 and out.startswith('Nothing to port:') and not os.path.exists(str(tmp_path / 'twice'))

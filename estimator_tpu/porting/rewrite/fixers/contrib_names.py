@@ -40,6 +40,10 @@ RENAMES = [
 SUMMARY_WITH_FAMILY = ('tensorflow.contrib.summary.scalar', 'tensorflow.contrib.summary.histogram',
                        'tensorflow.contrib.summary.image')
 BATCH_AND_DROP = ('.batch_and_drop_remainder', '.padded_batch_and_drop_remainder')
+# Keywords a renamed call takes under another name in its new home (contrib.summary.image(max_images=) is
+# tf.compat.v2.summary.image(max_outputs=)), and keywords it does not take there at all.
+KEYWORD_RENAMES = {'tensorflow.contrib.summary.image': {'max_images': 'max_outputs'}}
+KEYWORDS_WITHOUT_HOME = {'tensorflow.contrib.summary.image': ('bad_color',)}
 
 
 def fix(port):
@@ -74,6 +78,11 @@ def _fix_file(port, f):
       port.todo(module, node, CODES, RULE, '`%s` passes a family: write the tag with its prefix in '
                 'tf.compat.v2.summary.%s' % (syntax.dotted(node), canonical.rsplit('.', 1)[1]))
       continue
+    if call is not None and any(k.arg in KEYWORDS_WITHOUT_HOME.get(canonical, ()) for k in call.keywords):
+      port.todo(module, node, CODES, RULE, '`%s` passes %s, which tf.compat.v2.summary.%s does not take' % (
+          syntax.dotted(node), ' and '.join(k.arg + '=' for k in call.keywords
+                                          if k.arg in KEYWORDS_WITHOUT_HOME[canonical]), canonical.rsplit('.', 1)[1]))
+      continue
     if canonical == 'tensorflow.contrib.summary.always_record_summaries':
       continue  # the call was replaced above
     rename = _rename_for(canonical)
@@ -84,8 +93,9 @@ def _fix_file(port, f):
     code = '%s.%s' % (alias, new)
     if call is not None:
       original = f.node(call)
-      edits.replace(original, lambda updated, code=code, original=original: edits_lib.renamed(
-          updated, original, code, f))
+      keywords = KEYWORD_RENAMES.get(canonical, {})
+      edits.replace(original, lambda updated, code=code, original=original, keywords=keywords: _renamed_keywords(
+          edits_lib.renamed(updated, original, code, f), keywords))
     else:
       edits.replace(f.node(node), lambda updated, code=code: edits_lib.expression(code))
     _done(port, f, node, '%s -> %s' % (syntax.dotted(node), code))
@@ -128,6 +138,15 @@ def _batch_and_drop(port, f, call, canonical, replaced_roots):
   _done(port, f, call.func, '%s -> Dataset.%s(..., drop_remainder=True)' % (syntax.dotted(call.func), method))
   replaced_roots.append(syntax.root_name(call.func))
   port.take(f.module, call, ('batch-without-drop-remainder',))
+
+
+def _renamed_keywords(call, renames):
+  """A LibCST call with its keywords renamed (`max_images=` -> `max_outputs=`)."""
+  if not renames:
+    return call
+  return call.with_changes(args=[arg.with_changes(keyword=cst.Name(renames[arg.keyword.value]))
+                                 if arg.keyword is not None and arg.keyword.value in renames else arg
+                                 for arg in call.args])
 
 
 def _has_family(call):
