@@ -6,6 +6,7 @@ import io
 import os
 import sys
 import tokenize
+import warnings
 
 from estimator_tpu.porting.program import modules
 
@@ -47,14 +48,48 @@ def read_text(path):
   return data.decode(encoding), encoding
 
 
+def python2_as_python3(text):
+  """Python 2 source read as Python 3 (print statements, `except X, e`, `0777`, ...), converted by lib2to3's own
+  fixers with every line kept where it was, so that findings name the lines of the file as written; None when it is
+  not Python 2 either, or the conversion would move lines. (lib2to3 ships with the Pythons this report runs on.)"""
+  with warnings.catch_warnings():
+    warnings.simplefilter('ignore')
+    try:
+      from lib2to3 import refactor  # pylint: disable=g-import-not-at-top
+    except ImportError:
+      return None
+    try:
+      tool = refactor.RefactoringTool(refactor.get_fixers_from_package('lib2to3.fixes'))
+      converted = str(tool.refactor_string(text if text.endswith('\n') else text + '\n', '<python 2>'))
+    except Exception:  # pylint: disable=broad-except  (lib2to3 raises its own parse errors)
+      return None
+  if converted.count('\n') != (text if text.endswith('\n') else text + '\n').count('\n'):
+    return None
+  try:
+    ast.parse(converted)
+  except SyntaxError:
+    return None
+  return converted
+
+
 def read_module(path):
-  """(Module, None) or (None, BadInput)."""
+  """(Module, None) or (None, BadInput). Python 2 source is read through python2_as_python3 (its Module says
+  python2: the report reads it, a rewrite cannot)."""
   try:
     text, encoding = read_text(path)
-    tree = ast.parse(text, filename=path)
+    try:
+      tree = ast.parse(text, filename=path)
+    except SyntaxError:
+      converted = python2_as_python3(text)
+      if converted is None:
+        raise
+      module = modules.Module(path, ast.parse(converted, filename=path), modules.module_name_for(path), converted,
+                              encoding)
+      module.python2 = True
+      return module, None
   except SyntaxError as e:
-    fix = ('fix the syntax; Python 2 code (print statements, `except X, e`) must be converted to Python 3 first, '
-           'and newer syntax needs a newer Python to run this report.')
+    fix = ('fix the syntax (Python 2 is read as well, through lib2to3; syntax newer than this Python needs a newer '
+           'Python to run this report).')
     version = '%d.%d' % sys.version_info[:2]
     return None, BadInput(path, 'does not parse as Python %s (line %s: %s).' % (version, e.lineno, e.msg), fix)
   except (UnicodeDecodeError, LookupError) as e:

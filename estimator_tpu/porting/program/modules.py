@@ -71,6 +71,7 @@ class Module(object):
     self.name = name
     self.text = text  # the source as read (the rewrite edits this text; None for files read only for context)
     self.encoding = encoding
+    self.python2 = False  # Python 2 source, read as Python 3 (files.python2_as_python3): `text` is the conversion
     self.package = name.rsplit('.', 1)[0] if '.' in name else ''
     if os.path.basename(path) == '__init__.py':
       self.package = name

@@ -42,6 +42,11 @@ class Port(object):
     program, bad = reading.read(paths)
     if bad:
       raise UserError('%s: %s' % (bad[0].path, bad[0].problem.rstrip('.') + '.'), bad[0].fix)
+    python2 = [m.path for m in program.modules if m.python2]
+    if python2:
+      raise UserError('%s is Python 2 source: the port report reads it, but a port is written in Python 3.'
+                      % python2[0], 'convert it first (python -m lib2to3 -w %s, on a copy), then port the '
+                      'converted files.' % python2[0])
     self.program = program
     self.report = scan.check(program)
     self.uses = uses_lib.read_uses(program)  # the facts the report read

@@ -461,14 +461,41 @@ def test_a_missing_path_is_one_error_line_and_the_rest_is_still_checked(tmp_path
 
 
 def test_an_unparsable_file_is_named_and_the_others_are_checked(tmp_path):
-  write(tmp_path, 'py2.py', 'print "hello"\n')
+  write(tmp_path, 'broken.py', 'def broken(:\n  pass\n')
   write(tmp_path, 'ok.py', 'import tensorflow as tf\nest = tf.estimator.Estimator(model_fn=None)\n')
   status, out, err = run_cli([str(tmp_path)])
   assert status == 2  # bad input wins over the required finding in ok.py
   assert err.startswith('error: %s: does not parse as Python %d.%d (line 1' % (
-      (os.path.join(str(tmp_path), 'py2.py'),) + sys.version_info[:2]))
-  assert 'Python 2 code' in err
+      (os.path.join(str(tmp_path), 'broken.py'),) + sys.version_info[:2]))
+  assert 'Fix: fix the syntax' in err
   assert 'ok.py:2: [required] rule 1' in out
+
+
+PYTHON2 = """import tensorflow as tf
+
+def model_fn(features, labels, mode):
+  print "building", mode
+  logits = tf.layers.dense(features['x'], 2)
+  loss = tf.losses.sparse_softmax_cross_entropy(labels, logits)
+  train_op = tf.train.AdamOptimizer().minimize(loss, tf.train.get_global_step())
+  return tf.estimator.EstimatorSpec(mode, loss=loss, train_op=train_op)
+
+try:
+  est = tf.estimator.Estimator(model_fn)
+except ValueError, e:
+  print e
+"""
+
+
+def test_python_2_source_is_read_at_its_own_lines(tmp_path):
+  """A Python 2 program (print statements, `except X, e`) is read through lib2to3, line for line: its findings
+  name the lines as written. --write refuses it in one line (tests/porting/rewrite/test_write_cli.py)."""
+  write(tmp_path, 'legacy2.py', PYTHON2)
+  status, out, err = run_cli([str(tmp_path / 'legacy2.py')])
+  assert (status, err) == (1, '')
+  assert 'legacy2.py:3: [required] rule 3 (params): model_fn() takes no `params`' in out
+  assert 'legacy2.py:7: [required] rule 6 ' in out
+  assert 'legacy2.py:11: [required] rule 1 ' in out
 
 
 def test_exit_status_zero_when_nothing_is_required():

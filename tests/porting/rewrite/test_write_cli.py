@@ -142,7 +142,8 @@ def test_a_second_port_of_a_port_changes_nothing(tmp_path):
 
 def bad_input_cases(tmp_path):
   legacy = write(tmp_path / 'legacy', 'legacy.py', LEGACY)
-  broken = write(tmp_path / 'broken', 'py2.py', 'print "hello"\n')
+  broken = write(tmp_path / 'broken', 'broken.py', 'def broken(:\n  pass\n')
+  python2 = write(tmp_path / 'python2', 'legacy2.py', LEGACY.replace('import tensorflow', 'print "v1"\nimport tensorflow', 1))
   write(tmp_path / 'broken', 'legacy.py', LEGACY)
   library = write(tmp_path / 'library', 'layers.py', 'import tensorflow as tf\n\ndef dense(x):\n  return x\n')
   full = str(tmp_path / 'full')
@@ -157,7 +158,9 @@ def bad_input_cases(tmp_path):
       'a model_fn in a file not given': ([main], str(tmp_path / 'out5'), 'the model_fn comes from model (',
                                          'add %s to the paths' % os.path.join('split', 'model.py')),
       'a file that does not parse': ([broken.rsplit(os.sep, 1)[0]], str(tmp_path / 'out1'),
-                                     'py2.py: does not parse as Python', 'fix the syntax'),
+                                     'broken.py: does not parse as Python', 'fix the syntax'),
+      'Python 2 source': ([python2], str(tmp_path / 'out6'), 'legacy2.py is Python 2 source',
+                          'convert it first (python -m lib2to3 -w'),
       'a path that does not exist': ([str(tmp_path / 'nope.py')], str(tmp_path / 'out2'),
                                      'nope.py: no such file or folder.', 'give the path of a Python file'),
       'an OUT_DIR that is not empty': ([legacy], full, 'full exists and is not empty.', 'give --write a new or empty'),
@@ -165,7 +168,7 @@ def bad_input_cases(tmp_path):
   }
 
 
-@pytest.mark.parametrize('case', ['a file that does not parse', 'a path that does not exist',
+@pytest.mark.parametrize('case', ['a file that does not parse', 'Python 2 source', 'a path that does not exist',
                                   'an OUT_DIR that is not empty', 'no Estimator', 'a model_fn in a file not given'])
 def test_bad_input_is_one_error_line_exit_2_and_nothing_written(case, tmp_path):
   paths, out_dir, problem, fix = bad_input_cases(tmp_path)[case]
