@@ -217,7 +217,11 @@ def main(argv=None):
                       os.path.abspath(args.runs), args.python, args.timeout)
     row = {'name': program['name'], 'set': program['set'], 'port': written, 'original': original, 'ported': ported,
            'compare': compare(original, ported)}
-    if ported and ported['exit'] == 0 and original['exit'] == 0:
+    saved = os.path.join(base, 'run-original')
+    if ported and ported['exit'] == 0 and original['exit'] == 0 and 'checkpoint' in program['run'] and \
+        not os.path.isdir(checkpoint_folder(program, saved)):
+      row['checkpoint_compare'] = 'no checkpoint at %s' % checkpoint_folder(program, saved)
+    elif ported and ported['exit'] == 0 and original['exit'] == 0:
       # Both evaluate the original's checkpoint (no training): the same weights, so the CPU's metrics must agree.
       row['original_eval'], row['ported_eval'] = [
           replay(program, folder, source, os.path.join(base, 'eval-' + kind), data, os.path.abspath(args.runs),
