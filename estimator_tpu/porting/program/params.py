@@ -59,6 +59,11 @@ def _describe(program, origin, params, depth):
       if isinstance(literal, str):
         params.add(literal, values.Value(module, fn, key), values.Value(module, fn, value))
     return
+  if not isinstance(node, ast.Call) and every_option(program, module, fn, node):
+    params.kinds.add(DICT)  # args.__dict__: every option the program's parser defines is a key
+    for name, where in argparse_options(program):
+      params.add(name, values.Value(module, fn, node), where)
+    return
   if not isinstance(node, ast.Call):
     canonical = program.canonical(module, fn, node) if isinstance(node, (ast.Name, ast.Attribute)) else None
     if apis.is_flags(canonical):
