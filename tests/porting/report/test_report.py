@@ -724,6 +724,28 @@ def test_params_of_every_argparse_option_hold_the_reserved_batch_size(tmp_path):
   assert [f.line for f in findings] == [9]  # --batch-size is args.batch_size, a key of vars(args)
 
 
+def test_args_dict_handed_through_a_function_holds_the_reserved_batch_size(tmp_path):
+  # params = init_params(args.__dict__), a function that adds to the dict and returns it (held-out-4's GloVe).
+  path = write(tmp_path, 'namespace_attr.py', '''
+      import argparse
+      import tensorflow as tf
+
+      def init_params(params):
+        params['job_dir'] = params['job_dir'] + '_1'
+        return params
+
+      def main(model_fn, input_fn):
+        parser = argparse.ArgumentParser()
+        parser.add_argument('--batch-size', type=int, default=32)
+        parser.add_argument('--job-dir', default='/tmp/job')
+        params = init_params(parser.parse_args().__dict__)
+        estimator = tf.estimator.Estimator(model_fn, params=params)
+        estimator.train(input_fn, max_steps=10)
+      ''')
+  findings = [f for f in scan_paths([path]).findings if f.code == 'params-reserved-key']
+  assert [f.line for f in findings] == [13]  # the __dict__ of the parsed options
+
+
 def test_optimize_loss_given_an_optimizer_name_by_the_builder_s_caller_builds_a_plain_optimizer(tmp_path):
   path = write(tmp_path, 'builder_optimizer.py', '''
       import tensorflow as tf
