@@ -340,6 +340,8 @@ CSV_DECODERS = frozenset(['tensorflow.decode_csv', 'tensorflow.io.decode_csv'])
 # (position 3) of '' make string columns.
 CSV_DATASETS = {'tensorflow.data.experimental.make_csv_dataset': (1, 9),
                 'tensorflow.contrib.data.make_csv_dataset': (1, 9)}
+# Every reader that batches and keeps a short last batch when given num_epochs: (batch size, num_epochs positions).
+EPOCH_READERS = dict(CONTRIB_READERS, **CSV_DATASETS)
 # Host-side ops that turn strings into numbers (lookups, hashing, parsing, decoding).
 STRING_CONVERSIONS = ('lookup', 'index_table_from', 'to_hash_bucket', 'string_to_hash_bucket', 'to_number',
                       'string_to_number', 'decode_raw', 'decode_jpeg', 'decode_png', 'decode_image', 'StaticHashTable',

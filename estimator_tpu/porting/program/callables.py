@@ -121,9 +121,9 @@ class Callables(object):
       found = self.program.find_def(canonical)
       if found and not isinstance(found[1], ast.ClassDef):
         return [Fn(found[0], found[1])]
-      method = self.program.find_method(canonical)
-      if method is not None and method[2] != 'instance':  # Utils.make_input_fn: a static or class method
-        return [Fn(method[0], method[1], bound_positional=1 if method[2] == 'class' else 0)]
+      method = self._class_method(canonical)
+      if method is not None:
+        return [method]
       elsewhere = self.program.neighbours.left_out(canonical)
       if elsewhere:
         return [Unresolved('`%s` comes from %s' % (syntax.render(node), elsewhere),
@@ -296,6 +296,23 @@ class Callables(object):
             return found
     return None
 
+  def _class_method(self, canonical):
+    """An Fn for `Class.method` (canonical `module.Class.method`) of a scanned class when the method is a static
+    or class method, which a call on the class runs with nothing bound but `cls` (Utils.make_input_fn); else
+    None."""
+    owner, _, name = (canonical or '').rpartition('.')
+    found = self.program.find_def(owner) if owner else None
+    if not found or not isinstance(found[1], ast.ClassDef):
+      return None
+    method = self.find_method(found[0], found[1], name)
+    if method is None:
+      return None
+    if _decorated(method[1], 'staticmethod'):
+      return Fn(method[0], method[1], bound_positional=0)
+    if _decorated(method[1], 'classmethod'):
+      return Fn(method[0], method[1], bound_positional=1)
+    return None
+
   def bound_method(self, module, fn, node, depth=0):
     """An Fn for `obj.method` when `obj` holds an instance of a scanned class (self bound), else None."""
     if isinstance(node.value, ast.Name) and node.value.id in ('self', 'cls'):
@@ -306,8 +323,7 @@ class Callables(object):
     method = self.find_method(found[0], found[1], node.attr)
     if method is None:
       return None
-    static = any(syntax.dotted(d) == 'staticmethod' for d in method[1].decorator_list)
-    return Fn(method[0], method[1], bound_positional=0 if static else 1)
+    return Fn(method[0], method[1], bound_positional=0 if _decorated(method[1], 'staticmethod') else 1)
 
   def _same_class(self, module, caller, fn, call):
     if not (isinstance(call.func.value, ast.Name) and call.func.value.id in ('self', 'cls')) or caller is None:
@@ -372,6 +388,11 @@ class Callables(object):
               owner_module, owner, bound, predicate, depth + 1):
             return True
     return False
+
+
+def _decorated(definition, decorator):
+  """Whether a def carries `@decorator` (staticmethod, classmethod)."""
+  return any(syntax.dotted(d) == decorator for d in definition.decorator_list)
 
 
 def path_in(target, name):

@@ -76,13 +76,9 @@ def _from_origin(program, origin, params, depth):
 
 
 def _stored_into(program, module, fn, name):
-  """(module, fn, value) of everything stored into the container `name` after it is made, in the scope that binds
-  it."""
-  kind, _, owner_module, owner = program.lookup(module, fn, name)
-  if kind not in ('value', 'other'):
-    return []
-  return [(owner_module, owner, value) for _, _, value in values.mutations(program, owner_module, owner, name)
-          if value is not None]
+  """(module, fn, value) of everything stored into the container `name` after it is made (values.stored_into)."""
+  stored = values.stored_into(program, module, fn, name)
+  return [(owner_module, owner, value) for owner_module, owner, _, _, value in stored if value is not None]
 
 
 def _items(program, module, fn, node, params, depth):

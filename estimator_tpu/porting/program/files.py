@@ -52,6 +52,7 @@ def python2_as_python3(text):
   """Python 2 source read as Python 3 (print statements, `except X, e`, `0777`, ...), converted by lib2to3's own
   fixers with every line kept where it was, so that findings name the lines of the file as written; None when it is
   not Python 2 either, or the conversion would move lines. (lib2to3 ships with the Pythons this report runs on.)"""
+  text = text if text.endswith('\n') else text + '\n'  # lib2to3 needs the last line ended
   with warnings.catch_warnings():
     warnings.simplefilter('ignore')
     try:
@@ -60,10 +61,10 @@ def python2_as_python3(text):
       return None
     try:
       tool = refactor.RefactoringTool(refactor.get_fixers_from_package('lib2to3.fixes'))
-      converted = str(tool.refactor_string(text if text.endswith('\n') else text + '\n', '<python 2>'))
+      converted = str(tool.refactor_string(text, '<python 2>'))
     except Exception:  # pylint: disable=broad-except  (lib2to3 raises its own parse errors)
       return None
-  if converted.count('\n') != (text if text.endswith('\n') else text + '\n').count('\n'):
+  if converted.count('\n') != text.count('\n'):
     return None
   try:
     ast.parse(converted)

@@ -259,14 +259,10 @@ class _InputWalk(object):
       smaller = syntax.keyword(call, 'allow_smaller_final_batch')
       self._batch(module, fn, call, canonical, syntax.argument(call, 1, 'batch_size'), smaller, None, tainted,
                   chain, drops=_static_unless_smaller(smaller))
-    elif canonical in apis.CSV_DATASETS:
-      size_position, epochs_position = apis.CSV_DATASETS[canonical]
-      epochs = syntax.argument(call, epochs_position, 'num_epochs')
-      self._batch(module, fn, call, canonical, syntax.argument(call, size_position, 'batch_size'), epochs, None,
-                  tainted, chain, drops=self._epochs_unset(module, fn, epochs, 0))
-    elif canonical in apis.CONTRIB_READERS:
-      reading.queues.append((module, call, canonical))
-      size_position, epochs_position = apis.CONTRIB_READERS[canonical]
+    elif canonical in apis.EPOCH_READERS:
+      if canonical in apis.CONTRIB_READERS:
+        reading.queues.append((module, call, canonical))
+      size_position, epochs_position = apis.EPOCH_READERS[canonical]
       epochs = syntax.argument(call, epochs_position, 'num_epochs')
       self._batch(module, fn, call, canonical, syntax.argument(call, size_position, 'batch_size'), epochs, None,
                   tainted, chain, drops=self._epochs_unset(module, fn, epochs, 0))

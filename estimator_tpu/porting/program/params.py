@@ -59,9 +59,11 @@ def _describe(program, origin, params, depth):
       if isinstance(literal, str):
         params.add(literal, values.Value(module, fn, key), values.Value(module, fn, value))
     return
-  if not isinstance(node, ast.Call) and every_option(program, module, fn, node):
-    params.kinds.add(DICT)  # args.__dict__: every option the program's parser defines is a key
-    for name, where in argparse_options(program):
+  every = every_option(program, module, fn, node)
+  if every:
+    # FLAGS.flag_values_dict(), vars(args), args.__dict__: every flag or option the program defines is a key.
+    params.kinds.add(DICT)
+    for name, where in defined_flags(program) if every == FLAGS else argparse_options(program):
       params.add(name, values.Value(module, fn, node), where)
     return
   if not isinstance(node, ast.Call):
@@ -76,7 +78,6 @@ def _describe(program, origin, params, depth):
     return
   canonical = program.canonical(module, fn, node.func) or ''
   func_name = node.func.id if isinstance(node.func, ast.Name) else getattr(node.func, 'attr', '')
-  every = every_option(program, module, fn, node)
   if apis.is_hparams(canonical) or (not canonical and func_name == 'HParams'):
     params.kinds.add(HPARAMS)
     _add_keywords(node, module, fn, params)
@@ -86,10 +87,6 @@ def _describe(program, origin, params, depth):
     if node.args and depth < 3:
       for inner in values.origins(program, module, fn, node.args[0]):
         _describe(program, inner, params, depth + 1)
-  elif every:
-    params.kinds.add(DICT)  # a dict of every flag or option the program defines: each is a key
-    for name, where in defined_flags(program) if every == FLAGS else argparse_options(program):
-      params.add(name, values.Value(module, fn, node), where)
   elif func_name in ('parse_args', 'parse_known_args') and isinstance(node.func, ast.Attribute):
     params.kinds.add(NAMESPACE)
     params.what = origin
@@ -150,10 +147,7 @@ def _add_keywords(call, module, fn, params):
 
 
 def _add_mutations(program, module, fn, name, params):
-  kind, _, owner_module, owner = program.lookup(module, fn, name)
-  if kind not in ('value', 'other'):
-    return
-  for what, where, value in values.mutations(program, owner_module, owner, name):
+  for owner_module, owner, what, where, value in values.stored_into(program, module, fn, name):
     if what == 'item':
       key = syntax.literal(where.slice.value if type(where.slice).__name__ == 'Index' else where.slice)
       if isinstance(key, str):

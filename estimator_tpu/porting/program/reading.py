@@ -117,22 +117,6 @@ class Program(object):
       return None
     return module, module.top_level[name]
 
-  def find_method(self, canonical):
-    """(module, FunctionDef, how) for a canonical `module.Class.method` of a scanned class (how: 'static',
-    'class' or 'instance', from its decorators), else None."""
-    if not canonical or canonical.count('.') < 2:
-      return None
-    owner, _, name = canonical.rpartition('.')
-    found = self.find_def(owner)
-    if not found or not isinstance(found[1], ast.ClassDef):
-      return None
-    for statement in found[1].body:
-      if isinstance(statement, (ast.FunctionDef, ast.AsyncFunctionDef)) and statement.name == name:
-        decorators = [syntax.dotted(d) for d in statement.decorator_list]
-        how = 'static' if 'staticmethod' in decorators else 'class' if 'classmethod' in decorators else 'instance'
-        return found[0], statement, how
-    return None
-
   def find_definition(self, canonical):
     """(module, FunctionDef/ClassDef) for a canonical `module.name`: in the program's files, else in a project
     module beside them (read for its definitions); else None."""

@@ -134,6 +134,16 @@ def self_assignments(module, fn, attribute):
   return found
 
 
+def stored_into(program, module, fn, name):
+  """(module, function, kind, where, value) of every mutation (below) of the container `name` read in `fn`, in the
+  scope that binds it; [] when `name` is not a value assigned there."""
+  kind, _, owner_module, owner = program.lookup(module, fn, name)
+  if kind not in ('value', 'other'):
+    return []
+  return [(owner_module, owner, what, where, value) for what, where, value in mutations(program, owner_module, owner,
+                                                                                         name)]
+
+
 def mutations(program, module, fn, name):
   """Values stored into `name` after it is made: `name['key'] = value`, `name.append(v)`, `name.extend(vs)`,
   `name += vs`, `name.update(...)`, as (kind, key or None, value) with kind 'item', 'element' or 'update'."""

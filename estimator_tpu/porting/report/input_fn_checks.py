@@ -136,8 +136,7 @@ class _Checks(object):
       return  # only predicts on the TPU (TPUEstimator.predict pads a short last batch itself), or not on a TPU
     verdict, drop = site.drops, site.drop
     text = '`.%s(...)`' % (call.func.attr if isinstance(call.func, ast.Attribute) else syntax.render(call.func))
-    queue = site.method in apis.QUEUE_BATCHING or site.method in apis.CONTRIB_READERS or \
-        site.method in apis.CSV_DATASETS
+    queue = site.method in apis.QUEUE_BATCHING or site.method in apis.EPOCH_READERS
     if verdict is False and self.modes and queue:
       self.collector.required(module, call, 'batch-without-drop-remainder',
                               '`%s` keeps a short last batch (allow_smaller_final_batch=True, or num_epochs set) '

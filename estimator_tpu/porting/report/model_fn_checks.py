@@ -142,12 +142,8 @@ class _DeviceWalk(object):
   def _in_python_callback(self, module, fn, node):
     """Whether `node` is an argument of a py_func-like call: its dtype goes where the call goes (the call's own
     finding, rule 18), not a change of its own."""
-    parent = module.parents.get(id(node))
-    while parent is not None and not isinstance(parent, (ast.stmt,) + syntax.SCOPE_NODES):
-      if isinstance(parent, ast.Call) and self.program.canonical(module, fn, parent.func) in apis.PYTHON_CALLBACK_OPS:
-        return True
-      parent = module.parents.get(id(parent))
-    return False
+    return _inside_call(module, node,
+                        lambda call: self.program.canonical(module, fn, call.func) in apis.PYTHON_CALLBACK_OPS)
 
   def _check_device(self, module, fn, node):
     """`with tf.device(...)` in model_fn: per-device towers, placed by hand."""
@@ -168,11 +164,8 @@ class _DeviceWalk(object):
     """params['batch_size'] read in model_fn when the program put its own batch size there: on a TPU that key is
     TPUEstimator's per-core batch. Sizes of tensors (reshape, zeros, ...) mean the per-core batch anyway."""
     # Checks rule 3 (params).
-    parent = module.parents.get(id(node))
-    while parent is not None and not isinstance(parent, (ast.stmt,) + syntax.SCOPE_NODES):
-      if isinstance(parent, ast.Call) and apis.last(syntax.render(parent.func)) in apis.SHAPE_CALLS:
-        return
-      parent = module.parents.get(id(parent))
+    if _inside_call(module, node, lambda call: apis.last(syntax.render(call.func)) in apis.SHAPE_CALLS):
+      return
     where = self.own_batch_size[0]
     self.collector.required(module, node, 'own-batch-size-in-model-fn',
                             '`%s` reads the program\'s own batch size (params[\'batch_size\'] '
@@ -482,6 +475,16 @@ class _DeviceWalk(object):
     while parent is not None and not isinstance(parent, syntax.FUNCTION_NODES):
       parent = module.parents.get(id(parent))
     return parent if parent is not None else None
+
+
+def _inside_call(module, node, test):
+  """Whether `node` is within a call, in its own statement, that `test(call)` accepts."""
+  parent = module.parents.get(id(node))
+  while parent is not None and not isinstance(parent, (ast.stmt,) + syntax.SCOPE_NODES):
+    if isinstance(parent, ast.Call) and test(parent):
+      return True
+    parent = module.parents.get(id(parent))
+  return False
 
 
 def _combine(kinds):

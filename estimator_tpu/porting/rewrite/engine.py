@@ -71,19 +71,16 @@ class Port(object):
     self.new_names = collections.defaultdict(set)
     self.estimators = []  # the estimator Sites the port changes (TPUEstimators: their model_fns only)
     self.held_back = collections.OrderedDict()  # estimator Site -> why it stays a plain Estimator
-    self.off_tpu = []  # plain Estimators the report asks nothing of (export or CPU only): neither they, their
-    # model_fns nor their input_fns change
     for site in self.uses.index.sites.values():
       if site.kind == 'tpu' or (site.kind == 'estimator' and apis.is_core_estimator(site.canonical)):
         why = held_back.get(site_key(site)) if held_back else None
         why = why or (self._params_refused(site) if site.kind == 'estimator' else None)
         if why:
           self.held_back[site] = why
-        elif site.kind == 'estimator' and not self.findings(site.module, site.call,
-                                                                      fixers.tpu_estimator.ESTIMATOR_CODES):
-          self.off_tpu.append(site)  # runs off the TPU and shares no model_fn the port changes: stays as it is
-        else:
+        elif site.kind == 'tpu' or self.findings(site.module, site.call, fixers.tpu_estimator.ESTIMATOR_CODES):
           self.estimators.append(site)
+        # else: a plain Estimator the report asks nothing of (it runs off the TPU and shares no model_fn the port
+        # changes): neither it, its model_fn nor its input_fns change
     self.settings = {}  # what fixers/tpu_estimator.py added to each file
     self.padded_evaluations = []  # the InputPlans of the evaluations fixers/exact_evaluation.py pads
     self.exact_eval = set()  # the estimator Sites whose evaluate() it pads (their model_fns weight, rule 9)
@@ -141,7 +138,7 @@ class Port(object):
                                    'input_fn(params) first (see its TODO)' % without)
     # A model_fn shared with an Estimator that stays plain stays as it is (a plain Estimator refuses a
     # TPUEstimatorSpec), and so does every estimator that runs it.
-    kept = set(id(t.node) for site in list(self.held_back) + list(blocked_sites(self, blocked))
+    kept = set(id(t.node) for site in list(self.held_back) + [s for s in self.estimators if site_key(s) in blocked]
                for t in self.uses.model_fns_of(site))
     for site in self.estimators:
       if site.kind == 'estimator' and site_key(site) not in blocked and \
@@ -317,11 +314,6 @@ class Port(object):
             full = os.path.join(root, name)
             others.append((full, os.path.relpath(os.path.abspath(full), self.base)))
     return others
-
-
-def blocked_sites(port_, blocked):
-  """The estimator Sites of a port whose keys `blocked` holds."""
-  return [site for site in port_.estimators if site_key(site) in blocked]
 
 
 def site_key(site):
