@@ -20,8 +20,8 @@ DROP_CODES = ('batch-without-drop-remainder',)
 # Dataset methods after which a batch keeps its static shape: anything else (a map, a project function) may not.
 SHAPE_KEEPING = ('prefetch', 'repeat', 'cache', 'take', 'skip', 'with_options', 'batch', 'padded_batch')
 
-# Queue batching (tf.train.batch, contrib.learn's readers) has no drop_remainder to set.
-QUEUE_METHODS = apis.QUEUE_BATCHING | frozenset(apis.CONTRIB_READERS)
+# Batching with no drop_remainder to set: queues (tf.train.batch, contrib.learn's readers) and make_csv_dataset.
+QUEUE_METHODS = apis.QUEUE_BATCHING | frozenset(apis.EPOCH_READERS)
 
 
 def give_params_and_batch(port):
@@ -134,9 +134,9 @@ def _fix_batch(port, batch):
     port.take(module, batch.call, SIZE_CODES)
   needs_drop = plans_lib.TRAIN in batch.modes and not batch.drops
   if needs_drop and batch.site.method in QUEUE_METHODS:
-    port.todo(module, batch.call, DROP_CODES, 4, 'this queue batch may end short (allow_smaller_final_batch, or a '
-              'contrib.learn reader given num_epochs), and it takes no drop_remainder: feed a tf.data.Dataset batched '
-              'with drop_remainder=True')
+    port.todo(module, batch.call, DROP_CODES, 4, 'this batch may end short (allow_smaller_final_batch, or '
+              'num_epochs set), and its maker takes no drop_remainder: feed a tf.data.Dataset batched with '
+              'drop_remainder=True')
     needs_drop = False
   drop = _drop_value(port, batch) if needs_drop else None
   if needs_drop and drop is None:
