@@ -350,6 +350,12 @@ STRING_CONVERSIONS = ('lookup', 'index_table_from', 'to_hash_bucket', 'string_to
 PANDAS_READERS = frozenset(['pandas.read_csv', 'pandas.read_table', 'pandas.read_json', 'pandas.read_parquet',
                             'pandas.read_excel', 'pandas.read_pickle'])
 NUMPY_FLOAT_READERS = frozenset(['numpy.loadtxt', 'numpy.genfromtxt'])
+# NumPy makers whose arrays are float64 unless a dtype is given -> the position of their dtype argument (None: they
+# take none). Checked with NumPy 1.18.5.
+NUMPY_FLOAT64_MAKERS = {'numpy.zeros': 1, 'numpy.ones': 1, 'numpy.empty': 1, 'numpy.identity': 1, 'numpy.eye': 3,
+                        'numpy.linspace': 5, 'numpy.random.rand': None, 'numpy.random.randn': None,
+                        'numpy.random.random': None, 'numpy.random.random_sample': None, 'numpy.random.normal': None,
+                        'numpy.random.uniform': None, 'numpy.random.standard_normal': None}
 MNIST_READERS = frozenset(['tensorflow.examples.tutorials.mnist.input_data.read_data_sets',
                            'tensorflow.contrib.learn.datasets.mnist.read_data_sets',
                            'tensorflow.contrib.learn.python.learn.datasets.mnist.read_data_sets'])

@@ -30,7 +30,12 @@ def dtype_problems(program, module, fn, node):
 
 
 def message(kind, what, origin, detail, infeed_dtypes):
+  """The finding's words; `what` is the expression, or a list of the arguments that hold the data."""
   where = '%s:%d' % (origin.module.path, origin.node.lineno)
+  if isinstance(what, list) and len(what) > 1:
+    return message(kind, 'X', origin, detail, infeed_dtypes).replace(
+        '`X` holds', ' and '.join('`%s`' % name for name in what) + ' hold', 1)
+  what = what[0] if isinstance(what, list) else what
   if kind == STRINGS:
     return ('`%s` holds strings (%s, %s): the TPU infeed takes no strings (it takes %s) -> turn them into integer '
             'ids on the host (a vocabulary lookup in input_fn) and feed the ids.' % (what, detail, where,
@@ -103,12 +108,24 @@ def _source(program, origin, depth):
     return _sources(program, module, fn, node.args[0], depth + 1)
   if not canonical and name == 'dict':
     return [s for kw in node.keywords for s in _sources(program, module, fn, kw.value, depth + 1)]
+  if canonical in apis.NUMPY_FLOAT64_MAKERS and not (
+      apis.NUMPY_FLOAT64_MAKERS[canonical] is not None and len(node.args) > apis.NUMPY_FLOAT64_MAKERS[canonical]):
+    return [(FLOAT64, origin, '`%s` makes float64' % canonical.replace('numpy.', 'np.', 1))]
+  if canonical in ('numpy.array', 'numpy.asarray') and node.args and _float_literals(node.args[0]):
+    return [(FLOAT64, origin, 'NumPy makes an array of Python floats float64')]
   if canonical in ('numpy.array', 'numpy.asarray', 'numpy.concatenate', 'numpy.stack', 'numpy.vstack',
                    'numpy.reshape', 'numpy.squeeze', 'numpy.transpose', 'numpy.expand_dims') and node.args:
     return _sources(program, module, fn, node.args[0], depth + 1)
   if isinstance(node.func, ast.Attribute) and name in _SAME_DATA and not apis.is_tf(canonical):
     return _sources(program, module, fn, node.func.value, depth + 1)
   return []
+
+
+def _float_literals(node):
+  """Whether a literal list or tuple (nested) holds a Python float: NumPy makes the whole array float64."""
+  if not isinstance(node, (ast.List, ast.Tuple)):
+    return False
+  return any(isinstance(syntax.literal(e), float) or _float_literals(e) for e in node.elts)
 
 
 def _attribute_source(program, origin, depth):

@@ -27,10 +27,24 @@ METHOD_MODES = {'train': {TRAIN}, 'evaluate': {EVAL}, 'predict': {PREDICT}, 'exp
 # contrib.learn's estimators also take NumPy arrays (x=, y=) fed by its data feeder, without an input_fn.
 ARRAY_METHODS = ('fit', 'partial_fit', 'evaluate', 'predict', 'predict_classes', 'predict_proba', 'predict_scores')
 EXPORT_METHODS = ('export_savedmodel', 'export_saved_model', 'experimental_export_all_saved_models')
-DRIVEN_METHODS = ('train', 'evaluate', 'predict')
+# A method that runs an input_fn -> where its arguments are: Estimator.train(input_fn, hooks, steps, max_steps),
+# evaluate(input_fn, steps, hooks), predict(input_fn, ..., hooks); contrib.learn's fit(x, y, input_fn, steps,
+# batch_size, monitors, max_steps) takes its input_fn by keyword (its first arguments are arrays).
+Method = collections.namedtuple('Method', ['mode', 'input_fn_at', 'steps_at', 'max_steps_at', 'hooks_at', 'hooks'])
+DRIVEN_METHODS = {'train': Method(TRAIN, 0, 2, 3, 1, 'hooks'), 'evaluate': Method(EVAL, 0, 1, None, 2, 'hooks'),
+                  'predict': Method(PREDICT, 0, None, None, 3, 'hooks'),
+                  'fit': Method(TRAIN, None, 3, 6, 5, 'monitors')}
 BUILT, NAMED = 'built', 'named'
 
 Driver = collections.namedtuple('Driver', ['module', 'fn', 'call', 'method', 'receiver'])
+
+
+def driven_input_fn(call):
+  """The input_fn argument of a call to one of DRIVEN_METHODS (None when it has none)."""
+  method = DRIVEN_METHODS[call.func.attr]
+  if method.input_fn_at is None:
+    return syntax.keyword(call, 'input_fn')
+  return syntax.argument(call, method.input_fn_at, 'input_fn')
 
 
 class Site(object):
@@ -154,7 +168,7 @@ class Index(object):
     """Whether `x.train/evaluate/predict(...)` drives an estimator: x is one built in the scanned code, or the
     call names input_fn=, or x is only named like an estimator (a parameter `estimator`) but is handed a function
     the scanned files define (so sklearn's or Keras' classifier.predict(x) is left alone)."""
-    input_fn = syntax.argument(call, 0, 'input_fn')
+    input_fn = driven_input_fn(call)
     if input_fn is None or self.fed_arrays(module, fn, call):
       return False
     kind = estimator_kind(self.program, module, fn, call.func.value, self)

@@ -24,6 +24,10 @@ DATASET_FUNCTION_METHODS = ('map', 'apply', 'filter', 'flat_map', 'interleave')
 # Where Dataset.batch / padded_batch take drop_remainder when it is passed by position.
 DROP_POSITION = {'batch': 1, 'padded_batch': 3}
 PARAMS, BATCH = 'params', 'batch size'
+# A `params` argument the input_fn does not hand on today (its def takes none): TPUEstimator's once the port passes
+# its own, but read by attribute (`params.batch_size`) it is the program's own object, whose batch_size is the
+# program's global batch (TPUEstimator's params is a dict, or an HParams that may not hold batch_size).
+PASSED_PARAMS = 'params passed on'
 MAX_SIZE_HOPS = 3
 
 # How the walk got from the input_fn to a function: `call` in `caller` runs `callee` (a callables.Fn); `single`:
@@ -121,7 +125,7 @@ class _InputWalk(object):
     if not isinstance(fn, ast.Lambda):
       self.reading.visited_defs.append(fn)
     if 'params' in syntax.param_names(fn) and 'params' not in tainted:
-      tainted = dict(tainted, params=PARAMS)  # TPUEstimator's, once the input_fn above it passes its own
+      tainted = dict(tainted, params=PASSED_PARAMS)  # TPUEstimator's, once the input_fn above it passes its own
     tainted = self._tainted(fn, tainted)
     for node, conditions in syntax.walk_local(fn):
       if not self._dead(module, fn, conditions):
@@ -195,7 +199,7 @@ class _InputWalk(object):
     assignments = [n for n, _ in syntax.walk_local(fn) if isinstance(n, ast.Assign)]
     for _ in range(3):
       for node in assignments:
-        kind = PARAMS if _holds_params(node.value, tainted) else BATCH if holds_batch(node.value, tainted) else None
+        kind = _holds_params(node.value, tainted) or (BATCH if holds_batch(node.value, tainted) else None)
         if kind:
           for target in node.targets:
             for name in syntax.assigned_names(target):
@@ -213,7 +217,7 @@ class _InputWalk(object):
         callee_tainted = {}
         for name, value in callables.bind_arguments(call, callee.node, skip).items():
           if _holds_params(value, tainted):
-            callee_tainted[name] = PARAMS
+            callee_tainted[name] = _holds_params(value, tainted)
           elif holds_batch(value, tainted):
             callee_tainted[name] = BATCH
         step = Step(module, fn, call, callee, len(callees) == 1 and not callee.via, False)
@@ -471,17 +475,23 @@ def _returns(program, module, fn, depth):
 
 
 def _holds_params(node, tainted):
-  return isinstance(node, ast.Name) and tainted.get(node.id) == PARAMS
+  """PARAMS or PASSED_PARAMS when the expression is a name holding TPUEstimator's params, else None."""
+  if isinstance(node, ast.Name) and tainted.get(node.id) in (PARAMS, PASSED_PARAMS):
+    return tainted[node.id]
+  return None
 
 
 def holds_batch(node, tainted):
   """Whether an expression reads TPUEstimator's batch size: params['batch_size'] (params.get('batch_size'),
   HParams' params.batch_size) or a name computed from it; params['train_batch_size'] is the program's own."""
   params_names = [name for name, kind in tainted.items() if kind == PARAMS]
+  passed_names = [name for name, kind in tainted.items() if kind == PASSED_PARAMS]
   for child in ast.walk(node):
     if isinstance(child, ast.Name) and tainted.get(child.id) == BATCH:
       return True
     if params_lib.reads_key(child, 'batch_size', params_names):
+      return True
+    if not isinstance(child, ast.Attribute) and params_lib.reads_key(child, 'batch_size', passed_names):
       return True
   return False
 

@@ -18,8 +18,7 @@ from estimator_tpu.porting.program import params as params_lib
 from estimator_tpu.porting.program import syntax
 
 TRAIN, EVAL, PREDICT = mode_branches.TRAIN, mode_branches.EVAL, mode_branches.PREDICT
-# Estimator method -> (mode of its input_fn, position of steps, position of max_steps, position of hooks).
-METHODS = {'train': (TRAIN, 2, 3, 1), 'evaluate': (EVAL, 1, None, 2), 'predict': (PREDICT, None, None, 3)}
+METHODS = estimators.DRIVEN_METHODS
 
 # One use of a model_fn: the function, the modes it runs on a TPU, what params holds, whether a TPUEstimator
 # (or a port of one) calls it.
@@ -127,9 +126,9 @@ class Uses(object):
     elif apis.is_run_config(name) or apis.is_tpu_config(name) or apis.is_train_and_evaluate(name):
       return
     elif isinstance(call.func, ast.Attribute) and call.func.attr in METHODS and index.drives(module, fn, call):
-      mode = METHODS[call.func.attr][0]
+      mode = METHODS[call.func.attr].mode
       found = index.sites_of(module, fn, call.func.value)
-      self._input_fn(module, fn, call, syntax.argument(call, 0, 'input_fn'), mode, found)
+      self._input_fn(module, fn, call, estimators.driven_input_fn(call), mode, found)
     elif estimators.is_estimator_super_init(self.program, module, fn, call):
       model_fn = syntax.argument(call, 0, 'model_fn')
       if model_fn is not None:

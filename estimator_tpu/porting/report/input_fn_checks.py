@@ -66,13 +66,32 @@ def report_returned_tensors(collector):
 def check_in_memory_arguments(collector, module, fn, call):
   """The data a TensorFlow in-memory input_fn maker (numpy_input_fn(x, y)) is given: its dtypes reach the infeed."""
   # Checks rule 15 (TPU dtypes).
+  # One cast per dtype kind: x's and y's float64 are one edit of this statement (astype where they are handed in).
+  found = {}
   for position, name in ((0, 'x'), (1, 'y')):
     node = syntax.argument(call, position, name)
     if node is not None:
       for kind, origin, detail in dtypes.dtype_problems(collector.program, module, fn, node):
-        collector.required(module, call, 'in-memory-dtype', dtypes.message(kind, name, origin, detail, INFEED_DTYPES))
+        found.setdefault(kind, []).append((name, origin, detail))
+  for kind, holders in found.items():
+    _, origin, detail = holders[0]
+    collector.required(module, call, 'in-memory-dtype', dtypes.message(
+        kind, [holder[0] for holder in holders], origin, detail, INFEED_DTYPES))
 
 
+
+
+def check_even_batches(collector, module, fn, size):
+  """A batch size written as a number that does not split over the 8 cores of a v2-8/v3-8 (nor a pod slice's
+  multiple of 8): TPUEstimator refuses a train/eval batch size that is not a multiple of the cores."""
+  # Checks rule 16 (even batches).
+  for where_module, node, value in inputs.written_sizes(collector.program, module, fn, size):
+    if value > 0 and value % CORES:
+      collector.required(where_module, node, 'batch-not-divisible',
+                         'the batch size %d, written here, does not split over the %d cores of a v2-8 or v3-8 '
+                         'TPU: TPUEstimator refuses a train or eval batch size that is not a multiple of the '
+                         'cores -> a multiple of %d (the global batch; each core gets batch / cores).'
+                         % (value, CORES, CORES))
 
 
 class _Checks(object):
@@ -170,16 +189,7 @@ class _Checks(object):
                              % (syntax.render(drop), text, unseen))
 
   def _even_batches(self, module, fn, size):
-    """A batch size written as a number that does not split over the 8 cores of a v2-8/v3-8 (nor a pod slice's
-    multiple of 8): TPUEstimator refuses a train/eval batch size that is not a multiple of the cores."""
-    # Checks rule 16 (even batches).
-    for where_module, node, value in inputs.written_sizes(self.program, module, fn, size):
-      if value > 0 and value % CORES:
-        self.collector.required(where_module, node, 'batch-not-divisible',
-                                'the batch size %d, written here, does not split over the %d cores of a v2-8 or v3-8 '
-                                'TPU: TPUEstimator refuses a train or eval batch size that is not a multiple of the '
-                                'cores -> a multiple of %d (the global batch; each core gets batch / cores).'
-                                % (value, CORES, CORES))
+    check_even_batches(self.collector, module, fn, size)
 
   def _padded_shapes(self, module, fn, call):
     """padded_batch pads each batch to its own longest element unless padded_shapes fixes every dimension."""

@@ -37,10 +37,13 @@ RUNS = {
     'model_class': ['tagger.py'],
     'contrib_decoder': ['copy_task.py'],
     'contrib_arrays': ['train.py'],
+    'contrib_fit': ['linear.py'],
+    'params_object': ['train.py'],
 }
 TF1_ONLY = {'contrib_rnn': 'uses tf.contrib, which TensorFlow 2 does not have',
             'boosted_trees_factory': 'uses tf.contrib.estimator, which TensorFlow 2 does not have',
             'contrib_arrays': 'uses tf.contrib.learn, which TensorFlow 2 does not have',
+            'contrib_fit': 'uses tf.contrib.learn, which TensorFlow 2 does not have',
             'contrib_decoder': 'uses tf.contrib.learn and tf.contrib.seq2seq, which TensorFlow 2 does not have',
             'builder_closures': 'iterates a Dataset made outside input_fn, in another graph than Estimator\'s, which '
                                 'TensorFlow 2 refuses'}

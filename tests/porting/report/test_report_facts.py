@@ -180,3 +180,25 @@ def test_a_seq2seq_decode_needs_maximum_iterations_on_xla():
       assert np.isfinite(session.run(outputs, {source: data})[0])
   with pytest.raises(ValueError, match='maximum_iterations is required for XLA compilation'):
     compile_on_xla(lambda x: decode(x, None), data)
+
+
+def test_the_numpy_makers_the_report_calls_float64_are_float64_unless_given_a_dtype():
+  """Rule 15: apis.NUMPY_FLOAT64_MAKERS, checked with the installed NumPy: each makes float64 by default, a dtype
+  at the position the table names makes it something else, and the infeed's dtypes do not include float64."""
+  import numpy as np
+  from estimator_tpu.porting.program import apis
+  from tensorflow.python.tpu.ops import tpu_ops
+  arguments = {'zeros': [2], 'ones': [2], 'empty': [2], 'identity': [2], 'eye': [2, 2, 0], 'linspace': [0, 1, 3, True,
+               False], 'random.rand': [2], 'random.randn': [2], 'random.random': [2], 'random.random_sample': [2],
+               'random.normal': [0, 1, 2], 'random.uniform': [0, 1, 2], 'random.standard_normal': [2]}
+  assert sorted('numpy.' + name for name in arguments) == sorted(apis.NUMPY_FLOAT64_MAKERS)
+  for name, args in arguments.items():
+    maker = np
+    for part in name.split('.'):
+      maker = getattr(maker, part)
+    assert maker(*args).dtype == np.float64, name
+    position = apis.NUMPY_FLOAT64_MAKERS['numpy.' + name]
+    if position is not None:
+      assert maker(*(args[:position] + [np.int32])).dtype == np.int32, name
+  assert np.array([1., 2]).dtype == np.float64 and np.array([1, 2]).dtype != np.float64
+  assert tf.float64 not in tpu_ops._SUPPORTED_INFEED_DTYPES
