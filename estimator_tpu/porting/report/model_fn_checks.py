@@ -357,6 +357,9 @@ class _DeviceWalk(object):
         kind, detail = self._optimizer_kind(module, fn, optimizer, conditions, 0)
       if kind == UNKNOWN and _only_names(self.program, module, fn, optimizer):
         kind, detail = PLAIN, ''  # `optimizer='Adam'` given by a builder's caller: optimize_loss builds it
+      elif kind == UNKNOWN and apis.is_optimize_loss(canonical) and _settings_read(self.program, module, fn,
+                                                                                    optimizer):
+        kind, detail = PLAIN, ''  # a name (or class) from flags, params or a config: optimize_loss builds it
       if checks.tpu_branch(conditions) != 'tpu':
         self._report_optimizer(module, call, kind, detail, '`%s(optimizer=%s)`' % (short, syntax.render(optimizer)))
     if apis.is_optimize_loss(canonical):
@@ -502,6 +505,25 @@ def _one_argument_where(call):
 
 def _is_none(node):
   return syntax.literal(node) is None
+
+
+def _settings_read(program, module, fn, node):
+  """Whether an expression reads a setting: `FLAGS.optimizer`, `params['optimizer']`, `params.get('optimizer',
+  'Adam')`, `Config.train.optimizer` (an attribute chain or subscript of a name that is not TensorFlow's, or .get
+  on one). Settings hold what a command line or a file can: an optimizer's name, never an optimizer built around
+  CrossShardOptimizer."""
+  if isinstance(node, ast.Call):
+    if not (isinstance(node.func, ast.Attribute) and node.func.attr == 'get' and node.args and
+            isinstance(syntax.literal(node.args[0]), str)):
+      return False
+    node = node.func.value
+  elif not isinstance(node, (ast.Attribute, ast.Subscript)):
+    return False
+  while isinstance(node, (ast.Attribute, ast.Subscript)):
+    node = node.value
+  if not isinstance(node, ast.Name) or node.id == 'self':
+    return False
+  return not apis.is_tf(program.canonical(module, fn, node) or '')
 
 
 def _only_names(program, module, fn, node):

@@ -41,3 +41,39 @@ def test_a_cannot_tell_beside_a_definite_finding_of_its_rule_is_dropped():
           findings.Finding('a.py', 3, 4, U, 'whether drop_remainder is True', 'batch-drop-remainder-unseen', None),
           findings.Finding('a.py', 3, 3, U, 'whether the batch size is params', 'batch-size-not-params', None)]
   assert [(f.rule, f.severity) for f in findings.Report(both, ['a.py'], []).findings] == [(3, U), (4, R)]
+
+
+OPTIMIZE_LOSS = '''import tensorflow as tf
+from absl import flags
+from settings import Config
+FLAGS = flags.FLAGS
+
+
+def model_fn(features, labels, mode, params):
+  loss = tf.reduce_mean(features)
+  step = tf.train.get_global_step()
+  if params['which'] == 1:
+    op = tf.contrib.layers.optimize_loss(loss, step, 0.1, FLAGS.optimizer, summaries=[])
+  elif params['which'] == 2:
+    op = tf.contrib.layers.optimize_loss(loss, step, 0.1, optimizer=params.get('optimizer', 'Adam'), summaries=[])
+  elif params['which'] == 3:
+    op = tf.contrib.layers.optimize_loss(loss, step, 0.1, optimizer=Config.train.optimizer, summaries=[])
+  else:
+    op = tf.contrib.layers.optimize_loss(loss, step, 0.1, optimizer=make_optimizer(), summaries=[])
+  return tf.estimator.EstimatorSpec(mode, loss=loss, train_op=op)
+
+
+estimator = tf.estimator.Estimator(model_fn, params={'which': 1})
+estimator.train(lambda: tf.data.Dataset.range(8), max_steps=1)
+'''
+
+
+def test_optimize_loss_given_an_optimizer_name_from_the_settings_builds_a_plain_optimizer(tmp_path):
+  """optimize_loss builds the optimizer a name (or class) names: a flag, a params key or a config read holds one,
+  never an optimizer wrapped in CrossShardOptimizer (rule 6 required); a function's result could be one (cannot
+  tell)."""
+  (tmp_path / 'train.py').write_text(OPTIMIZE_LOSS)
+  report, found = findings_of([str(tmp_path / 'train.py')], str(tmp_path))
+  rule6 = [(line, severity) for path, line, code, severity in found if code in ('optimizer-not-cross-shard',
+                                                                                'optimizer-unseen')]
+  assert rule6 == [(11, R), (13, R), (15, R), (17, U)]
