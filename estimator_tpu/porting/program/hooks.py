@@ -106,6 +106,10 @@ def _literal_names(program, module, fn, node):
     for item in items:
       value = syntax.literal(item)
       names.append(value if isinstance(value, str) else syntax.render(item))
+  if isinstance(node, ast.Name):  # a dict or list filled after it is made: log_tensors['lr'] = lr
+    for _, _, kind, _, value in values.stored_into(program, module, fn, node.id):
+      literal = syntax.literal(value) if kind in ('item', 'element') else None
+      names.append(literal if isinstance(literal, str) else syntax.render(value))
   return names
 
 

@@ -77,3 +77,41 @@ def test_optimize_loss_given_an_optimizer_name_from_the_settings_builds_a_plain_
   rule6 = [(line, severity) for path, line, code, severity in found if code in ('optimizer-not-cross-shard',
                                                                                 'optimizer-unseen')]
   assert rule6 == [(11, R), (13, R), (15, R), (17, U)]
+
+
+FILLED_LATER = '''import tensorflow as tf
+
+
+def model_fn(features, labels, mode, params):
+  logged = {}
+  loss = tf.reduce_mean(features)
+  rate = tf.train.exponential_decay(0.1, tf.train.get_global_step(), 100, 0.5)
+  logged['rate'] = rate
+  hook = tf.train.LoggingTensorHook(logged, every_n_iter=10)
+  quiet = tf.train.LoggingTensorHook({}, every_n_iter=10)
+  train_op = tf.train.GradientDescentOptimizer(rate).minimize(loss, tf.train.get_global_step())
+  return tf.estimator.EstimatorSpec(mode, loss=loss, train_op=train_op, training_hooks=[hook])
+
+
+def quiet_fn(features, labels, mode, params):
+  loss = tf.reduce_mean(features)
+  quiet = tf.train.LoggingTensorHook({}, every_n_iter=10)
+  return tf.estimator.EstimatorSpec(mode, loss=loss, train_op=tf.no_op(), training_hooks=[quiet])
+
+
+for fn in (model_fn, quiet_fn):
+  tf.estimator.Estimator(fn).train(lambda: tf.data.Dataset.range(8), max_steps=1)
+'''
+
+
+def test_a_logging_hook_given_a_dict_filled_after_it_is_made_fetches_what_was_put_in():
+  """log_tensors = {} ... log_tensors['lr'] = lr: the hook fetches lr, a tensor of the TPU computation (rule 8);
+  a hook on an empty dict fetches nothing."""
+  import tempfile
+  folder = tempfile.mkdtemp()
+  with open(os.path.join(folder, 'train.py'), 'w') as f:
+    f.write(FILLED_LATER)
+  report, found = findings_of([os.path.join(folder, 'train.py')], folder)
+  hooks = [(line, severity) for path, line, code, severity in found if code == 'spec-hooks-fetch-tensors']
+  assert hooks == [(12, R)]
+  assert "on 'rate'" in [f.message for f in report.findings if f.code == 'spec-hooks-fetch-tensors'][0]
