@@ -254,6 +254,21 @@ def string_defaults(program, module, fn, node):
   return count
 
 
+def names_dtype(program, module, fn, node, names, depth=0):
+  """Whether an expression (a module's constant followed to its value, lists added or comprehended) names one of
+  the dtypes `names` (canonical names, e.g. tensorflow.float64) anywhere in it."""
+  if depth > 3:
+    return False
+  for origin in values.origins(program, module, fn, node):
+    for child in ast.walk(origin.node):
+      if isinstance(child, ast.Attribute) and program.canonical(origin.module, origin.fn, child) in names:
+        return True
+      if isinstance(child, ast.Name) and child is not origin.node and isinstance(child.ctx, ast.Load) and \
+          names_dtype(program, origin.module, origin.fn, child, names, depth + 1):
+        return True
+  return False
+
+
 def holds_string_dtype(program, module, fn, node, depth=0):
   """True when a structure of dtypes (from_generator's output_types) holds tf.string."""
   if depth > 6:

@@ -311,6 +311,8 @@ class _InputWalk(object):
       defaults = syntax.argument(call, 1, 'record_defaults') if canonical in apis.CSV_DECODERS else \
           syntax.argument(call, 3, 'column_defaults')
       columns = dtypes.string_defaults(self.program, module, fn, defaults) if defaults is not None else 0
+      if defaults is not None and dtypes.names_dtype(self.program, module, fn, defaults, apis.HOST_FLOAT64_NAMES):
+        self.reading.float64.append((module, call))  # a float64 column: tf.constant([0.0], dtype=tf.float64)
       if columns:
         self.reading.strings.append((module, call, '%d string column%s (%s\'s %s \'\')' % (
             columns, '' if columns == 1 else 's', apis.last(canonical),

@@ -115,3 +115,36 @@ def test_a_logging_hook_given_a_dict_filled_after_it_is_made_fetches_what_was_pu
   hooks = [(line, severity) for path, line, code, severity in found if code == 'spec-hooks-fetch-tensors']
   assert hooks == [(12, R)]
   assert "on 'rate'" in [f.message for f in report.findings if f.code == 'spec-hooks-fetch-tensors'][0]
+
+
+CSV_FLOAT64 = '''import tensorflow as tf
+
+WIDE = [True, False, False]
+DEFAULTS = [tf.constant([0.0], dtype=tf.float64)] + [tf.constant([0], dtype=tf.int64) if wide else
+                                                     tf.constant([0.0], dtype=tf.float64) for wide in WIDE]
+
+
+def input_fn(params):
+  def parse(line):
+    columns = tf.decode_csv(line, record_defaults=DEFAULTS)
+    return dict(zip(['a', 'b', 'c'], columns[1:])), columns[0]
+  return tf.data.TextLineDataset('rows.csv').map(parse).batch(params['batch_size'], drop_remainder=True)
+
+
+def model_fn(features, labels, mode, params):
+  loss = tf.reduce_mean(labels)
+  return tf.estimator.tpu.TPUEstimatorSpec(mode, loss=loss, train_op=tf.no_op())
+
+
+tf.estimator.tpu.TPUEstimator(model_fn, train_batch_size=8).train(input_fn, max_steps=1)
+'''
+
+
+def test_decode_csv_given_float64_defaults_by_a_module_constant_makes_float64_columns(tmp_path):
+  """record_defaults built at module level from tf.constant(..., dtype=tf.float64) (lists added and comprehended):
+  float64 columns, never cast, reach the infeed (rule 15, at the decode_csv)."""
+  (tmp_path / 'train.py').write_text(CSV_FLOAT64)
+  report, found = findings_of([str(tmp_path / 'train.py')], str(tmp_path))
+  assert [(line, code, severity) for path, line, code, severity in found if code == 'uncast-input-dtype'] == [
+      (10, 'uncast-input-dtype', R)]
+  assert 'float64' in [f.message for f in report.findings if f.code == 'uncast-input-dtype'][0]
