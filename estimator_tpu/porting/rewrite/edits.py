@@ -134,9 +134,12 @@ class _Apply(cst.CSTTransformer):
     self.edits = edits
     self.unit = len(edits.source.tree.default_indent)
     self.original_lines = set(edits.source.text.splitlines())
+    # What the user wrote, whatever its indentation (a file can mix 2- and 4-space blocks, so the indentation
+    # fit_tree computes for a nested statement need not be the file's): never re-wrapped.
+    self.original_text = set(line.strip() for line in self.original_lines)
 
   def _fit(self, statement, indent):
-    return fit_tree(statement, indent, self.unit, self.original_lines, self.edits.source.tree.default_indent)
+    return fit_tree(statement, indent, self.unit, self.original_text, self.edits.source.tree.default_indent)
 
   def on_leave(self, original_node, updated_node):
     updated = super(_Apply, self).on_leave(original_node, updated_node)
@@ -244,27 +247,27 @@ def add_keywords(call, keywords, column=None):
   return call.with_changes(args=args)
 
 
-def fit_tree(statement, indent, unit, original_lines, default_indent):
+def fit_tree(statement, indent, unit, original_text, default_indent):
   """`statement` with the calls on lines the rewrite made longer than MAX_COLUMNS laid out again (see fit),
   inside compound statements too. Lines the user wrote are left as they are."""
   if isinstance(statement, cst.SimpleStatementLine):
-    return _fit_simple(statement, indent, original_lines, default_indent)
+    return _fit_simple(statement, indent, original_text, default_indent)
   body = getattr(statement, 'body', None)
   if isinstance(body, cst.IndentedBlock):
-    inner = [fit_tree(s, indent + unit, unit, original_lines, default_indent) for s in body.body]
+    inner = [fit_tree(s, indent + unit, unit, original_text, default_indent) for s in body.body]
     statement = statement.with_changes(body=body.with_changes(body=inner))
   orelse = getattr(statement, 'orelse', None)
   if orelse is not None and isinstance(getattr(orelse, 'body', None), cst.IndentedBlock):
-    statement = statement.with_changes(orelse=fit_tree(orelse, indent, unit, original_lines, default_indent))
+    statement = statement.with_changes(orelse=fit_tree(orelse, indent, unit, original_text, default_indent))
   return statement
 
 
-def _fit_simple(statement, indent, original_lines, default_indent):
+def _fit_simple(statement, indent, original_text, default_indent):
   for _ in range(6):
     code = cst.Module(body=[statement], default_indent=default_indent).code
     lines = code.splitlines()
     long_lines = [number for number, line in enumerate(lines, 1)
-                  if indent + len(line) > MAX_COLUMNS and (' ' * indent + line) not in original_lines
+                  if indent + len(line) > MAX_COLUMNS and line.strip() not in original_text
                   and not line.lstrip().startswith('#')]
     if not long_lines:
       return statement

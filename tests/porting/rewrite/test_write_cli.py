@@ -244,6 +244,43 @@ def test_comments_formatting_encoding_and_line_ends_stay_byte_for_byte(tmp_path)
       line.split('# keep')[1] for line in kept]
 
 
+MIXED_INDENT = (
+    'import tensorflow as tf\n'
+    '\n'
+    '\n'
+    'def model_fn(features, labels, mode, params):\n'
+    '  if mode == tf.estimator.ModeKeys.TRAIN or mode == tf.estimator.ModeKeys.EVAL:\n'
+    '      weights = tf.cast(tf.ones_like(labels), tf.float32)\n'
+    '      loss = tf.reduce_sum(tf.square(tf.layers.dense(features["x"], 1)[:, 0] - tf.cast(labels, tf.float32)) * '
+    'weights) / tf.reduce_sum(weights)\n'
+    '  train_op = tf.train.AdamOptimizer().minimize(loss, tf.train.get_or_create_global_step())\n'
+    '  return tf.estimator.EstimatorSpec(mode, loss=loss, train_op=train_op)\n'
+    '\n'
+    '\n'
+    'def input_fn():\n'
+    '  return tf.data.Dataset.from_tensors(({"x": [[1.0, 2.0]]}, [1])).repeat().batch(32)\n'
+    '\n'
+    '\n'
+    'estimator = tf.estimator.Estimator(model_fn)\n'
+    'estimator.train(input_fn, max_steps=10)\n')
+
+
+def test_a_long_line_the_port_does_not_change_is_not_rewrapped_in_a_block_indented_unlike_the_file(tmp_path):
+  """A file of 2-space blocks with one 6-space block: the long statement in it, which no change touches, keeps
+  its one line (the port wraps only the lines it writes)."""
+  folder = str(tmp_path / 'mixed')
+  os.makedirs(folder)
+  with open(os.path.join(folder, 'mixed.py'), 'w') as f:
+    f.write(MIXED_INDENT)
+  status, _, err = cli(['--write', str(tmp_path / 'out'), 'mixed.py'], folder)
+  assert status == 0, err
+  with open(str(tmp_path / 'out' / 'mixed.py')) as f:
+    ported = f.read().splitlines()
+  long_line = [line for line in MIXED_INDENT.splitlines() if line.startswith('      loss =')][0]
+  assert len(long_line) > 100 and long_line in ported
+  assert any('CrossShardOptimizer' in line for line in ported)  # the block next to it did change
+
+
 def test_every_unchanged_file_is_copied_as_it_is(tmp_path):
   status, _, _ = cli(['--write', str(tmp_path / 'out'), 'mnist.py', 'estimator_tpu/estimator'], REPO_ROOT)
   assert status == 0
