@@ -96,7 +96,7 @@ def run(argv, stdout):
   fv = parse(own)
   shape, source = planned_slice(fv)
   if program[0] == '-m':
-    path, program_dir = module_program(program), os.getcwd()
+    path, program_dir = module_program(program)
     program = [path] + program[2:]
   else:
     path = program[0]
@@ -113,18 +113,21 @@ def run(argv, stdout):
 
 
 def module_program(program):
-  """The file of `-m package.module`, found from the current folder as `python -m` finds it (without importing
-  the module: its package's __init__ files would run outside the judge)."""
+  """(file, folder) of `-m package.module`, found as `python -m` finds it: in the current folder, then in the
+  folders of PYTHONPATH; its packages may be namespace packages (no __init__.py), as Python 3 allows. The module is
+  not imported: its package's __init__ files would run outside the judge."""
   if len(program) < 2 or program[1].startswith('-'):
     raise UserError('-m needs the module to run.', 'write: %s' % USAGE)
   parts = program[1].split('.')
-  base = os.path.join(os.getcwd(), *parts)
-  for candidate in (base + '.py', os.path.join(base, '__main__.py')):
-    if os.path.isfile(candidate) and all(os.path.isfile(os.path.join(os.getcwd(), *(parts[:i] + ['__init__.py'])))
-                                         for i in range(1, len(parts))):
-      return candidate
-  raise UserError('no module %s under %s (a package folder with __init__.py files and %s.py).' % (
-      program[1], os.getcwd(), parts[-1]), 'run from the folder you run `python -m %s` in.' % program[1])
+  roots = [os.getcwd()] + [os.path.abspath(p) for p in os.environ.get('PYTHONPATH', '').split(os.pathsep) if p]
+  for root in roots:
+    base = os.path.join(root, *parts)
+    for candidate in (base + '.py', os.path.join(base, '__main__.py')):
+      if os.path.isfile(candidate):
+        return candidate, root
+  raise UserError('no module %s under %s or the folders of PYTHONPATH (a folder %s with %s.py).' % (
+      program[1], os.getcwd(), os.sep.join(parts[:-1]) or '.', parts[-1]),
+      'run from the folder you run `python -m %s` in.' % program[1])
 
 
 def run_program(path, argv, program_dir, judge, steps):

@@ -6,6 +6,7 @@ sites) and the findings that require a change there, by code at the node they ar
 LibCST node found at that place (located.py). A required finding no fixer takes becomes
 `# TODO(tpu port, rule N): what to do` above its statement.
 """
+import ast
 import collections
 import os
 
@@ -132,7 +133,7 @@ class Port(object):
         # multiplies by it: TypeError).
         blocked[site_key(site)] = ('its training batch size could not be traced, and TPUEstimator cannot train '
                                    'without train_batch_size (the global batch of its training input_fn)')
-      without = self.plans.inputs_without_params(site)
+      without = self.plans.inputs_without_params(site) or self._input_fn_left_without_params(site)
       if without:
         blocked[site_key(site)] = ('its input_fn %s takes no params, which TPUEstimator refuses: write an '
                                    'input_fn(params) first (see its TODO)' % without)
@@ -146,6 +147,20 @@ class Port(object):
         blocked[site_key(site)] = ('its model_fn is also run by an Estimator left plain, which would refuse the '
                                    'ported model_fn\'s TPUEstimatorSpec: port that estimator first (see its TODO)')
     return blocked
+
+  def _input_fn_left_without_params(self, site):
+    """An input_fn of the program that feeds this estimator and still takes no params after the run (its change
+    stayed a TODO: a use the port does not change hands it over, an Experiment's), as its source name; else None."""
+    for use in self.uses.input_fns:
+      if use.sites and site not in use.sites:
+        continue
+      for target in use.targets:
+        if isinstance(target, callables.Fn):
+          left = [f for f in self.findings(target.module, target.node, ('input-fn-without-params',))
+                  if f not in self.handled or f in self.left]
+          if left:
+            return '`%s`' % (target.node.name if not isinstance(target.node, ast.Lambda) else 'lambda')
+    return None
 
   def file_of(self, module):
     """The LocatedFile of a module of the program."""

@@ -70,6 +70,9 @@ class Plans(object):
     reading cannot see). A premade estimator left as a TODO keeps input_fns it can call: no params there."""
     if not use.sites:  # the reading cannot tell which estimator it feeds: the port's, if it makes one
       return bool(self.port.estimators) and all(s.kind != 'premade' for s in self.port.uses.index.sites.values())
+    if any(site in self.port.held_back or (site.kind in ('estimator', 'premade') and site not in self.port.estimators)
+           for site in use.sites):
+      return False  # it also feeds an estimator left plain (a CPU branch), which sets no params['batch_size']
     return any(site in self.port.estimators for site in use.sites)
 
   def _plan(self, use):

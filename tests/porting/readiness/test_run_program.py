@@ -108,6 +108,24 @@ def test_a_module_of_a_package_runs_as_python_m_runs_it(tmp_path):
   assert errors[0].startswith('error: no module trainer.nope under ') and ' Fix: ' in errors[0]
 
 
+def test_a_module_found_through_pythonpath_in_a_namespace_package_runs_as_python_m_runs_it(tmp_path, monkeypatch):
+  """`cd OUT && PYTHONPATH=PROGRAM python -m trainer.task`: the module is in a folder of PYTHONPATH, not the current
+  one, and trainer/ has no __init__.py (a namespace package, which Python 3 runs): judged as python -m runs it."""
+  program = tmp_path / 'program'
+  (program / 'trainer').mkdir(parents=True)
+  with open(VARIANTS) as f:
+    (program / 'trainer' / 'task.py').write_text(f.read())
+  elsewhere = tmp_path / 'out'
+  elsewhere.mkdir()
+  monkeypatch.setenv('PYTHONPATH', os.pathsep.join([str(program)] + [
+      p for p in os.environ.get('PYTHONPATH', '').split(os.pathsep) if p]))
+  result = judge([], ['-m', 'trainer.task', '--variant=ok', '--model_dir=model'], str(elsewhere))
+  assert result.status == 0, result.stdout + result.stderr[-2000:]
+  assert [h.split(' called')[0] for h in result.headers() if 'called' in h] == [
+      '== TPUEstimator.train', '== TPUEstimator.evaluate', '== TPUEstimator.predict']
+  assert 'Traceback' not in result.stderr
+
+
 def test_a_slice_flag_plans_that_slice(tmp_path):
   """On a v3-32 (4 hosts) every host's input_fn would read the same examples (it never reads params['context']),
   and the program's evaluation and prediction batches (16, 8) do not split over 32 cores."""

@@ -500,6 +500,30 @@ def run(model_fn, config):
   return tf.estimator.tpu.TPUEstimator(model_fn=model_fn, config=config, use_tpu=False, train_batch_size=8)
 """
 
+# rule 4: a drop_remainder the program already sets with its own expression (the BERT builders' use_tpu) is kept
+# as written: the port cannot tell its value, and True would drop a short last batch of the CPU's evaluation
+OWN_DROP_BEFORE = """
+from absl import flags
+import tensorflow as tf
+
+flags.DEFINE_bool('use_tpu', False, 'Run on a TPU.')
+FLAGS = flags.FLAGS
+
+
+def input_fn_builder(drop_remainder):
+  def input_fn(params):
+    dataset = tf.data.Dataset.from_tensor_slices(([1.0, 2.0, 3.0], [0, 1, 0]))
+    return dataset.repeat().batch(params['batch_size'], drop_remainder=drop_remainder)
+  return input_fn
+
+
+def run(model_fn, config):
+  estimator = tf.estimator.tpu.TPUEstimator(model_fn=model_fn, config=config, use_tpu=FLAGS.use_tpu,
+                                            train_batch_size=8, eval_batch_size=8)
+  estimator.train(input_fn_builder(drop_remainder=FLAGS.use_tpu), max_steps=10)
+  estimator.evaluate(input_fn_builder(drop_remainder=FLAGS.use_tpu), steps=2)
+"""
+
 
 @pytest.mark.parametrize('before, fixers, after', [
     (CONTRIB_NAMES_BEFORE, (contrib_names.fix,), CONTRIB_NAMES_AFTER),
@@ -511,7 +535,8 @@ def run(model_fn, config):
     (MODEL_FN_BEFORE, (model_fns.fix,), MODEL_FN_AFTER),
     (EXAMPLE_WEIGHTS_BEFORE, (exact_evaluation.plan, model_fns.fix), EXAMPLE_WEIGHTS_AFTER),
     (TWO_MINIMIZE_BEFORE, (model_fns.fix,), TWO_MINIMIZE_AFTER),
+    (OWN_DROP_BEFORE, (input_params.give_params_and_batch, input_params.pin_static_batches), OWN_DROP_BEFORE),
 ], ids=['contrib_names', 'summary_image', 'tpu_estimator', 'input_params', 'exact_evaluation', 'infeed_dtypes', 'model_fn',
-        'example_weights', 'two_minimize'])
+        'example_weights', 'two_minimize', 'own_drop_remainder'])
 def test_each_fixer_writes_exactly_this(tmp_path, monkeypatch, before, fixers, after):
   assert ported(tmp_path, monkeypatch, before, fixers) == after

@@ -133,6 +133,8 @@ def _fix_batch(port, batch):
   else:
     port.take(module, batch.call, SIZE_CODES)
   needs_drop = plans_lib.TRAIN in batch.modes and not batch.drops
+  if needs_drop and batch.site.drop is not None and batch.site.drops is None:
+    needs_drop = False  # the program's own drop_remainder=<expression> (drop_remainder=use_tpu): kept as written
   if needs_drop and batch.site.method in QUEUE_METHODS:
     port.todo(module, batch.call, DROP_CODES, 4, 'this batch may end short (allow_smaller_final_batch, or '
               'num_epochs set), and its maker takes no drop_remainder: feed a tf.data.Dataset batched with '
