@@ -277,6 +277,8 @@ class Callables(object):
         kind, bound, owner_module, _ = self.program.lookup(module, fn, node.func.id)
         found = (owner_module, bound) if kind in ('class', 'def') else None
       return found if found and isinstance(found[1], ast.ClassDef) else None
+    if isinstance(node, ast.Attribute) and isinstance(node.value, ast.Name) and node.value.id == 'self':
+      return self._attribute_class(module, fn, node.attr, depth)
     if isinstance(node, ast.Name):
       kind, bound, owner_module, owner = self.program.lookup(module, fn, node.id)
       if kind == 'value':
@@ -292,6 +294,24 @@ class Callables(object):
             else:
               break
           found = self.class_of(owner_module, owner, value, depth + 1) if not path else None
+          if found:
+            return found
+    return None
+
+  def _attribute_class(self, module, fn, name, depth):
+    """The scanned class of `self.name` in a method `fn`: what a method of its class (or a scanned base) assigns
+    to self.name (`self.model = BiLSTMCRFModel()` in __init__)."""
+    owner = module.parents.get(id(fn)) if fn is not None else None
+    if not isinstance(owner, ast.ClassDef):
+      return None
+    for method in owner.body:
+      if not isinstance(method, (ast.FunctionDef, ast.AsyncFunctionDef)):
+        continue
+      for node in ast.walk(method):
+        if isinstance(node, ast.Assign) and any(
+            isinstance(t, ast.Attribute) and isinstance(t.value, ast.Name) and t.value.id == 'self' and
+            t.attr == name for t in node.targets):
+          found = self.class_of(module, method, node.value, depth + 1)
           if found:
             return found
     return None

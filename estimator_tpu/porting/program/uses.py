@@ -70,12 +70,14 @@ class Uses(object):
       self._site(site)
     for module, fn, call in program.calls():
       self._call(module, fn, call)
-    self.input_fn_targets = collections.OrderedDict()  # (id(node), via) -> [Fn, set of TPU modes]
+    self.input_fn_targets = collections.OrderedDict()  # (id(node), via, partial) -> [Fn, set of TPU modes]
     for use in self.input_fns:
       if use.ported:
         for target in use.targets:
           if isinstance(target, callables.Fn):
-            key = (id(target.node), tuple(id(v[2]) for v in target.via))
+            # One per functools.partial too: each partial that binds params is a change of its own.
+            key = (id(target.node), tuple(id(v[2]) for v in target.via),
+                   id(target.partial[1]) if target.partial else None)
             entry = self.input_fn_targets.setdefault(key, [target, set()])
             if use.on_tpu:
               entry[1].add(use.mode)

@@ -148,3 +148,55 @@ def test_decode_csv_given_float64_defaults_by_a_module_constant_makes_float64_co
   assert [(line, code, severity) for path, line, code, severity in found if code == 'uncast-input-dtype'] == [
       (10, 'uncast-input-dtype', R)]
   assert 'float64' in [f.message for f in report.findings if f.code == 'uncast-input-dtype'][0]
+
+
+RUNNER_CLASS = '''import functools
+import tensorflow as tf
+
+
+class BaseModel(object):
+
+  def input_fn(self, params, mode):
+    return tf.data.Dataset.range(64).batch(params['batch_size'], drop_remainder=True)
+
+  def model_fn(self, features, labels, mode, params):
+    loss = tf.reduce_mean(tf.cast(features, tf.float32))
+    train_op = tf.train.AdamOptimizer().minimize(loss, tf.train.get_global_step())
+    return tf.estimator.tpu.TPUEstimatorSpec(mode, loss=loss, train_op=train_op)
+
+
+class TaggerModel(BaseModel):
+  pass
+
+
+class Runner(object):
+
+  def __init__(self, params):
+    self.params = params
+    self.model = TaggerModel()
+    self.estimator = tf.estimator.tpu.TPUEstimator(self.model.model_fn, train_batch_size=8, eval_batch_size=8)
+
+  def train(self):
+    input_fn = functools.partial(self.model.input_fn, params=self.params, mode='train')
+    self.estimator.train(input_fn, max_steps=10)
+
+  def evaluate(self):
+    input_fn = functools.partial(self.model.input_fn, params=self.params, mode='eval')
+    self.estimator.evaluate(input_fn, steps=2)
+
+
+runner = Runner({'learning_rate': 0.1})
+runner.train()
+runner.evaluate()
+'''
+
+
+def test_methods_of_an_instance_a_class_keeps_in_self_are_followed_and_each_partial_is_a_change(tmp_path):
+  """self.model = TaggerModel() in __init__: self.model.model_fn is BaseModel.model_fn (inherited), checked as the
+  model_fn (its optimizer, rule 6); every functools.partial that binds input_fn's params is a change of its own."""
+  (tmp_path / 'runner.py').write_text(RUNNER_CLASS)
+  report, found = findings_of([str(tmp_path / 'runner.py')], str(tmp_path))
+  required = [(line, code) for path, line, code, severity in found if severity == R]
+  assert (12, 'optimizer-not-cross-shard') in required
+  assert [line for line, code in required if code == 'input-fn-partial-binds-params'] == [28, 32]
+  assert not [f for f in report.findings if f.code in ('model-fn-unresolved', 'input-fn-unresolved')]
