@@ -242,6 +242,10 @@ def is_experiment(name):
   return is_tf(name) and name.endswith('learn.Experiment')
 
 
+def is_metric_spec(name):
+  return is_tf(name) and name.endswith('learn.MetricSpec')
+
+
 def is_hparams(name):
   return bool(name) and last(name) == 'HParams'
 

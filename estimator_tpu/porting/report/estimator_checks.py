@@ -268,6 +268,8 @@ class _CallSite(object):
       self._train_and_evaluate()
     elif apis.is_experiment(name):
       self._experiment()
+    elif apis.is_metric_spec(name):
+      self._metric_spec()
     elif isinstance(self.call.func, ast.Attribute) and self.call.func.attr in METHODS and \
         self.index.drives(self.module, self.fn, self.call):
       self._estimator_method()
@@ -430,6 +432,18 @@ class _CallSite(object):
       self.collector.required(self.module, self.call, 'experiment-eval-steps-none',
                               'Experiment(eval_steps=None) reads until the input ends -> '
                               'set eval_steps to the number of full batches: evaluation on a TPU refuses steps=None.')
+
+  def _metric_spec(self):
+    """contrib.learn's MetricSpec (for Experiment(eval_metrics=) or evaluate(metrics=)): metrics computed outside
+    model_fn, which a core Estimator refuses (Experiment: '`eval_metrics` must be None') and a TPU computes only
+    through TPUEstimatorSpec(eval_metrics=(metric_fn, tensors))."""
+    # Checks rule 5 (TPUEstimatorSpec).
+    if _evaluates_on_tpu([site for site in self.index.sites.values() if site.ported]):
+      self.collector.required(self.module, self.call, 'metric-spec',
+                              '`%s(...)` computes a metric outside model_fn: TPUEstimator takes metrics only from '
+                              'the TPUEstimatorSpec model_fn returns in evaluation -> move the metric into model_fn as '
+                              'eval_metrics=(metric_fn, tensors), metric_fn running on the host.'
+                              % syntax.render(self.call.func))
 
   def _estimator_method(self):
     # Checks rule 9 (steps).

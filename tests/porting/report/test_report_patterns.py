@@ -200,3 +200,30 @@ def test_methods_of_an_instance_a_class_keeps_in_self_are_followed_and_each_part
   assert (12, 'optimizer-not-cross-shard') in required
   assert [line for line, code in required if code == 'input-fn-partial-binds-params'] == [28, 32]
   assert not [f for f in report.findings if f.code in ('model-fn-unresolved', 'input-fn-unresolved')]
+
+
+METRIC_SPEC = '''import tensorflow as tf
+
+
+def model_fn(features, labels, mode, params):
+  loss = tf.reduce_mean(features)
+  train_op = tf.train.AdamOptimizer().minimize(loss, tf.train.get_global_step())
+  return tf.contrib.learn.ModelFnOps(mode, predictions={'p': features}, loss=loss, train_op=train_op)
+
+
+estimator = tf.contrib.learn.Estimator(model_fn=model_fn)
+metrics = {
+    'accuracy': tf.contrib.learn.MetricSpec(metric_fn=tf.contrib.metrics.streaming_accuracy,
+                                            prediction_key='p'),
+}
+experiment = tf.contrib.learn.Experiment(estimator, train_input_fn=lambda: tf.data.Dataset.range(8),
+                                         eval_input_fn=lambda: tf.data.Dataset.range(8), train_steps=10,
+                                         eval_steps=2, eval_metrics=metrics)
+'''
+
+
+def test_a_contrib_metric_spec_is_a_metric_the_tpu_estimator_must_compute_in_model_fn(tmp_path):
+  """MetricSpec computes a metric outside model_fn (rule 5), once per statement that builds them."""
+  (tmp_path / 'train.py').write_text(METRIC_SPEC)
+  report, found = findings_of([str(tmp_path / 'train.py')], str(tmp_path))
+  assert [(line, severity) for path, line, code, severity in found if code == 'metric-spec'] == [(11, R)]
