@@ -245,8 +245,8 @@ class Callables(object):
     `name` (not a property)."""
     if not (isinstance(node.value, ast.Name) and node.value.id == 'self') or fn is None:
       return None
-    owner = module.parents.get(id(fn))
-    if not isinstance(owner, ast.ClassDef):
+    owner = enclosing_class(module, fn)
+    if owner is None:
       return None
     found = self.find_method(module, owner, node.attr)
     return found if found and not found[1].decorator_list else None
@@ -301,8 +301,8 @@ class Callables(object):
   def _attribute_class(self, module, fn, name, depth):
     """The scanned class of `self.name` in a method `fn`: what a method of its class (or a scanned base) assigns
     to self.name (`self.model = BiLSTMCRFModel()` in __init__)."""
-    owner = module.parents.get(id(fn)) if fn is not None else None
-    if not isinstance(owner, ast.ClassDef):
+    owner = enclosing_class(module, fn) if fn is not None else None
+    if owner is None:
       return None
     for method in owner.body:
       if not isinstance(method, (ast.FunctionDef, ast.AsyncFunctionDef)):
@@ -408,6 +408,19 @@ class Callables(object):
               owner_module, owner, bound, predicate, depth + 1):
             return True
     return False
+
+
+def enclosing_class(module, fn):
+  """The ClassDef whose `self` a function sees: its own class for a method, the class of the method it is nested
+  in for a closure (`def create_model_fn(self): def model_fn(...): self._encode(...)`); None elsewhere."""
+  while fn is not None:
+    parent = module.parents.get(id(fn))
+    if isinstance(parent, ast.ClassDef):
+      return parent
+    if 'self' in syntax.param_names(fn) or not isinstance(parent, syntax.FUNCTION_NODES):
+      return None
+    fn = parent
+  return None
 
 
 def _decorated(definition, decorator):

@@ -509,8 +509,8 @@ def _is_none(node):
 
 def _settings_read(program, module, fn, node):
   """Whether an expression reads a setting: `FLAGS.optimizer`, `params['optimizer']`, `params.get('optimizer',
-  'Adam')`, `Config.train.optimizer` (an attribute chain or subscript of a name that is not TensorFlow's, or .get
-  on one). Settings hold what a command line or a file can: an optimizer's name, never an optimizer built around
+  'Adam')`, `Config.train.optimizer`, `self.params.optimizer` (an attribute chain or subscript of a name that is not
+  TensorFlow's, or .get on one). Settings hold what a command line or a file can: an optimizer's name, never an optimizer built around
   CrossShardOptimizer."""
   if isinstance(node, ast.Call):
     if not (isinstance(node.func, ast.Attribute) and node.func.attr == 'get' and node.args and
@@ -519,10 +519,11 @@ def _settings_read(program, module, fn, node):
     node = node.func.value
   elif not isinstance(node, (ast.Attribute, ast.Subscript)):
     return False
+  hops = 0
   while isinstance(node, (ast.Attribute, ast.Subscript)):
-    node = node.value
-  if not isinstance(node, ast.Name) or node.id == 'self':
-    return False
+    node, hops = node.value, hops + 1
+  if not isinstance(node, ast.Name) or (node.id == 'self' and hops < 2):
+    return False  # self.optimizer may be an optimizer an __init__ built; self.params.optimizer is a setting
   return not apis.is_tf(program.canonical(module, fn, node) or '')
 
 

@@ -227,3 +227,38 @@ def test_a_contrib_metric_spec_is_a_metric_the_tpu_estimator_must_compute_in_mod
   (tmp_path / 'train.py').write_text(METRIC_SPEC)
   report, found = findings_of([str(tmp_path / 'train.py')], str(tmp_path))
   assert [(line, severity) for path, line, code, severity in found if code == 'metric-spec'] == [(11, R)]
+
+
+CLOSURE_METHODS = '''import tensorflow as tf
+
+
+class Seq2Seq(object):
+
+  def __init__(self, params):
+    self.params = params
+
+  def _train_op(self, loss):
+    return tf.contrib.layers.optimize_loss(loss, tf.train.get_global_step(), 0.1, optimizer=self.params.optimizer,
+                                           summaries=[])
+
+  def create_model_fn(self):
+    def model_fn(features, labels, mode, params):
+      loss = tf.reduce_mean(features)
+      return tf.estimator.tpu.TPUEstimatorSpec(mode, loss=loss, train_op=self._train_op(loss))
+    return model_fn
+
+
+model = Seq2Seq(tf.contrib.training.HParams(optimizer='Adam'))
+estimator = tf.estimator.tpu.TPUEstimator(model.create_model_fn(), train_batch_size=8)
+estimator.train(lambda params: tf.data.Dataset.range(64).batch(params['batch_size'], drop_remainder=True),
+                max_steps=1)
+'''
+
+
+def test_a_model_fn_nested_in_a_method_reaches_the_methods_of_self_it_calls(tmp_path):
+  """model_fn, a closure of create_model_fn, calls self._train_op: that method is model_fn's code (read), and
+  optimize_loss given self.params.optimizer, a setting, builds a plain optimizer (rule 6 required)."""
+  (tmp_path / 'seq2seq.py').write_text(CLOSURE_METHODS)
+  report, found = findings_of([str(tmp_path / 'seq2seq.py')], str(tmp_path))
+  assert [(line, code, severity) for path, line, code, severity in found if code.startswith('optimizer')] == [
+      (10, 'optimizer-not-cross-shard', R)]
