@@ -57,7 +57,7 @@ def split(test, modes, flags):
     if isinstance(test.op, ast.And):
       return frozenset.intersection(*trues), frozenset.union(*falses)
     return frozenset.union(*trues), frozenset.intersection(*falses)
-  if isinstance(test, ast.Name) and test.id in flags and test.id != '__mode_names__':
+  if isinstance(test, ast.Name) and test.id in flags and test.id not in ('__mode_names__', '__keys__'):
     return split(flags[test.id], modes, flags)
   if isinstance(test, ast.Compare) and len(test.ops) == 1:
     left, op, right = test.left, test.ops[0], test.comparators[0]
@@ -67,7 +67,7 @@ def split(test, modes, flags):
     if not _is_mode(left, names):
       return modes, modes
     if isinstance(op, (ast.Eq, ast.Is, ast.NotEq, ast.IsNot)):
-      key = mode_key(right)
+      key = mode_key(right) or _alias(right, flags)
       if key is None:
         return modes, modes
       chosen = modes & frozenset([key])
@@ -84,13 +84,21 @@ def split(test, modes, flags):
   return modes, modes
 
 
+def _alias(node, flags):
+  """The mode a local name stands for (`PREDICT = tf.estimator.ModeKeys.PREDICT` in model_fn), else None."""
+  return flags.get('__keys__', {}).get(node.id) if isinstance(node, ast.Name) else None
+
+
 def mode_flags(fn, mode_names=MODE_NAMES):
-  """{name: test} for local booleans assigned from a mode test (`training = (mode == ModeKeys.TRAIN)`)."""
-  flags = {'__mode_names__': mode_names}
+  """{name: test} for local booleans assigned from a mode test (`training = (mode == ModeKeys.TRAIN)`), and under
+  '__keys__' the local names of ModeKeys constants (`PREDICT = tf.estimator.ModeKeys.PREDICT`)."""
+  flags = {'__mode_names__': mode_names, '__keys__': {}}
   for node, _ in syntax.walk_local(fn):
     if isinstance(node, ast.Assign) and len(node.targets) == 1 and isinstance(node.targets[0], ast.Name):
       value = node.value
-      if isinstance(value, ast.Compare) and split(value, ALL, flags) != (ALL, ALL):
+      if isinstance(value, ast.Attribute) and mode_key(value) and node.targets[0].id not in mode_names:
+        flags['__keys__'][node.targets[0].id] = mode_key(value)
+      elif isinstance(value, ast.Compare) and split(value, ALL, flags) != (ALL, ALL):
         flags[node.targets[0].id] = value
   return flags
 

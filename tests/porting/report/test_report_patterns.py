@@ -262,3 +262,34 @@ def test_a_model_fn_nested_in_a_method_reaches_the_methods_of_self_it_calls(tmp_
   report, found = findings_of([str(tmp_path / 'seq2seq.py')], str(tmp_path))
   assert [(line, code, severity) for path, line, code, severity in found if code.startswith('optimizer')] == [
       (10, 'optimizer-not-cross-shard', R)]
+
+
+MODE_ALIASES = '''import tensorflow as tf
+
+
+def model_fn(features, labels, mode, params):
+  PREDICT = tf.estimator.ModeKeys.PREDICT
+  TRAIN = tf.estimator.ModeKeys.TRAIN
+  logits = tf.layers.dense(features, 2)
+  if mode == PREDICT:
+    return tf.estimator.EstimatorSpec(mode=PREDICT, predictions={'logits': logits})
+  loss = tf.losses.sparse_softmax_cross_entropy(labels, logits)
+  if mode == TRAIN:
+    train_op = tf.train.AdamOptimizer().minimize(loss, tf.train.get_global_step())
+    return tf.estimator.EstimatorSpec(mode=TRAIN, loss=loss, train_op=train_op)
+  return tf.estimator.EstimatorSpec(mode=mode, loss=loss)
+
+
+estimator = tf.estimator.Estimator(model_fn)
+estimator.train(lambda: tf.data.Dataset.range(8), max_steps=1)
+estimator.evaluate(lambda: tf.data.Dataset.range(8), steps=1)
+'''
+
+
+def test_local_names_of_mode_keys_split_model_fn_by_mode(tmp_path):
+  """PREDICT = tf.estimator.ModeKeys.PREDICT in model_fn: `if mode == PREDICT` is the prediction branch, which a
+  program that never predicts does not run on a TPU; the TRAIN branch's spec is training-only (advice)."""
+  (tmp_path / 'train.py').write_text(MODE_ALIASES)
+  report, found = findings_of([str(tmp_path / 'train.py')], str(tmp_path))
+  specs = [(line, code, severity) for path, line, code, severity in found if code.startswith('estimator-spec')]
+  assert specs == [(13, 'estimator-spec-in-training', 'advice'), (14, 'estimator-spec', R)]
