@@ -2,6 +2,7 @@
 import ast
 
 from estimator_tpu.porting.program import anchors
+from estimator_tpu.porting.program import reachable
 from estimator_tpu.porting.program import syntax
 from estimator_tpu.porting.report import codes
 from estimator_tpu.porting.report import findings
@@ -19,7 +20,10 @@ class Collector(object):
     self.returns_tensors = {}  # (module, return statement) -> modes of the input_fns returning tensors there
 
   def add(self, module, node, code, severity, message):
-    """A finding of kind `code` (codes.py, which gives its rule) at `node` of `module`."""
+    """A finding of kind `code` (codes.py, which gives its rule) at `node` of `module`; none in code the program
+    cannot run (program/reachable.py)."""
+    if reachable.in_dead_code(self.program, module, node):
+      return
     if severity == findings.REQUIRED and self.unsure:
       severity, message = findings.UNKNOWN, '%s: %s' % (self.unsure, message)
     where = anchors.anchor(self.program, module, node)

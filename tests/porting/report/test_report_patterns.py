@@ -293,3 +293,55 @@ def test_local_names_of_mode_keys_split_model_fn_by_mode(tmp_path):
   report, found = findings_of([str(tmp_path / 'train.py')], str(tmp_path))
   specs = [(line, code, severity) for path, line, code, severity in found if code.startswith('estimator-spec')]
   assert specs == [(13, 'estimator-spec-in-training', 'advice'), (14, 'estimator-spec', R)]
+
+
+UNUSED_EXPERIMENT = {
+    'model.py': '''import tensorflow as tf
+
+
+def model_fn(features, labels, mode, params):
+  loss = tf.reduce_mean(features)
+  train_op = tf.train.AdamOptimizer().minimize(loss, tf.train.get_global_step())
+  return tf.estimator.EstimatorSpec(mode, loss=loss, train_op=train_op)
+
+
+def get_input_fn(batch_size):
+  return lambda: tf.data.Dataset.range(64).batch(batch_size)
+
+
+def build_estimator(model_dir):
+  return tf.estimator.Estimator(model_fn, model_dir=model_dir)
+
+
+def run():
+  estimator = tf.estimator.Estimator(model_fn)
+  estimator.train(get_input_fn(8), max_steps=1)
+''',
+    'task.py': '''import model
+from tensorflow.contrib.learn import Experiment
+
+
+def generate_experiment_fn(batch_size):
+  def experiment_fn(output_dir):
+    return Experiment(model.build_estimator(output_dir), train_input_fn=model.get_input_fn(batch_size),
+                      eval_input_fn=model.get_input_fn(batch_size), train_steps=10, eval_steps=1)
+  return experiment_fn
+
+
+if __name__ == '__main__':
+  # learn_runner.run(generate_experiment_fn(32), '/tmp/out')
+  model.run()
+'''}
+
+
+def test_code_only_dead_code_names_gets_no_finding(tmp_path):
+  """task.py's main runs model.run(); generate_experiment_fn (its learn_runner call commented out) is named by
+  nothing, and build_estimator only by it: no finding there (rule 1, rule 8), while run()'s estimator and the
+  input maker both use keep theirs."""
+  for name, text in UNUSED_EXPERIMENT.items():
+    (tmp_path / name).write_text(text)
+  report, found = findings_of([str(tmp_path / 'task.py'), str(tmp_path / 'model.py')], str(tmp_path))
+  required = [(path, line, code) for path, line, code, severity in found if severity == R]
+  assert ('model.py', 19, 'plain-estimator') in required
+  assert not [f for f in required if f[0] == 'task.py' or f[1] == 15], required
+  assert [f for f in required if f[2] == 'optimizer-not-cross-shard']
