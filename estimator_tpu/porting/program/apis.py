@@ -106,7 +106,9 @@ DYNAMIC_SHAPE_OPS = frozenset([
 WHERE_OPS = frozenset(['tensorflow.where', 'tensorflow.where_v2'])
 # Strings have no TPU type: string ops, parsing and table lookups belong in input_fn, on the host.
 _STRING_PREFIXES = ('tensorflow.strings.', 'tensorflow.lookup.', 'tensorflow.contrib.lookup.', 'tensorflow.io.decode_',
-                    'tensorflow.image.decode_', 'tensorflow.io.parse_', 'tensorflow.string_')
+                    'tensorflow.image.decode_', 'tensorflow.io.parse_', 'tensorflow.string_',
+                    # the same ops imported from where TensorFlow defines them
+                    'tensorflow.python.ops.lookup_ops.', 'tensorflow.python.ops.string_ops.')
 _STRING_OPS = frozenset([
     'tensorflow.as_string', 'tensorflow.substr', 'tensorflow.regex_replace', 'tensorflow.decode_raw',
     'tensorflow.decode_csv', 'tensorflow.decode_base64', 'tensorflow.parse_example', 'tensorflow.parse_single_example',

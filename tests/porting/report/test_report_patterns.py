@@ -345,3 +345,28 @@ def test_code_only_dead_code_names_gets_no_finding(tmp_path):
   assert ('model.py', 19, 'plain-estimator') in required
   assert not [f for f in required if f[0] == 'task.py' or f[1] == 15], required
   assert [f for f in required if f[2] == 'optimizer-not-cross-shard']
+
+
+INTERNAL_LOOKUP = '''import tensorflow as tf
+from tensorflow.python.ops import lookup_ops
+
+
+def model_fn(features, labels, mode, params):
+  table = lookup_ops.index_table_from_file(params['vocab'], default_value=0)
+  ids = table.lookup(features['words'])
+  loss = tf.reduce_mean(tf.cast(ids, tf.float32))
+  return tf.estimator.tpu.TPUEstimatorSpec(mode, loss=loss, train_op=tf.no_op())
+
+
+tf.estimator.tpu.TPUEstimator(model_fn, train_batch_size=8, params={'vocab': 'vocab.txt'}).train(
+    lambda params: tf.data.Dataset.range(64).batch(params['batch_size'], drop_remainder=True), max_steps=1)
+'''
+
+
+def test_a_string_table_imported_from_where_tensorflow_defines_it_is_a_string_op(tmp_path):
+  """tensorflow.python.ops.lookup_ops.index_table_from_file (tf.contrib.lookup's in TF 1): a string table in
+  model_fn, which has no TPU string type (rule 15)."""
+  (tmp_path / 'train.py').write_text(INTERNAL_LOOKUP)
+  report, found = findings_of([str(tmp_path / 'train.py')], str(tmp_path))
+  assert [(line, code, severity) for path, line, code, severity in found if code == 'string-op-in-model-fn'] == [
+      (6, 'string-op-in-model-fn', R)]
