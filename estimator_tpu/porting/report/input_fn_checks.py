@@ -147,6 +147,13 @@ class _Checks(object):
                            '(the global batch on CPU) and splits train_batch_size over the cores itself.' % source)
     if isinstance(call.func, ast.Attribute) and call.func.attr == 'padded_batch':
       self._padded_shapes(module, fn, call)
+    if site.method in apis.QUEUE_BATCHING and syntax.literal(syntax.keyword(call, 'dynamic_pad')) is True and \
+        self.modes and self.modes & set([TRAIN, EVAL]):
+      self.collector.required(module, call, 'queue-dynamic-pad',
+                              '`%s(dynamic_pad=True)` pads each batch to its own longest element: those dimensions '
+                              'change from batch to batch, and XLA compiles a TPU program for one static shape -> '
+                              'pad (or cut) every element to a fixed length before batching.'
+                              % site.method.replace('tensorflow.', 'tf.', 1))
     if size is not None and not site.from_params and self.modes and self.modes & set([TRAIN, EVAL]):
       self._even_batches(module, fn, size)
     if site.flattened:

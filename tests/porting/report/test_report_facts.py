@@ -202,3 +202,12 @@ def test_the_numpy_makers_the_report_calls_float64_are_float64_unless_given_a_dt
       assert maker(*(args[:position] + [np.int32])).dtype == np.int32, name
   assert np.array([1., 2]).dtype == np.float64 and np.array([1, 2]).dtype != np.float64
   assert tf.float64 not in tpu_ops._SUPPORTED_INFEED_DTYPES
+
+
+def test_a_queue_batch_with_dynamic_pad_has_no_static_length():
+  """Rule 4 (queue-dynamic-pad): tf.train.batch(dynamic_pad=True) pads each batch to its own longest element, so
+  the padded dimension is None in the graph: the infeed needs every dimension static."""
+  with tf.Graph().as_default():
+    tokens = tf.placeholder_with_default(tf.constant([1, 2, 3], tf.int64), shape=[None])
+    batch = tf.train.batch([tokens], batch_size=4, dynamic_pad=True)
+    assert batch.shape.as_list() == [4, None]

@@ -370,3 +370,27 @@ def test_a_string_table_imported_from_where_tensorflow_defines_it_is_a_string_op
   report, found = findings_of([str(tmp_path / 'train.py')], str(tmp_path))
   assert [(line, code, severity) for path, line, code, severity in found if code == 'string-op-in-model-fn'] == [
       (6, 'string-op-in-model-fn', R)]
+
+
+DYNAMIC_PAD = '''import tensorflow as tf
+
+
+def input_fn(params):
+  tokens = tf.constant([1, 2, 3], tf.int64)
+  features = tf.train.batch([tokens], batch_size=params['batch_size'], dynamic_pad=True)
+  return {'tokens': features}, tf.zeros([params['batch_size']])
+
+
+def model_fn(features, labels, mode, params):
+  loss = tf.reduce_mean(tf.cast(features['tokens'], tf.float32))
+  return tf.estimator.tpu.TPUEstimatorSpec(mode, loss=loss, train_op=tf.no_op())
+
+
+tf.estimator.tpu.TPUEstimator(model_fn, train_batch_size=8).train(input_fn, max_steps=1)
+'''
+
+
+def test_a_queue_batch_that_pads_dynamically_is_required_to_pad_to_a_fixed_length(tmp_path):
+  (tmp_path / 'train.py').write_text(DYNAMIC_PAD)
+  report, found = findings_of([str(tmp_path / 'train.py')], str(tmp_path))
+  assert [(line, severity) for path, line, code, severity in found if code == 'queue-dynamic-pad'] == [(6, R)]
