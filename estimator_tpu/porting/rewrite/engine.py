@@ -158,6 +158,10 @@ class Port(object):
         if isinstance(target, callables.Fn):
           left = [f for f in self.findings(target.module, target.node, ('input-fn-without-params',))
                   if f not in self.handled or f in self.left]
+          if target.partial:  # functools.partial(input_fn, params=...): the partial leaves no params either
+            left += [f for f in self.findings(target.partial[0], target.partial[1],
+                                              ('input-fn-partial-binds-params',))
+                     if f not in self.handled or f in self.left]
           if left:
             return '`%s`' % (target.node.name if not isinstance(target.node, ast.Lambda) else 'lambda')
     return None
