@@ -560,9 +560,11 @@ class _CallSite(object):
     found = [self._step_value(self.module, self.fn, node)]
     if isinstance(node, ast.Name):
       # Only the flags a name was given count: `eval_steps = None` then `if use_tpu: eval_steps = n` (BERT) is set
-      # where it matters.
-      found = [self._step_value(o.module, o.fn, o.node) for o in values.origins(self.program, self.module, self.fn,
-                                                                                 node)
+      # where it matters; a name that is only ever None (EVAL_STEPS = None, a module's constant) is None.
+      origins = values.origins(self.program, self.module, self.fn, node)
+      if origins and all(syntax.is_literal(o.node) and syntax.literal(o.node) is None for o in origins):
+        return NONE, ' (`%s` is None: %s:%d)' % (node.id, origins[0].module.path, origins[0].node.lineno)
+      found = [self._step_value(o.module, o.fn, o.node) for o in origins
                if self._flag_read(o.module, o.fn, o.node) is not None] or found
     for state in (NONE, RUN_TIME):
       for found_state, why in found:

@@ -394,3 +394,37 @@ def test_a_queue_batch_that_pads_dynamically_is_required_to_pad_to_a_fixed_lengt
   (tmp_path / 'train.py').write_text(DYNAMIC_PAD)
   report, found = findings_of([str(tmp_path / 'train.py')], str(tmp_path))
   assert [(line, severity) for path, line, code, severity in found if code == 'queue-dynamic-pad'] == [(6, R)]
+
+
+NONE_CONSTANT_STEPS = '''import tensorflow as tf
+
+EVAL_STEPS = None  # until the input ends
+
+
+def model_fn(features, labels, mode, params):
+  loss = tf.reduce_mean(tf.cast(features, tf.float32))
+  return tf.estimator.tpu.TPUEstimatorSpec(mode, loss=loss, train_op=tf.no_op())
+
+
+def input_fn(params):
+  return tf.data.Dataset.range(64).batch(params['batch_size'], drop_remainder=True)
+
+
+def main(use_tpu, steps):
+  estimator = tf.estimator.tpu.TPUEstimator(model_fn, train_batch_size=8, eval_batch_size=8)
+  bounded = None
+  if use_tpu:
+    bounded = steps
+  tf.estimator.train_and_evaluate(estimator, tf.estimator.TrainSpec(input_fn, max_steps=10),
+                                  tf.estimator.EvalSpec(input_fn, steps=EVAL_STEPS))
+  estimator.evaluate(input_fn, steps=bounded)
+'''
+
+
+def test_a_steps_name_that_is_only_ever_none_is_none_and_one_set_where_it_matters_is_not(tmp_path):
+  """EvalSpec(steps=EVAL_STEPS) with EVAL_STEPS = None reads to the input's end (rule 9); BERT's `bounded = None`
+  then `if use_tpu: bounded = steps` is set on the TPU."""
+  (tmp_path / 'train.py').write_text(NONE_CONSTANT_STEPS)
+  report, found = findings_of([str(tmp_path / 'train.py')], str(tmp_path))
+  assert [(line, code) for path, line, code, severity in found if severity == R and code.startswith('eval')] == [
+      (20, 'eval-spec-steps-none')]
