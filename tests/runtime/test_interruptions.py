@@ -91,11 +91,19 @@ def test_preparation_killed_mid_write_leaves_no_split_and_the_rerun_completes(tm
   expected = {'train': 10000, 'validation': 50, 'test': 100}
 
   def temp_files():
-    return [n for n in os.listdir(data_dir) if '.tmp-' in n] if os.path.isdir(data_dir) else []
+    try:  # the writer makes, renames and removes these while we look: a name gone since is no longer written
+      return [n for n in os.listdir(data_dir) if '.tmp-' in n]
+    except FileNotFoundError:
+      return []
+
+  def size(name):
+    try:
+      return os.path.getsize(os.path.join(data_dir, name))
+    except FileNotFoundError:
+      return 0
 
   def writing_train_split():
-    return any(n.startswith('train.tfrecords.tmp-') and os.path.getsize(os.path.join(data_dir, n)) > 0
-               for n in temp_files())
+    return any(n.startswith('train.tfrecords.tmp-') and size(n) > 0 for n in temp_files())
 
   first = start(command, str(tmp_path / 'first.log'))
   kill_when(first, writing_train_split)
