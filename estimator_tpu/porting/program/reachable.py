@@ -9,8 +9,6 @@ more code live, never less. Methods and nested functions live and die with their
 """
 import ast
 
-from estimator_tpu.porting.program import syntax
-
 DEFS = (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)
 
 
