@@ -32,21 +32,19 @@ def dtype_problems(program, module, fn, node):
 def message(kind, what, origin, detail, infeed_dtypes):
   """The finding's words; `what` is the expression, or a list of the arguments that hold the data."""
   where = '%s:%d' % (origin.module.path, origin.node.lineno)
-  if isinstance(what, list) and len(what) > 1:
-    return message(kind, 'X', origin, detail, infeed_dtypes).replace(
-        '`X` holds', ' and '.join('`%s`' % name for name in what) + ' hold', 1)
-  what = what[0] if isinstance(what, list) else what
+  names = what if isinstance(what, list) else [what]
+  holds = ' and '.join('`%s`' % name for name in names) + (' hold' if len(names) > 1 else ' holds')
   if kind == STRINGS:
-    return ('`%s` holds strings (%s, %s): the TPU infeed takes no strings (it takes %s) -> turn them into integer '
-            'ids on the host (a vocabulary lookup in input_fn) and feed the ids.' % (what, detail, where,
+    return ('%s strings (%s, %s): the TPU infeed takes no strings (it takes %s) -> turn them into integer '
+            'ids on the host (a vocabulary lookup in input_fn) and feed the ids.' % (holds, detail, where,
                                                                                        infeed_dtypes))
   if kind == UINT8:
-    return ('`%s` holds uint8 data (%s, %s): TensorFlow 1.15\'s TPU infeed refuses uint8 (it takes %s) -> cast on '
+    return ('%s uint8 data (%s, %s): TensorFlow 1.15\'s TPU infeed refuses uint8 (it takes %s) -> cast on '
             'the host, e.g. .astype(np.int32) for labels; a cast inside model_fn is on the TPU, too late.'
-            % (what, detail, where, infeed_dtypes))
-  return ('`%s` holds float64 data (%s, %s): the TPU infeed refuses float64 (it takes %s) -> cast it to float32 on '
+            % (holds, detail, where, infeed_dtypes))
+  return ('%s float64 data (%s, %s): the TPU infeed refuses float64 (it takes %s) -> cast it to float32 on '
           'the host (.astype(np.float32), or dtype= when reading); a cast inside model_fn is on the TPU, too late.'
-          % (what, detail, where, infeed_dtypes))
+          % (holds, detail, where, infeed_dtypes))
 
 
 def _sources(program, module, fn, node, depth):

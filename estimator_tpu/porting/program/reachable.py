@@ -63,11 +63,12 @@ def _dead(program):
       else:
         live_names |= _names(statement)
   named_anywhere |= live_names
+  scripts = set(id(module) for module in program.modules if _is_script(module))
   live = set()
   frontier = list(live_names)
   for name, found in defs.items():
     for module, definition in found:
-      if definition.decorator_list or (name not in named_anywhere and not _is_script(module)):
+      if definition.decorator_list or (name not in named_anywhere and id(module) not in scripts):
         # Run from elsewhere, for all the scanned files can tell: nothing here names it (or a decorator
         # registers it).
         live.add(id(definition))

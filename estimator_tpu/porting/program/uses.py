@@ -88,6 +88,11 @@ class Uses(object):
     return sum(1 for use in self.input_fns if use.ported for target in use.targets
                if isinstance(target, callables.Unresolved) and not estimators.made_by_tf_input_fn(target))
 
+  def input_fn_targets_of(self, site):
+    """What every input_fn argument that can feed an estimator Site resolves to (callables.Fn or Unresolved):
+    those of uses that name the site, and of those whose estimator static analysis cannot tell."""
+    return [target for use in self.input_fns if not use.sites or site in use.sites for target in use.targets]
+
   def model_fns_of(self, site):
     """The functions (callables.Fn) an estimator Site runs as its model_fn."""
     return [t for argument in self.model_fn_arguments if argument.site is site for t in argument.targets

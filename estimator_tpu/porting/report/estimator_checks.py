@@ -95,11 +95,11 @@ def _check_queue_maker(collector, use, target):
                                                  'its default batch_size (%d)' % _QUEUE_MAKER_DEFAULT_BATCH))
   if call is None:
     return
-  if use.on_tpu and use.mode in (uses_lib.TRAIN, uses_lib.EVAL) and size is not None:
+  trains_or_evaluates = use.on_tpu and use.mode in (uses_lib.TRAIN, uses_lib.EVAL)
+  if trains_or_evaluates and size is not None:
     input_fn_checks.check_even_batches(collector, target.call[0], target.call[1], size)
   epochs = syntax.argument(call, *_QUEUE_MAKER_EPOCHS)
-  if use.on_tpu and use.mode in (uses_lib.TRAIN, uses_lib.EVAL) and (
-      epochs is None or (syntax.is_literal(epochs) and syntax.literal(epochs) is not None)):
+  if trains_or_evaluates and (epochs is None or (syntax.is_literal(epochs) and syntax.literal(epochs) is not None)):
     collector.required(module, call, 'queue-input', '`%s` with num_epochs=%s dequeues with dequeue_up_to, so '
                        'its batch dimension is None (and its last batch short); XLA compiles a TPU program for one '
                        'static shape -> the input_fn(params)\'s Dataset batched with drop_remainder=True.' % (

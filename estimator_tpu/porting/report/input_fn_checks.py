@@ -155,7 +155,7 @@ class _Checks(object):
                               'pad (or cut) every element to a fixed length before batching.'
                               % site.method.replace('tensorflow.', 'tf.', 1))
     if size is not None and not site.from_params and self.modes and self.modes & set([TRAIN, EVAL]):
-      self._even_batches(module, fn, size)
+      check_even_batches(self.collector, module, fn, size)
     if site.flattened:
       return  # unbatched by the function that called its input_fn (tpu_exact_eval_input): not the shape fed
     if self.modes is not None and not self.modes & set([TRAIN, EVAL]):
@@ -194,9 +194,6 @@ class _Checks(object):
                              'whether drop_remainder=`%s` of %s is True%s -> make it True where '
                              'the input trains or evaluates on a TPU (XLA compiles one static shape).'
                              % (syntax.render(drop), text, unseen))
-
-  def _even_batches(self, module, fn, size):
-    check_even_batches(self.collector, module, fn, size)
 
   def _padded_shapes(self, module, fn, call):
     """padded_batch pads each batch to its own longest element unless padded_shapes fixes every dimension."""

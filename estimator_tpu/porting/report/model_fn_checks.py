@@ -510,8 +510,8 @@ def _is_none(node):
 def _settings_read(program, module, fn, node):
   """Whether an expression reads a setting: `FLAGS.optimizer`, `params['optimizer']`, `params.get('optimizer',
   'Adam')`, `Config.train.optimizer`, `self.params.optimizer` (an attribute chain or subscript of a name that is not
-  TensorFlow's, or .get on one). Settings hold what a command line or a file can: an optimizer's name, never an optimizer built around
-  CrossShardOptimizer."""
+  TensorFlow's, or .get on one). Settings hold what a command line or a file can: an optimizer's name, never an
+  optimizer built around CrossShardOptimizer."""
   if isinstance(node, ast.Call):
     if not (isinstance(node.func, ast.Attribute) and node.func.attr == 'get' and node.args and
             isinstance(syntax.literal(node.args[0]), str)):

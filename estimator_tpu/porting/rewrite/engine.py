@@ -151,19 +151,14 @@ class Port(object):
   def _input_fn_left_without_params(self, site):
     """An input_fn of the program that feeds this estimator and still takes no params after the run (its change
     stayed a TODO: a use the port does not change hands it over, an Experiment's), as its source name; else None."""
-    for use in self.uses.input_fns:
-      if use.sites and site not in use.sites:
-        continue
-      for target in use.targets:
-        if isinstance(target, callables.Fn):
-          left = [f for f in self.findings(target.module, target.node, ('input-fn-without-params',))
-                  if f not in self.handled or f in self.left]
-          if target.partial:  # functools.partial(input_fn, params=...): the partial leaves no params either
-            left += [f for f in self.findings(target.partial[0], target.partial[1],
-                                              ('input-fn-partial-binds-params',))
-                     if f not in self.handled or f in self.left]
-          if left:
-            return '`%s`' % (target.node.name if not isinstance(target.node, ast.Lambda) else 'lambda')
+    def left(module, node, code):
+      return [f for f in self.findings(module, node, (code,)) if f not in self.handled or f in self.left]
+    for target in self.uses.input_fn_targets_of(site):
+      if isinstance(target, callables.Fn) and (
+          left(target.module, target.node, 'input-fn-without-params') or
+          # functools.partial(input_fn, params=...): the partial leaves no params either
+          (target.partial and left(target.partial[0], target.partial[1], 'input-fn-partial-binds-params'))):
+        return '`%s`' % (target.node.name if not isinstance(target.node, ast.Lambda) else 'lambda')
     return None
 
   def file_of(self, module):

@@ -100,12 +100,9 @@ class Plans(object):
   def inputs_without_params(self, site):
     """The input_fn a TensorFlow function made for this estimator (numpy_input_fn, pandas_input_fn: no params
     argument, which TPUEstimator refuses and the port cannot add), as its source text; else None."""
-    for use in self.port.uses.input_fns:
-      if use.sites and site not in use.sites:
-        continue  # it feeds other estimators; one the reading cannot tell may feed this one
-      for target in use.targets:
-        if isinstance(target, callables.Unresolved) and target.made_by:
-          return '`%s(...)`' % target.made_by.replace('tensorflow.', 'tf.', 1)
+    for target in self.port.uses.input_fn_targets_of(site):
+      if isinstance(target, callables.Unresolved) and target.made_by:
+        return '`%s(...)`' % target.made_by.replace('tensorflow.', 'tf.', 1)
     return None
 
   def _estimators_of(self, use):
