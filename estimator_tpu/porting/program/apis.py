@@ -341,6 +341,11 @@ SHAPE_CALLS = frozenset(['reshape', 'zeros', 'ones', 'fill', 'slice', 'placehold
 # Input sources whose elements are described by a structure of dtypes.
 GENERATOR_SOURCES = frozenset(['tensorflow.data.Dataset.from_generator'])
 CSV_DECODERS = frozenset(['tensorflow.decode_csv', 'tensorflow.io.decode_csv'])
+# Parse-spec features -> the position of their dtype argument: a tf.string feature hands strings on unless the input
+# decodes or looks it up.
+PARSE_FEATURES = {'tensorflow.FixedLenFeature': 1, 'tensorflow.io.FixedLenFeature': 1,
+                  'tensorflow.FixedLenSequenceFeature': 1, 'tensorflow.io.FixedLenSequenceFeature': 1,
+                  'tensorflow.VarLenFeature': 0, 'tensorflow.io.VarLenFeature': 0}
 # Datasets read from CSV files and batched in one call: (batch size position, num_epochs position); with num_epochs
 # set they keep the last short batch (readers.py: drop_remainder only when num_epochs is None), and column_defaults
 # (position 3) of '' make string columns.
@@ -350,7 +355,8 @@ CSV_DATASETS = {'tensorflow.data.experimental.make_csv_dataset': (1, 9),
 EPOCH_READERS = dict(CONTRIB_READERS, **CSV_DATASETS)
 # Host-side ops that turn strings into numbers (lookups, hashing, parsing, decoding).
 STRING_CONVERSIONS = ('lookup', 'index_table_from', 'to_hash_bucket', 'string_to_hash_bucket', 'to_number',
-                      'string_to_number', 'decode_raw', 'decode_jpeg', 'decode_png', 'decode_image', 'StaticHashTable',
+                      'string_to_number', 'decode_raw', 'decode_jpeg', 'decode_and_crop_jpeg', 'decode_png', 'decode_bmp',
+                      'decode_gif', 'decode_image', 'decode_wav', 'StaticHashTable',
                       'HashTable', 'StaticVocabularyTable', 'one_hot')
 # Reading data into host memory: pandas and NumPy readers, and the tutorials' MNIST reader.
 PANDAS_READERS = frozenset(['pandas.read_csv', 'pandas.read_table', 'pandas.read_json', 'pandas.read_parquet',

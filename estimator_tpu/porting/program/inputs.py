@@ -76,6 +76,9 @@ class InputReading(object):
     self.float64 = []
     self.casts = False
     self.strings = []  # (module, node, what) where the input makes string tensors
+    # tf.string features of a parse spec: mostly encoded images or text the input decodes or looks up, so a problem
+    # only when nothing in the input converts strings (or the model looks strings up itself)
+    self.spec_strings = []
     self.raw_strings = []  # in-memory text, a problem only when nothing parses it (decode_csv, parse_example ...)
     self.parses = False
     self.converts_strings = False  # a lookup, hash or parse turns strings into numbers somewhere in the input
@@ -167,27 +170,30 @@ class _InputWalk(object):
         self._node(owner_module, owner, inner, depth, tainted, chain, same_scope=True)
 
   def _dead(self, module, fn, conditions):
-    """True for code under `if y is None:` (or its else, or `if y:`) when the builder or caller that gave y says
-    which branch runs (make_dataset(x, y) always passes a y: its `y is None` branch never runs here)."""
+    """True for code under `if y is None:` or `if y == 'csv':` (or its else) when the builder or caller that gave y
+    says which branch runs (make_dataset(x, y) always passes a y: its `y is None` branch never runs here; a builder
+    whose callers all leave file_encoding='csv' never runs its other branch)."""
     for test, in_body in conditions:
       negated = isinstance(test, ast.UnaryOp) and isinstance(test.op, ast.Not)
       inner = test.operand if negated else test
-      name, none_when_true = None, None
-      if isinstance(inner, ast.Compare) and len(inner.ops) == 1 and isinstance(inner.left, ast.Name) and \
-          syntax.is_literal(inner.comparators[0]) and syntax.literal(inner.comparators[0]) is None:
-        name = inner.left.id
-        none_when_true = isinstance(inner.ops[0], (ast.Is, ast.Eq))
-      if name is None:
+      if not (isinstance(inner, ast.Compare) and len(inner.ops) == 1 and isinstance(inner.left, ast.Name) and
+              isinstance(inner.ops[0], (ast.Is, ast.Eq, ast.IsNot, ast.NotEq)) and
+              syntax.is_literal(inner.comparators[0])):
         continue
-      expression, owner_module, owner = self._value_of(module, fn, name)
+      wanted = syntax.literal(inner.comparators[0])
+      expression, owner_module, owner = self._value_of(module, fn, inner.left.id)
       if expression is None:
         continue
-      found = [syntax.is_literal(o.node) and syntax.literal(o.node) is None
-               for o in values.origins(self.program, owner_module, owner, expression)]
+      origins = values.origins(self.program, owner_module, owner, expression)
+      if wanted is None:  # any value but a literal None is not None
+        found = [syntax.is_literal(o.node) and syntax.literal(o.node) is None for o in origins]
+      elif origins and all(syntax.is_literal(o.node) for o in origins):
+        found = [syntax.literal(o.node) == wanted for o in origins]
+      else:
+        continue
       if not found or (any(found) and not all(found)):
         continue
-      is_none = all(found)
-      runs = (is_none == none_when_true) != negated
+      runs = (all(found) == isinstance(inner.ops[0], (ast.Is, ast.Eq))) != negated
       if runs != in_body:
         return True
     return False
@@ -306,7 +312,8 @@ class _InputWalk(object):
     self.reading.in_memory.append((module, fn, call, problems))
 
   def _strings(self, module, fn, call, canonical):
-    """Sources of string tensors: decode_csv with string defaults, from_generator yielding tf.string."""
+    """Sources of string tensors: decode_csv with string defaults, from_generator yielding tf.string, tf.string
+    features of a parse spec."""
     if canonical in apis.CSV_DECODERS or canonical in apis.CSV_DATASETS:
       defaults = syntax.argument(call, 1, 'record_defaults') if canonical in apis.CSV_DECODERS else \
           syntax.argument(call, 3, 'column_defaults')
@@ -321,6 +328,11 @@ class _InputWalk(object):
       types = syntax.argument(call, 1, 'output_types')
       if types is not None and dtypes.holds_string_dtype(self.program, module, fn, types):
         self.reading.strings.append((module, call, 'tf.string elements (from_generator\'s output_types)'))
+    elif canonical in apis.PARSE_FEATURES:
+      dtype = syntax.argument(call, apis.PARSE_FEATURES[canonical], 'dtype')
+      if dtype is not None and dtypes.holds_string_dtype(self.program, module, fn, dtype):
+        self.reading.spec_strings.append((module, call, 'a tf.string feature (the parse spec\'s %s)'
+                                          % apis.last(canonical)))
 
   def _batch(self, module, fn, call, method, size, drop, drop_position, tainted, chain, drops=NOT_GIVEN):
     """A batching call; `drops` (True/False/None: cannot tell) when its static shape is not drop_remainder's."""
@@ -380,6 +392,10 @@ class _InputWalk(object):
       return bound, owner_module, owner
     if kind == 'param' and name in self.bindings.get(id(bound), {}):
       return self.bindings[id(bound)][name]
+    if kind == 'param' and id(bound) in self.bindings:  # the call left it out: the def's default
+      default = values.default_of(bound, name)
+      if default is not None:
+        return default, owner_module, owner
     return None, None, None
 
 

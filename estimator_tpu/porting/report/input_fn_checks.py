@@ -256,7 +256,9 @@ class _Checks(object):
   def report_strings(self):
     """Strings the input hands the model: the TPU infeed takes none."""
     # Checks rule 15 (TPU dtypes).
-    strings = self.reading.strings + ([] if self.reading.parses else self.reading.raw_strings)
+    on_device = getattr(self.collector, 'strings_on_device', False)
+    strings = self.reading.strings + ([] if self.reading.parses else self.reading.raw_strings) + \
+        (self.reading.spec_strings if on_device or not self.reading.converts_strings else [])
     if not strings or (self.modes is not None and not self.modes):
       return
     # Each statement that makes strings is an edit of its own (a decode_csv per mode branch, say).
@@ -268,7 +270,7 @@ class _Checks(object):
       message = ('the input makes %s and hands them to the model as they are: the TPU infeed takes no strings (it '
                  'takes %s), and a TPU has no string type -> turn them into integer ids here, in input_fn on the '
                  'host (a vocabulary lookup or a hash), and feed the ids.' % (what, INFEED_DTYPES))
-      if getattr(self.collector, 'strings_on_device', False) or not self.reading.converts_strings:
+      if on_device or not self.reading.converts_strings:
         self.collector.required(module, node, 'strings-to-the-device', message)
       else:
         self.collector.unknown(module, node, 'strings-to-the-device',

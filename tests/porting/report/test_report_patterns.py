@@ -428,3 +428,85 @@ def test_a_steps_name_that_is_only_ever_none_is_none_and_one_set_where_it_matter
   report, found = findings_of([str(tmp_path / 'train.py')], str(tmp_path))
   assert [(line, code) for path, line, code, severity in found if severity == R and code.startswith('eval')] == [
       (20, 'eval-spec-steps-none')]
+
+
+PARSE_SPEC_STRINGS = '''import tensorflow as tf
+
+
+def spec(with_label):
+  features = {'pixels': tf.io.FixedLenFeature([4], tf.float32)}
+  if with_label:
+    features['label'] = tf.io.FixedLenFeature([], dtype=tf.string)
+  features['words'] = tf.io.VarLenFeature(tf.string)
+  return features
+
+
+def input_fn(params):
+  data = tf.data.TFRecordDataset('gs://bucket/train.tfrecord')
+  data = data.map(lambda record: tf.io.parse_single_example(record, spec(True)))
+  return data.batch(params['batch_size'], drop_remainder=True)
+
+
+def photo_input_fn(params):
+  spec = {'jpeg': tf.io.FixedLenFeature([], tf.string)}
+  data = tf.data.TFRecordDataset('gs://bucket/photos.tfrecord')
+  data = data.map(lambda record: tf.image.decode_and_crop_jpeg(
+      tf.io.parse_single_example(record, spec)['jpeg'], [0, 0, 8, 8]))
+  return data.batch(params['batch_size'], drop_remainder=True)
+
+
+def model_fn(features, labels, mode, params):
+  loss = tf.reduce_mean(tf.cast(features['pixels'], tf.float32))
+  return tf.estimator.tpu.TPUEstimatorSpec(mode, loss=loss, train_op=tf.no_op())
+
+
+estimator = tf.estimator.tpu.TPUEstimator(model_fn, train_batch_size=8)
+estimator.train(input_fn, max_steps=10)
+tf.estimator.tpu.TPUEstimator(model_fn, train_batch_size=8).train(photo_input_fn, max_steps=10)
+'''
+
+
+def test_each_string_feature_of_a_parse_spec_hands_strings_on_unless_the_input_decodes_them(tmp_path):
+  """A tf.string FixedLenFeature/VarLenFeature reaches the model as strings (rule 15, one change per feature, at the
+  feature); beside a JPEG string the input decodes (decode_and_crop_jpeg) a string feature is no finding: encoded images
+  are what parse specs hold most often."""
+  (tmp_path / 'train.py').write_text(PARSE_SPEC_STRINGS)
+  report, found = findings_of([str(tmp_path / 'train.py')], str(tmp_path))
+  assert [(line, severity) for path, line, code, severity in found if code == 'strings-to-the-device'] == [
+      (7, R), (8, R)]
+
+
+BRANCH_BY_DEFAULT = '''import tensorflow as tf
+
+
+def make_input_fn(pattern, encoding='csv'):
+  def input_fn(params):
+    if encoding == 'csv':
+      data = tf.data.experimental.make_csv_dataset(pattern, params['batch_size'], num_epochs=None,
+                                                   column_defaults=[0.0, 0])
+    else:
+      data = tf.data.TFRecordDataset(pattern).batch(params['batch_size'])
+    return data
+  return input_fn
+
+
+def model_fn(features, labels, mode, params):
+  loss = tf.reduce_mean(features['a'])
+  return tf.estimator.tpu.TPUEstimatorSpec(mode, loss=loss, train_op=tf.no_op())
+
+
+estimator = tf.estimator.tpu.TPUEstimator(model_fn, train_batch_size=8)
+estimator.train(make_input_fn('gs://bucket/train.csv'), max_steps=10)
+estimator.train(make_input_fn('gs://bucket/*.tfrecord', encoding=%s), max_steps=10)
+'''
+
+
+def test_a_branch_on_a_builder_argument_every_call_leaves_at_its_default_never_runs(tmp_path):
+  """`if encoding == 'csv':` in an input_fn whose builder is called with encoding left at 'csv' (or passed 'csv')
+  never runs its else; a call that passes 'tfrecord' runs it (its batch keeps a short last one: rule 4)."""
+  def batch_findings(encoding):
+    (tmp_path / 'train.py').write_text(BRANCH_BY_DEFAULT % encoding)
+    report, found = findings_of([str(tmp_path / 'train.py')], str(tmp_path))
+    return [(line, severity) for path, line, code, severity in found if code == 'batch-without-drop-remainder']
+  assert batch_findings("'csv'") == []
+  assert batch_findings("'tfrecord'") == [(10, R)]
