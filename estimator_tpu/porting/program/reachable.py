@@ -1,6 +1,7 @@
 """Which functions of the program can run: those its module-level code (its `if __name__ == '__main__':` block,
 say) reaches through the names it uses, and those nothing in the scanned files names (an entry point from
-elsewhere: a test, a job runner), except in a script, whose functions nobody imports.
+elsewhere: a test, a job runner), except in a script, whose functions nobody imports, or in any module of a program
+whose script is scanned (it runs from there), unless the program finds functions by a computed name (getattr).
 
 A function only dead code names is dead: an Experiment builder a commented-out learn_runner call used to run, the
 estimator and input_fns only it builds. A change there would change nothing the program runs, so the report asks
@@ -10,6 +11,8 @@ more code live, never less. Methods and nested functions live and die with their
 import ast
 
 DEFS = (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)
+# Ways a program runs a function it does not name.
+DYNAMIC_LOOKUPS = frozenset(['getattr', 'import_module', '__import__', 'globals', 'locals', 'eval', 'exec'])
 
 
 def dead_defs(program):
@@ -64,11 +67,14 @@ def _dead(program):
         live_names |= _names(statement)
   named_anywhere |= live_names
   scripts = set(id(module) for module in program.modules if _is_script(module))
+  # A program whose script is scanned runs from it: a def of its other modules that nothing names is not run either,
+  # unless the program finds functions by a computed name (getattr, importlib, globals()).
+  closed = bool(scripts) and not any(_names(module.tree) & DYNAMIC_LOOKUPS for module in program.modules)
   live = set()
   frontier = list(live_names)
   for name, found in defs.items():
     for module, definition in found:
-      if definition.decorator_list or (name not in named_anywhere and id(module) not in scripts):
+      if definition.decorator_list or (name not in named_anywhere and id(module) not in scripts and not closed):
         # Run from elsewhere, for all the scanned files can tell: nothing here names it (or a decorator
         # registers it).
         live.add(id(definition))

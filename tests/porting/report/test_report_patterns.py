@@ -510,3 +510,48 @@ def test_a_branch_on_a_builder_argument_every_call_leaves_at_its_default_never_r
     return [(line, severity) for path, line, code, severity in found if code == 'batch-without-drop-remainder']
   assert batch_findings("'csv'") == []
   assert batch_findings("'tfrecord'") == [(10, R)]
+
+
+UNCALLED_BUILDERS = {
+    'task.py': '''import model
+
+if __name__ == '__main__':
+  model.get_model('gs://bucket/run').train(model.make_input_fn(), max_steps=10)
+''',
+    'model.py': '''import tensorflow as tf
+
+
+def make_input_fn():
+  def input_fn(params):
+    return tf.data.Dataset.from_tensors(({'x': [1.0]}, [0])).repeat().batch(params['batch_size'],
+                                                                            drop_remainder=True)
+  return input_fn
+
+
+def linear_model(model_dir):
+  return tf.estimator.LinearClassifier([tf.feature_column.numeric_column('x')], model_dir=model_dir)
+
+
+def dnn_model(model_dir):
+  return tf.estimator.DNNClassifier([8], [tf.feature_column.numeric_column('x')], model_dir=model_dir)
+
+
+def get_model(model_dir):
+  # return linear_model(model_dir)
+  return dnn_model(model_dir)
+%s''',
+}
+
+
+def test_a_def_nothing_names_in_a_module_of_a_program_run_from_its_script_is_not_run(tmp_path):
+  """task.py (a script) runs the program; linear_model, named only in a comment, never runs: its premade estimator
+  is no change (rule 1), dnn_model's is. A program that finds functions by a computed name (getattr) keeps every
+  def it does not name."""
+  def estimators(tail):
+    (tmp_path / 'task.py').write_text(UNCALLED_BUILDERS['task.py'])
+    (tmp_path / 'model.py').write_text(UNCALLED_BUILDERS['model.py'] % tail)
+    report, found = findings_of([str(tmp_path / 'task.py'), str(tmp_path / 'model.py')], str(tmp_path))
+    return [(path, line) for path, line, code, severity in found if code == 'premade-estimator']
+  assert estimators('') == [('model.py', 16)]
+  assert estimators("\n\ndef by_name(name):\n  return getattr(__import__('model'), name)\n") == [
+      ('model.py', 12), ('model.py', 16)]
