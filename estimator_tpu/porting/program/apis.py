@@ -241,11 +241,12 @@ def is_estimator_factory(name):
 
 
 def is_experiment(name):
-  return is_tf(name) and name.endswith('learn.Experiment')
+  # tf.contrib.learn.Experiment, or imported from its module (contrib.learn.python.learn.experiment.Experiment)
+  return is_tf(name) and name.endswith(('learn.Experiment', 'learn.experiment.Experiment'))
 
 
 def is_metric_spec(name):
-  return is_tf(name) and name.endswith('learn.MetricSpec')
+  return is_tf(name) and name.endswith(('learn.MetricSpec', 'learn.metric_spec.MetricSpec'))
 
 
 def is_hparams(name):

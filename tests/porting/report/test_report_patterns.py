@@ -555,3 +555,35 @@ def test_a_def_nothing_names_in_a_module_of_a_program_run_from_its_script_is_not
   assert estimators('') == [('model.py', 16)]
   assert estimators("\n\ndef by_name(name):\n  return getattr(__import__('model'), name)\n") == [
       ('model.py', 12), ('model.py', 16)]
+
+
+EXPERIMENT_FROM_ITS_MODULE = '''import tensorflow as tf
+from tensorflow.contrib.learn.python.learn import experiment
+from tensorflow.contrib.learn.python.learn import metric_spec
+
+
+def model_fn(features, labels, mode, params):
+  loss = tf.reduce_mean(tf.cast(features, tf.float32))
+  return tf.estimator.EstimatorSpec(mode, loss=loss, train_op=tf.no_op())
+
+
+def input_fn():
+  return tf.data.Dataset.range(64).batch(8, drop_remainder=True)
+
+
+def experiment_fn(output_dir, **options):
+  return experiment.Experiment(
+      tf.estimator.Estimator(model_fn, output_dir), input_fn, input_fn,
+      eval_metrics={'a': metric_spec.MetricSpec(tf.metrics.mean), 'b': metric_spec.MetricSpec(tf.metrics.mean)},
+      **options)
+'''
+
+
+def test_an_experiment_imported_from_its_module_evaluates_in_training_and_its_metric_specs_are_one_change(tmp_path):
+  """experiment.Experiment (contrib.learn's module) is the Experiment: it evaluates inside training (rule 8) even
+  when **options may carry its steps (no rule 9 then); the two MetricSpecs of its eval_metrics are one change."""
+  (tmp_path / 'train.py').write_text(EXPERIMENT_FROM_ITS_MODULE)
+  report, found = findings_of([str(tmp_path / 'train.py')], str(tmp_path))
+  at_experiment = [code for path, line, code, severity in found if line == 16 and code != 'plain-estimator'
+                   and severity == R]
+  assert sorted(at_experiment) == ['experiment-evaluates-in-training', 'metric-spec']
