@@ -209,8 +209,12 @@ class _SiteCheck(object):
                          'rename this key (e.g. \'global_%s\')' % key))
     kind = params_lib.not_a_mapping(params)
     if kind:
+      # Placed (docs/PORT_REPORT.md) where an object of the program's own class is made (a dict is made there
+      # instead), and where the estimator gets a parsed command line (`params=vars(args)`), which serves the rest of
+      # the program as it is.
       where = params.what or values.Value(self.site.module, self.site.fn, self.site.call)
-      add.required(where.module, where.node, 'params-not-a-dict',
+      at = where if kind == params_lib.OBJECT else values.Value(self.site.module, self.site.fn, self.site.call)
+      add.required(at.module, at.node, 'params-not-a-dict',
                    'params is %s (`%s`), not a dict: TPUEstimator tests `key in params` '
                    'and adds params[\'batch_size\'], params[\'use_tpu\'] and params[\'context\'] to it, which fails '
                    'on this -> pass a dict (vars(args), or the values model_fn reads).' % (
