@@ -48,6 +48,16 @@ def is_run_config(name):
   return is_tf(name) and last(name) == 'RunConfig'
 
 
+# tf.estimator.RunConfig's parameters in order (TF 1.15; TF 2.15 adds checkpoint_save_graph_def): the port names
+# each positional argument, since tf.estimator.tpu.RunConfig's own first parameters are tpu_config, evaluation_master,
+# master and cluster.
+RUN_CONFIG_POSITIONAL = ('model_dir', 'tf_random_seed', 'save_summary_steps', 'save_checkpoints_steps',
+                         'save_checkpoints_secs', 'session_config', 'keep_checkpoint_max',
+                         'keep_checkpoint_every_n_hours', 'log_step_count_steps', 'train_distribute', 'device_fn',
+                         'protocol', 'eval_distribute', 'experimental_distribute',
+                         'experimental_max_worker_delay_secs', 'session_creation_timeout_secs')
+
+
 def is_tpu_run_config(name):
   return is_run_config(name) and '.tpu.' in name
 

@@ -9,6 +9,7 @@ import tensorflow.compat.v1 as tf
 from tensorflow_estimator.python.estimator import estimator as estimator_lib
 from tensorflow_estimator.python.estimator.tpu import tpu_estimator
 
+from estimator_tpu.porting.program import apis
 from estimator_tpu.porting.readiness import xla
 
 
@@ -186,7 +187,6 @@ def test_the_numpy_makers_the_report_calls_float64_are_float64_unless_given_a_dt
   """Rule 15: apis.NUMPY_FLOAT64_MAKERS, checked with the installed NumPy: each makes float64 by default, a dtype
   at the position the table names makes it something else, and the infeed's dtypes do not include float64."""
   import numpy as np
-  from estimator_tpu.porting.program import apis
   from tensorflow.python.tpu.ops import tpu_ops
   arguments = {'zeros': [2], 'ones': [2], 'empty': [2], 'identity': [2], 'eye': [2, 2, 0], 'linspace': [0, 1, 3, True,
                False], 'random.rand': [2], 'random.randn': [2], 'random.random': [2], 'random.random_sample': [2],
@@ -211,3 +211,11 @@ def test_a_queue_batch_with_dynamic_pad_has_no_static_length():
     tokens = tf.placeholder_with_default(tf.constant([1, 2, 3], tf.int64), shape=[None])
     batch = tf.train.batch([tokens], batch_size=4, dynamic_pad=True)
     assert batch.shape.as_list() == [4, None]
+
+
+def test_the_ports_names_for_positional_run_config_arguments_are_tensorflows():
+  """The port names RunConfig('dir', ...)'s positional arguments when it makes it a tpu.RunConfig, whose own first
+  parameter is tpu_config: the names are tf.estimator.RunConfig's, in its order."""
+  plain = list(inspect.signature(tf.estimator.RunConfig.__init__).parameters)[1:]
+  assert plain[:len(apis.RUN_CONFIG_POSITIONAL)] == list(apis.RUN_CONFIG_POSITIONAL)
+  assert list(inspect.signature(tf.estimator.tpu.RunConfig.__init__).parameters)[1] == 'tpu_config'

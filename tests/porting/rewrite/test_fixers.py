@@ -44,6 +44,7 @@ def run(model_fn, config):
 
 # rules 1, 2, 8: RunConfig -> tpu.RunConfig with the TPU and a TPUConfig; Estimator -> TPUEstimator; the
 # settings as constants; a batch size already from params cannot be traced: a TODO
+# rule 1: the RunConfig's positional model_dir is named (tpu.RunConfig's first parameter is tpu_config)
 TPU_ESTIMATOR_BEFORE = """
 import tensorflow as tf
 
@@ -57,7 +58,7 @@ def input_fn(params):
 
 
 def main():
-  config = tf.estimator.RunConfig(model_dir='/tmp/model')
+  config = tf.estimator.RunConfig('/tmp/model')
   estimator = tf.estimator.Estimator(model_fn, config=config)
   estimator.train(input_fn, max_steps=10)
 """

@@ -8,6 +8,7 @@ import collections
 
 import libcst as cst
 
+from estimator_tpu.porting.program import apis
 from estimator_tpu.porting.program import neighbours
 from estimator_tpu.porting.program import syntax
 from estimator_tpu.porting.report import REQUIRED
@@ -227,7 +228,13 @@ def _port_run_config(port, f, call):
                                                               f.indent_of(statement))])
 
   def rebuild(updated):
-    updated = edits_lib.renamed(updated, original, '%s.RunConfig' % tpu_api, f)
+    # tpu.RunConfig(tpu_config, evaluation_master, master, cluster, **kwargs): RunConfig(model_dir, ...)'s
+    # positional arguments are named, or the first would be taken for tpu_config.
+    args = [arg.with_changes(keyword=cst.Name(apis.RUN_CONFIG_POSITIONAL[i]), equal=cst.AssignEqual(
+        whitespace_before=cst.SimpleWhitespace(''), whitespace_after=cst.SimpleWhitespace('')))
+            if arg.keyword is None and i < len(apis.RUN_CONFIG_POSITIONAL) else arg
+            for i, arg in enumerate(updated.args)]
+    updated = edits_lib.renamed(updated.with_changes(args=args), original, '%s.RunConfig' % tpu_api, f)
     return edits_lib.add_keywords(updated, [(k, edits_lib.expression(v)) for k, v in keywords])
 
   port.edits[f].replace(original, rebuild)
