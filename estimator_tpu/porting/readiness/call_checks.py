@@ -22,6 +22,7 @@ call, or the definition of the model_fn or input_fn.
 import collections
 import copy
 import os
+import re
 import traceback
 
 import tensorflow.compat.v1 as tf
@@ -52,6 +53,9 @@ ESTIMATOR_CHECKS = frozenset(['estimator', 'run_config', 'params', 'batch_split'
 CPU_METRICS = frozenset(['loss', 'global_step'])
 # Checks whose message names its place already.
 SITED_CHECKS = frozenset(['estimator', 'run_config', 'params', 'program', 'export'])
+# Ops only a TPU runs (besides the TPU* ones): the CPU has no kernel for them.
+TPU_ONLY_OPS = frozenset(['CrossReplicaSum', 'AllToAll', 'CollectivePermute', 'InfeedDequeue', 'InfeedDequeueTuple',
+                          'OutfeedEnqueue', 'OutfeedEnqueueTuple'])
 
 
 class Judge(object):
@@ -68,6 +72,7 @@ class Judge(object):
     self.counts = collections.Counter()
     self._printed = set()
     self._tpu_metrics = {}  # id(Built) -> the metric names of the TPU path's metric_fn
+    self._runs_on_tpu = False  # the program built a TPUEstimator with use_tpu=True (run with its TPU flags)
 
   # --- lines ------------------------------------------------------------------------------------------------------
 
@@ -142,6 +147,7 @@ class Judge(object):
       given = dict(given, config=as_tpu_run_config(config))
     refused = self._params_refused(given.get('params'), site)
     findings += refused
+    self._runs_on_tpu = self._runs_on_tpu or bool(given.get('use_tpu', True))
     given = dict(given, use_tpu=False)
     if refused:
       given['params'] = without_reserved(given.get('params'))
@@ -279,6 +285,12 @@ class Judge(object):
     else:
       place = ''
     where = ' (%s%s at %s)' % (place, MODE_CALLS[call.mode], call.site)
+    if result.name in MODEL_CHECKS and built.kind == 'tpu' and built.use_tpu is False:
+      # BERT-style builders choose TPU code by the program's own setting (model_fn_builder(use_tpu=FLAGS.use_tpu)),
+      # which params['use_tpu'] does not change: the check saw model_fn as the program builds it for the CPU.
+      where += ('; the program built this TPUEstimator with use_tpu=False, so a model_fn that takes its TPU '
+                'choices from the program (a builder\'s use_tpu, a flag) was checked as built for the CPU: judge '
+                'it again with the program\'s TPU flags (e.g. -- train.py --use_tpu=true)')
     return result._replace(message=result.message.rstrip() + where)
 
   # --- after a call -----------------------------------------------------------------------------------------------
@@ -305,9 +317,27 @@ class Judge(object):
   def crash(self, error, site):
     """The program raised: one line, with where."""
     # Checks rule 13 (readiness): the program itself must run on the CPU.
+    op = _tpu_only_op(error)
+    if op and self._runs_on_tpu:
+      # Run with its TPU flags, the program's own model_fn builds TPU ops (CrossShardOptimizer's CrossReplicaSum)
+      # that no CPU kernel runs: the TPU path was judged above; the CPU run the judge makes of each call cannot be.
+      self.report([check_results.skipped('program', 'the program built its TPUEstimator with use_tpu=True, and its '
+                                         'model_fn then builds %s, a TPU op the CPU has no kernel for, so its calls '
+                                         'cannot also run here (at %s); the TPU path of each call is judged above, '
+                                         'and what the program does after this call is not.' % (op, site))])
+      return
     self.report([check_results.failed('program', 'the program raised %s: %s at %s.' % (
         type(error).__name__, _first_line(error).rstrip('.'), site),
         'fix it where it fails: the program raises this on the CPU too, without any TPU.')])
+
+
+def _tpu_only_op(error):
+  """The TPU op a CPU run raised for want of a kernel ("No OpKernel was registered to support Op
+  'CrossReplicaSum'"), else None."""
+  match = re.search(r"No OpKernel was registered to support Op '(\w+)'", str(error))
+  if match and (match.group(1) in TPU_ONLY_OPS or match.group(1).startswith('TPU')):
+    return match.group(1)
+  return None
 
 
 def _no_model(features, labels, mode, params):

@@ -148,7 +148,7 @@ def test_a_slice_flag_plans_that_slice(tmp_path):
     ('metric_dropped', 'eval_metric_names', ['reports accuracy, auc', 'gives only accuracy', 'auc would be missing']),
     ('unbatched_eval', 'input_batch', ["features['x'] has batch dimension 4", 'evaluate at variants.py:']),
     ('dynamic_batch', 'input_shapes', ["features['x'] has shape [?, 4]", 'drop_remainder=True']),
-    ('crash', 'program', ['FileNotFoundError', 'vocabulary.txt', 'variants.py:105']),
+    ('crash', 'program', ['FileNotFoundError', 'vocabulary.txt', 'variants.py:111']),
     ('eval_metric_ops_spec', 'model_fn_spec', ['eval_metric_ops=', 'eval_metrics=(metric_fn, tensors)']),
 ])
 def test_each_mistake_is_one_fail_line_at_its_place(tmp_path, variant, name, fragments):
@@ -158,6 +158,22 @@ def test_each_mistake_is_one_fail_line_at_its_place(tmp_path, variant, name, fra
   assert lines, result.stdout
   for fragment in fragments:
     assert fragment in lines[0], (fragment, lines[0])
+
+
+def test_a_model_fn_that_takes_its_tpu_choices_from_the_program_is_judged_with_the_programs_tpu_flags(tmp_path):
+  """BERT's model_fn_builder(use_tpu=FLAGS.use_tpu): run with its CPU flags, the TPU step has no CrossShardOptimizer
+  (a FAIL that says to judge it with the program's TPU flags); run with --use_tpu=true, the TPU path passes, and the
+  program's own CPU run of the call, which meets CrossReplicaSum without a CPU kernel, is one SKIP line, exit 0."""
+  cpu = run_variant(tmp_path, 'own_use_tpu')
+  assert cpu.status == 1, cpu.stdout
+  [line] = cpu.failed('gradient_all_reduce')
+  assert 'use_tpu=False' in line and '--use_tpu=true' in line, line
+  program = str(tmp_path / 'variants.py')
+  tpu = judge([], ['variants.py', '--variant=own_use_tpu', '--model_dir=model', '--use_tpu=true'], str(tmp_path))
+  assert tpu.status == 0, tpu.stdout
+  assert tpu.passed('gradient_all_reduce') and not tpu.failed(), tpu.stdout
+  assert [line for line in tpu.lines if line.startswith('SKIP program') and 'CrossReplicaSum' in line], tpu.stdout
+  assert os.path.exists(program) and not os.path.exists(str(tmp_path / 'model'))
 
 
 def test_refused_settings_do_not_stop_the_program(tmp_path):

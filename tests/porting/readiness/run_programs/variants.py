@@ -2,7 +2,7 @@
 use_tpu=False it trains, evaluates and predicts on synthetic data; each --variant breaks it one way that only a
 TPU would notice (or that TensorFlow's TPUEstimator refuses), as legacy programs and careless ports do.
 
-  python variants.py [--variant=NAME] [--model_dir=DIR] [--train_steps=N]
+  python variants.py [--variant=NAME] [--model_dir=DIR] [--train_steps=N] [--use_tpu=true|false]
 """
 import argparse
 import os
@@ -12,7 +12,8 @@ import tensorflow.compat.v1 as tf
 
 FEATURES = 4
 VARIANTS = ('ok', 'input_no_params', 'params_batch_size', 'plain_run_config', 'metrics_dict', 'metrics_int',
-            'metric_dropped', 'unbatched_eval', 'dynamic_batch', 'crash', 'eval_metric_ops_spec', 'premade')
+            'metric_dropped', 'unbatched_eval', 'dynamic_batch', 'crash', 'eval_metric_ops_spec', 'premade',
+            'own_use_tpu')
 
 
 def data(count=64):
@@ -49,7 +50,8 @@ def model_fn(features, labels, mode, params):
     return tf.estimator.tpu.TPUEstimatorSpec(mode, predictions={'class': tf.argmax(logits, 1)})
   loss = tf.losses.sparse_softmax_cross_entropy(labels, logits)
   optimizer = tf.train.GradientDescentOptimizer(0.1)
-  if params['use_tpu']:
+  # own_use_tpu: the program's own --use_tpu decides, as BERT's model_fn_builder(use_tpu=FLAGS.use_tpu) does
+  if params.get('own_use_tpu', params['use_tpu']):
     optimizer = tf.tpu.CrossShardOptimizer(optimizer)
   train_op = optimizer.minimize(loss, tf.train.get_global_step())
 
@@ -87,18 +89,22 @@ def main():
   parser.add_argument('--variant', default='ok', choices=VARIANTS)
   parser.add_argument('--model_dir', default='model')
   parser.add_argument('--train_steps', type=int, default=50)
+  parser.add_argument('--use_tpu', default='false', choices=('true', 'false'))
   args = parser.parse_args()
+  use_tpu = args.use_tpu == 'true'
   variant = args.variant
   if variant == 'premade':
     return premade(args)
   params = {'variant': variant}
   if variant == 'params_batch_size':
     params['batch_size'] = 16
+  if variant == 'own_use_tpu':
+    params['own_use_tpu'] = use_tpu
   config = tf.estimator.tpu.RunConfig(model_dir=args.model_dir, tpu_config=tf.estimator.tpu.TPUConfig(
       iterations_per_loop=2, per_host_input_for_training=tf.estimator.tpu.InputPipelineConfig.PER_HOST_V2))
   if variant == 'plain_run_config':
     config = tf.estimator.RunConfig(model_dir=args.model_dir)
-  estimator = tf.estimator.tpu.TPUEstimator(model_fn, config=config, params=params, use_tpu=False,
+  estimator = tf.estimator.tpu.TPUEstimator(model_fn, config=config, params=params, use_tpu=use_tpu,
                                             train_batch_size=16, eval_batch_size=16, predict_batch_size=8)
   estimator.train(make_input_fn(variant, training=True), max_steps=args.train_steps)
   if variant == 'crash':
