@@ -179,6 +179,11 @@ def compare(original, ported, tolerance=None):
   return '%sstep %d/%d: %s' % (verdict, step_o, step_p, '; '.join(parts))
 
 
+def _restored_nothing(run):
+  """True when a run's last evaluation reports global_step 0: it evaluated an untrained model."""
+  return bool(run and run['metrics'] and run['metrics'][-1][0] == 0)
+
+
 def parse_args(argv):
   parser = argparse.ArgumentParser(description=__doc__.split('\n')[0])
   parser.add_argument('--checkouts', required=True, help='DIR/<owner>/<name>: the repositories at their commits')
@@ -228,6 +233,9 @@ def main(argv=None):
                  args.python, args.timeout, hook=hook, checkpoint_of=os.path.join(base, 'run-original'))
           for kind, source in (('original', None), ('port', os.path.join(base, 'port')))]
       row['checkpoint_compare'] = compare(row['original_eval'], row['ported_eval'], tolerance=1e-4)
+      if _restored_nothing(row['original_eval']):
+        # A model_dir the replay leaves nowhere to copy (tempfile.mkdtemp()): both evaluated fresh random weights.
+        row['checkpoint_compare'] = 'no checkpoint restored (global_step 0): ' + row['checkpoint_compare']
     if args.judge and ported:
       row['judged'] = judged(program, folder, os.path.join(base, 'port'), os.path.join(base, 'judge-port'), data,
                              os.path.abspath(args.runs), args.python, args.timeout)

@@ -21,7 +21,9 @@ def test_every_program_whose_original_ran_has_a_replay_with_known_placeholders()
   assert len(ran) >= 10
   for program in ran:
     command = program['run']['replay'].format(**PLACEHOLDERS)  # KeyError on an unknown placeholder
-    assert 'OUT' in command or 'checkpoint' in program['run'], program['name']  # a fresh output folder each run
+    # a fresh output folder each run: {out}, a checkpoint folder of the copy, or the program's temporary model_dir
+    assert 'OUT' in command or 'checkpoint' in program['run'] or \
+        program['run'].get('model_dir', '').startswith('temporary'), program['name']
     if 'checkpoint' in program['run']:
       assert program['run']['checkpoint'].startswith(('{prog}/', '{out}')), program['name']
 
@@ -102,6 +104,15 @@ def test_the_checkpoint_evaluation_tells_a_changed_computation(tmp_path):
   assert same['metrics'][-1][0] == other['metrics'][-1][0] == 3 and len(same['metrics']) == 1
   assert write_runs.compare(original, same, tolerance=1e-4).startswith('SAME')
   assert write_runs.compare(original, other, tolerance=1e-4).startswith('DIFFER in loss, mse')
+  assert not write_runs._restored_nothing(same)  # pylint: disable=protected-access
+
+
+def test_an_evaluation_at_step_0_restored_no_checkpoint():
+  """A replay whose checkpoints live in a temporary folder leaves nothing to copy: its 'evaluation of the original's
+  checkpoint' is of fresh random weights, which the row says instead of a DIFFER between two random models."""
+  fresh = {'metrics': [(0, {'loss': 1.4, 'global_step': 0.0})]}
+  assert write_runs._restored_nothing(fresh)  # pylint: disable=protected-access
+  assert not write_runs._restored_nothing({'metrics': []})  # pylint: disable=protected-access
 
 
 def test_the_judge_runs_the_program_s_own_command_under_readiness_run(tmp_path):
