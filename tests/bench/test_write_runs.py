@@ -21,9 +21,10 @@ def test_every_program_whose_original_ran_has_a_replay_with_known_placeholders()
   assert len(ran) >= 10
   for program in ran:
     command = program['run']['replay'].format(**PLACEHOLDERS)  # KeyError on an unknown placeholder
-    # a fresh output folder each run: {out}, a checkpoint folder of the copy, or the program's temporary model_dir
+    # a fresh output folder each run: {out}, a checkpoint folder of the copy, the program's temporary model_dir, or
+    # a fixed one the replay removes first
     assert 'OUT' in command or 'checkpoint' in program['run'] or \
-        program['run'].get('model_dir', '').startswith('temporary'), program['name']
+        program['run'].get('model_dir', '').startswith(('temporary', 'removed first')), program['name']
     if 'checkpoint' in program['run']:
       assert program['run']['checkpoint'].startswith(('{prog}/', '{out}')), program['name']
 
