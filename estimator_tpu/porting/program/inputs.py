@@ -23,6 +23,8 @@ TRAIN, EVAL, PREDICT = 'train', 'evaluate', 'predict'
 DATASET_FUNCTION_METHODS = ('map', 'apply', 'filter', 'flat_map', 'interleave')
 # Where Dataset.batch / padded_batch take drop_remainder when it is passed by position.
 DROP_POSITION = {'batch': 1, 'padded_batch': 3}
+# A queue reader's method (tf.TextLineReader/TFRecordReader) that reads a batch of up to num_records records.
+READ_UP_TO = 'read_up_to'
 PARAMS, BATCH = 'params', 'batch size'
 # A `params` argument the input_fn does not hand on today (its def takes none): TPUEstimator's once the port passes
 # its own, but read by attribute (`params.batch_size`) it is the program's own object, whose batch_size is the
@@ -281,6 +283,11 @@ class _InputWalk(object):
       drop = True if canonical in apis.DROPS_REMAINDER else syntax.argument(call, drop_position, 'drop_remainder')
       self._batch(module, fn, call, canonical, syntax.argument(call, size_position, 'batch_size'), drop,
                   drop_position, tainted, chain)
+    elif isinstance(call.func, ast.Attribute) and call.func.attr == READ_UP_TO and call.args:
+      # reader.read_up_to(queue, num_records): a TF 1 queue reader's batch of at most num_records (never static)
+      reading.queues.append((module, call, READ_UP_TO))
+      self._batch(module, fn, call, READ_UP_TO, syntax.argument(call, 1, 'num_records'), None, None, tainted, chain,
+                  drops=False)
     elif (isinstance(call.func, ast.Attribute) and call.func.attr in DROP_POSITION and not apis.is_tf(canonical)
           and (call.args or call.keywords)):
       position = DROP_POSITION[call.func.attr]

@@ -109,7 +109,8 @@ class _Checks(object):
     for module, call, canonical in reading.queues:
       self.collector.advice(module, call, 'queue-input', '`%s` is queue-based input -> return a tf.data.Dataset '
                             'batched with drop_remainder=True: TPUEstimator\'s PER_HOST_V2 input and predict take '
-                            'only a Dataset.' % canonical.replace('tensorflow.', 'tf.', 1))
+                            'only a Dataset.' % (syntax.render(call.func) if canonical == inputs.READ_UP_TO else
+                                                 canonical.replace('tensorflow.', 'tf.', 1)))
     for site in reading.batches:
       self._batch(site)
     for module, fn, call, problems in reading.in_memory:
@@ -163,7 +164,13 @@ class _Checks(object):
     verdict, drop = site.drops, site.drop
     text = '`.%s(...)`' % (call.func.attr if isinstance(call.func, ast.Attribute) else syntax.render(call.func))
     queue = site.method in apis.QUEUE_BATCHING or site.method in apis.EPOCH_READERS
-    if verdict is False and self.modes and queue:
+    if verdict is False and self.modes and site.method == inputs.READ_UP_TO:
+      self.collector.required(module, call, 'batch-without-drop-remainder',
+                              '`reader.read_up_to(queue, num_records)` returns up to num_records records: the batch '
+                              'dimension is None, and a read that meets the end of a file or epoch is short; XLA '
+                              'compiles a TPU program for one static shape -> a tf.data.Dataset batched with '
+                              'drop_remainder=True (pad evaluation data to full batches to keep every example).')
+    elif verdict is False and self.modes and queue:
       self.collector.required(module, call, 'batch-without-drop-remainder',
                               '`%s` keeps a short last batch (allow_smaller_final_batch=True, or num_epochs set) '
                               'in input that trains or evaluates: the batch dimension is None; '
