@@ -16,6 +16,7 @@ from estimator_tpu.porting.program import estimators
 from estimator_tpu.porting.program import mode_branches
 from estimator_tpu.porting.program import params as params_lib
 from estimator_tpu.porting.program import syntax
+from estimator_tpu.porting.program import values
 
 TRAIN, EVAL, PREDICT = mode_branches.TRAIN, mode_branches.EVAL, mode_branches.PREDICT
 METHODS = estimators.DRIVEN_METHODS
@@ -103,10 +104,14 @@ class Uses(object):
   def _site(self, site):
     if site.kind in ('estimator', 'tpu'):
       node = params_lib.argument(site.call, site.kind)
+      if node is None:
+        node = values.star_keyword(site.module, site.fn, site.call, 'params')
       params = params_lib.describe(self.program, site.module, site.fn, node) if node is not None else \
           params_lib.Params()
       self.params[id(site.call)] = params
       model_fn = syntax.argument(site.call, 0, 'model_fn')
+      if model_fn is None:  # Estimator(**keys) with keys['model_fn'] = ... written just before
+        model_fn = values.star_keyword(site.module, site.fn, site.call, 'model_fn')
       if model_fn is not None:
         targets = self.program.callables.resolve(site.module, site.fn, model_fn)
         self.model_fn_arguments.append(ModelFnArgument(site.module, site.fn, site.call, model_fn, targets, site,

@@ -92,6 +92,31 @@ def _parameter_origins(program, fn, name, path, depth):
   return results
 
 
+def star_keyword(module, fn, call, name):
+  """The expression a `**kwargs` dict gives the call's keyword `name` when the call's own function (or script)
+  fills that dict (`keys = {}; keys['model_fn'] = build.model_fn; Estimator(**keys)`, or `{'model_fn': ...}`),
+  else None: the last such assignment written before the call."""
+  dicts = [kw.value.id for kw in call.keywords if kw.arg is None and isinstance(kw.value, ast.Name)]
+  if not dicts:
+    return None
+  nodes = [node for node, _ in syntax.walk_local(fn)] if fn is not None else \
+      [node for statement in module.tree.body if not isinstance(statement, syntax.FUNCTION_NODES + (ast.ClassDef,))
+       for node in ast.walk(statement)]
+  found = None
+  for node in nodes:
+    if not isinstance(node, ast.Assign) or node.lineno >= call.lineno:
+      continue
+    for target in node.targets:
+      if isinstance(target, ast.Subscript) and isinstance(target.value, ast.Name) and target.value.id in dicts and \
+          syntax.subscript_key(target) == name:
+        found = node.value
+      elif isinstance(target, ast.Name) and target.id in dicts and isinstance(node.value, ast.Dict):
+        for key, value in zip(node.value.keys, node.value.values):
+          if key is not None and syntax.literal(key) == name:
+            found = value
+  return found
+
+
 def default_of(fn, name):
   """The default expression of parameter `name` of a def, or None."""
   args = fn.args

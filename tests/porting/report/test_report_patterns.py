@@ -614,3 +614,30 @@ def test_a_queue_reader_s_read_up_to_is_a_batch_of_unknown_size_and_not_of_param
   report, found = findings_of([str(tmp_path / 'train.py')], str(tmp_path))
   assert [(line, code) for path, line, code, severity in found if severity == R and line in (7, 14)] == [
       (7, 'batch-size-not-params'), (7, 'batch-without-drop-remainder'), (14, 'batch-not-divisible')]
+
+
+KEYWORDS_DICT = '''import tensorflow as tf
+
+
+def model_fn(features, labels, mode, params):
+  loss = tf.reduce_mean(features)
+  tf.summary.scalar('loss', loss)
+  train_op = tf.train.AdamOptimizer().minimize(loss, tf.train.get_global_step())
+  return tf.estimator.EstimatorSpec(mode, loss=loss, train_op=train_op)
+
+
+def build():
+  keys = {'config': tf.estimator.RunConfig(model_dir='gs://bucket/model')}
+  keys['model_fn'] = model_fn
+  keys['params'] = {'batch_size': 64}
+  return tf.estimator.Estimator(**keys)
+'''
+
+
+def test_an_estimator_given_a_dict_of_its_arguments_reaches_its_model_fn_and_params(tmp_path):
+  """Estimator(**keys), keys['model_fn'] = model_fn filled just before: the model_fn is checked (its summary, rule 7;
+  its optimizer, rule 6) and so are the params (batch_size, rule 3)."""
+  (tmp_path / 'train.py').write_text(KEYWORDS_DICT)
+  report, found = findings_of([str(tmp_path / 'train.py')], str(tmp_path))
+  codes = set((line, code) for path, line, code, severity in found if severity == R)
+  assert {(6, 'summary-in-model-fn'), (7, 'optimizer-not-cross-shard'), (14, 'params-reserved-key')} <= codes, codes

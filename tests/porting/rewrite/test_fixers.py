@@ -541,3 +541,32 @@ def run(model_fn, config):
         'example_weights', 'two_minimize', 'own_drop_remainder'])
 def test_each_fixer_writes_exactly_this(tmp_path, monkeypatch, before, fixers, after):
   assert ported(tmp_path, monkeypatch, before, fixers) == after
+
+
+STAR_KEYWORDS_BEFORE = """
+import tensorflow as tf
+
+
+def model_fn(features, labels, mode, params):
+  loss = tf.reduce_mean(tf.layers.dense(features, 1))
+  train_op = tf.train.AdamOptimizer().minimize(loss, tf.train.get_global_step())
+  return tf.estimator.EstimatorSpec(mode, loss=loss, train_op=train_op)
+
+
+def build():
+  keys = {'model_fn': model_fn}
+  return tf.estimator.Estimator(**keys)
+"""
+
+
+def test_an_estimator_built_from_a_dict_of_arguments_stays_plain_and_so_does_its_model_fn(tmp_path, monkeypatch):
+  """Estimator(**keys): the report reaches its model_fn through keys, but the port cannot add TPUEstimator's
+  arguments there (a TODO), so the model_fn keeps its EstimatorSpec: ported, a plain Estimator would meet
+  params['use_tpu'] (KeyError) and a TPUEstimatorSpec."""
+  (tmp_path / 'program.py').write_text(textwrap.dedent(STAR_KEYWORDS_BEFORE))
+  monkeypatch.chdir(tmp_path)
+  written = engine.port(['program.py']).files[0].ported
+  code = [line for line in written.splitlines() if not line.lstrip().startswith('#')]
+  assert "  return tf.estimator.EstimatorSpec(mode, loss=loss, train_op=train_op)" in code
+  assert "use_tpu" not in '\n'.join(code[code.index('def model_fn(features, labels, mode, params):'):])
+  assert 'left a plain Estimator: its arguments come from *args/**kwargs' in written
