@@ -79,7 +79,8 @@ def inference_input(input_fn, plan, report, mode):
     params = {'batch_size': batch // plan.num_shards if batch else plan.per_shard_batch_size}
     if params['batch_size'] < 1:
       return []  # fewer examples than cores: batch_split says so
-  return input_checks.check_input(input_fn, dict(params), batch_may_vary=mode == PREDICT)[0]
+  return input_checks.check_input(input_fn, dict(params), batch_may_vary=mode == PREDICT,
+                                  tensors_ok=input_checks.tensors_accepted(plan.tpu_config, mode))[0]
 
 
 def check_training(model_fn, input_fn, plan, deployment):
@@ -93,7 +94,8 @@ def check_training(model_fn, input_fn, plan, deployment):
   # The params TensorFlow gives host 0 (its TPUContext included), or, if the slice could not be simulated, the
   # batch size alone.
   input_params = deployment.train_params or {'batch_size': plan.per_shard_batch_size}
-  input_results, batch = input_checks.check_input(input_fn, input_params)
+  input_results, batch = input_checks.check_input(
+      input_fn, input_params, tensors_ok=input_checks.tensors_accepted(plan.tpu_config, tf.estimator.ModeKeys.TRAIN))
   if batch is not None and input_params['batch_size'] > plan.per_shard_batch_size:
     # A batch for several cores (PER_HOST_V1 input: per host; BROADCAST: global): TensorFlow splits it over
     # them, and one core's step takes its first rows.

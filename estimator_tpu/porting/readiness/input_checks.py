@@ -17,9 +17,20 @@ def is_dataset(value):
   unbatch() return there too (DatasetV1 derives from DatasetV2)."""
   return isinstance(value, tensorflow.compat.v2.data.Dataset)
 
-def check_input(input_fn, params, batch_may_vary=False):
+def tensors_accepted(tpu_config, mode):
+  """Whether TPUEstimator takes (features, labels) tensors from input_fn: in training and evaluation with PER_HOST_V1
+  or PER_SHARD_V1 input (TPUConfig's default in TF 1.15), never in prediction nor with PER_HOST_V2 or BROADCAST
+  (tpu_estimator.py: "`input_fn` must return a `Dataset` for the PER_HOST_V2", "For mode PREDICT, `input_fn` must
+  return `Dataset`")."""
+  pipeline = tf.estimator.tpu.InputPipelineConfig
+  return mode != tf.estimator.ModeKeys.PREDICT and tpu_config is not None and \
+      tpu_config.per_host_input_for_training in (True, False, pipeline.PER_HOST_V1, pipeline.PER_SHARD_V1)
+
+
+def check_input(input_fn, params, batch_may_vary=False, tensors_ok=False):
   """Returns (results, batch): checks of input_fn's Dataset, and one (features, labels) batch as numpy (or None).
-  `batch_may_vary`: prediction, where TPUEstimator pads a short batch itself."""
+  `batch_may_vary`: prediction, where TPUEstimator pads a short batch itself. `tensors_ok`: the input pipeline
+  takes (features, labels) tensors too (tensors_accepted), which are then checked as a Dataset's elements are."""
   # Checks rule 3 (params).
   with tf.Graph().as_default():
     try:
@@ -28,15 +39,21 @@ def check_input(input_fn, params, batch_may_vary=False):
       return [check_results.failed('input_fn', e.problem, e.fix)], None
     except Exception as e:  # pylint: disable=broad-except -- user code: report it as a check, not a traceback
       return [input_fn_error('input_fn(params) raised %s: %s' % (type(e).__name__, e))], None
-    if not is_dataset(dataset):
+    tensors = tensors_ok and not is_dataset(dataset) and _dense_tensors(dataset)
+    if not is_dataset(dataset) and not tensors:
       return [check_results.failed('input_fn', 'input_fn returned %s, not a tf.data.Dataset.' % type(dataset).__name__,
                              'return a tf.data.Dataset of (features, labels); on TPU, TPUEstimator feeds each '
                              'host from one (PER_HOST_V2 input).')], None
-    components = named_components(tf.data.get_output_shapes(dataset), tf.data.get_output_types(dataset))
+    if tensors:
+      shapes = tf.nest.map_structure(lambda tensor: tensor.shape, dataset)
+      types = tf.nest.map_structure(lambda tensor: tensor.dtype, dataset)
+    else:
+      shapes, types = tf.data.get_output_shapes(dataset), tf.data.get_output_types(dataset)
+    components = named_components(shapes, types)
     checks = [check_static_shapes(components, batch_may_vary),
               check_batch_dimension(components, params['batch_size']),
               check_dtypes(components)]
-    batch, error = read_one_batch(dataset)
+    batch, error = read_one_batch(dataset) if not tensors else _run_tensors(dataset)
   if error is not None:
     checks.append(input_fn_error('reading one batch failed: %s' % error))
   return checks, batch
@@ -121,7 +138,28 @@ def first_batch(input_fn, params):
       return None, e.problem
     except Exception as e:  # pylint: disable=broad-except -- user code
       return None, '%s: %s' % (type(e).__name__, e)
+    if not is_dataset(dataset) and _dense_tensors(dataset):
+      return _run_tensors(dataset)  # PER_HOST_V1 input's (features, labels) tensors, which TensorFlow took
     return read_one_batch(dataset)
+
+
+def _dense_tensors(value):
+  """Whether input_fn's result is a (features, labels) structure of tensors (an iterator's get_next())."""
+  parts = tf.nest.flatten(value)
+  return bool(parts) and all(isinstance(part, tf.Tensor) for part in parts)
+
+
+def _run_tensors(tensors):
+  """((features, labels) as numpy, None), or (None, the error's first line): one run of the tensors input_fn
+  returned, with the variables, tables and queue runners they need. Call in their graph."""
+  with tf.train.MonitoredSession() as session:
+    try:
+      value = session.run(tensors)
+    except tf.errors.OpError as e:
+      return None, e.message.splitlines()[0]
+  if not (isinstance(value, tuple) and len(value) == 2):
+    value = (value, None)
+  return value, None
 
 
 def read_one_batch(dataset):

@@ -148,7 +148,7 @@ def test_a_slice_flag_plans_that_slice(tmp_path):
     ('metric_dropped', 'eval_metric_names', ['reports accuracy, auc', 'gives only accuracy', 'auc would be missing']),
     ('unbatched_eval', 'input_batch', ["features['x'] has batch dimension 4", 'evaluate at variants.py:']),
     ('dynamic_batch', 'input_shapes', ["features['x'] has shape [?, 4]", 'drop_remainder=True']),
-    ('crash', 'program', ['FileNotFoundError', 'vocabulary.txt', 'variants.py:111']),
+    ('crash', 'program', ['FileNotFoundError', 'vocabulary.txt', 'variants.py:116']),
     ('eval_metric_ops_spec', 'model_fn_spec', ['eval_metric_ops=', 'eval_metrics=(metric_fn, tensors)']),
 ])
 def test_each_mistake_is_one_fail_line_at_its_place(tmp_path, variant, name, fragments):
@@ -174,6 +174,17 @@ def test_a_model_fn_that_takes_its_tpu_choices_from_the_program_is_judged_with_t
   assert tpu.passed('gradient_all_reduce') and not tpu.failed(), tpu.stdout
   assert [line for line in tpu.lines if line.startswith('SKIP program') and 'CrossReplicaSum' in line], tpu.stdout
   assert os.path.exists(program) and not os.path.exists(str(tmp_path / 'model'))
+
+
+def test_iterator_tensors_pass_where_the_input_pipeline_takes_them_and_fail_where_it_does_not(tmp_path):
+  """input_fn returning an iterator's (features, labels) tensors: TPUEstimator takes them for training and evaluation
+  with PER_HOST_V1 input (TPUConfig's default), so they are checked as a Dataset's elements are; with PER_HOST_V2 it
+  refuses them (tpu_estimator.py), one FAIL line."""
+  v1 = run_variant(tmp_path, 'iterator_input')
+  assert v1.status == 0 and not v1.failed(), v1.stdout
+  assert v1.passed('input_shapes') and v1.passed('xla_compile') and v1.passed('eval_step'), v1.stdout
+  v2 = run_variant(tmp_path, 'iterator_input_v2')
+  assert v2.status == 1 and 'not a tf.data.Dataset' in v2.failed('input_fn')[0], v2.stdout
 
 
 def test_refused_settings_do_not_stop_the_program(tmp_path):

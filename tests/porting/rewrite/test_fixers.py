@@ -177,11 +177,11 @@ EVAL_BATCH = 16
 
 
 def eval_input_fn(params):
-  return tf.data.Dataset.from_tensor_slices(([[1.0]] * 20, [1] * 20)).batch(EVAL_BATCH)
+  return tf.data.Dataset.from_tensor_slices(({'x': [[1.0]] * 20}, [1] * 20)).batch(EVAL_BATCH)
 
 
 def model_fn(features, labels, mode, params):
-  return tf.estimator.tpu.TPUEstimatorSpec(mode, loss=tf.reduce_mean(features))
+  return tf.estimator.tpu.TPUEstimatorSpec(mode, loss=tf.reduce_mean(features['x']))
 
 
 estimator = tf.estimator.Estimator(model_fn)
@@ -228,11 +228,11 @@ EVAL_BATCH = 16
 
 
 def eval_input_fn(params):
-  return tf.data.Dataset.from_tensor_slices(([[1.0]] * 20, [1] * 20)).batch(EVAL_BATCH)
+  return tf.data.Dataset.from_tensor_slices(({'x': [[1.0]] * 20}, [1] * 20)).batch(EVAL_BATCH)
 
 
 def model_fn(features, labels, mode, params):
-  return tf.estimator.tpu.TPUEstimatorSpec(mode, loss=tf.reduce_mean(features))
+  return tf.estimator.tpu.TPUEstimatorSpec(mode, loss=tf.reduce_mean(features['x']))
 
 
 estimator = tf.estimator.Estimator(model_fn)

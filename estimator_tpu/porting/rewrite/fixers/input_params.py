@@ -164,7 +164,8 @@ def _shared_modes(port, batch):
   its last batch itself) and evaluation that is not padded (fixers/exact_evaluation.py)."""
   shared = set()
   for plan in port.plans.inputs:
-    if any(b is batch for b in plan.batches):
+    # the same batching call, read through any of the input_fns that reach it (each plan has its own BatchPlan)
+    if any(b is batch or b.call is batch.call for b in plan.batches):
       if plan.mode == plans_lib.PREDICT:
         shared.add('prediction')
       elif plan.mode == plans_lib.EVAL and not any(plan is p for p in port.padded_evaluations):

@@ -13,7 +13,7 @@ import tensorflow.compat.v1 as tf
 FEATURES = 4
 VARIANTS = ('ok', 'input_no_params', 'params_batch_size', 'plain_run_config', 'metrics_dict', 'metrics_int',
             'metric_dropped', 'unbatched_eval', 'dynamic_batch', 'crash', 'eval_metric_ops_spec', 'premade',
-            'own_use_tpu')
+            'own_use_tpu', 'iterator_input', 'iterator_input_v2')
 
 
 def data(count=64):
@@ -31,7 +31,10 @@ def make_input_fn(variant, training):
       dataset = dataset.repeat()
     if variant == 'unbatched_eval' and not training:
       return dataset
-    return dataset.batch(params['batch_size'], drop_remainder=variant != 'dynamic_batch')
+    dataset = dataset.batch(params['batch_size'], drop_remainder=variant != 'dynamic_batch')
+    if variant.startswith('iterator_input'):  # an iterator's tensors, which PER_HOST_V1 input takes
+      return tf.data.make_one_shot_iterator(dataset).get_next()
+    return dataset
 
   if variant == 'input_no_params':
     return lambda: input_fn({'batch_size': 16})
@@ -100,8 +103,10 @@ def main():
     params['batch_size'] = 16
   if variant == 'own_use_tpu':
     params['own_use_tpu'] = use_tpu
+  pipeline = tf.estimator.tpu.InputPipelineConfig
   config = tf.estimator.tpu.RunConfig(model_dir=args.model_dir, tpu_config=tf.estimator.tpu.TPUConfig(
-      iterations_per_loop=2, per_host_input_for_training=tf.estimator.tpu.InputPipelineConfig.PER_HOST_V2))
+      iterations_per_loop=2, per_host_input_for_training=pipeline.PER_HOST_V1 if variant == 'iterator_input' else
+      pipeline.PER_HOST_V2))
   if variant == 'plain_run_config':
     config = tf.estimator.RunConfig(model_dir=args.model_dir)
   estimator = tf.estimator.tpu.TPUEstimator(model_fn, config=config, params=params, use_tpu=use_tpu,
