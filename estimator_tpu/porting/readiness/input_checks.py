@@ -154,12 +154,9 @@ def _run_tensors(tensors):
   returned, with the variables, tables and queue runners they need. Call in their graph."""
   with tf.train.MonitoredSession() as session:
     try:
-      value = session.run(tensors)
+      return _pair(session.run(tensors))
     except tf.errors.OpError as e:
       return None, e.message.splitlines()[0]
-  if not (isinstance(value, tuple) and len(value) == 2):
-    value = (value, None)
-  return value, None
 
 
 def read_one_batch(dataset):
@@ -172,9 +169,11 @@ def read_one_batch(dataset):
   with tf.Session() as session:
     try:
       session.run(iterator.initializer)
-      value = session.run(element)
+      return _pair(session.run(element))
     except tf.errors.OpError as e:
       return None, e.message.splitlines()[0]
-  if not (isinstance(value, tuple) and len(value) == 2):
-    value = (value, None)
-  return value, None
+
+
+def _pair(value):
+  """((features, labels), None) of one element read: labels None where input_fn yields features alone."""
+  return (value if isinstance(value, tuple) and len(value) == 2 else (value, None)), None
