@@ -104,6 +104,11 @@ def _parses_arguments(node):
       node.func.attr in ('parse_args', 'parse_known_args')
 
 
+def parsed_namespace(program, module, fn, node):
+  """Whether `node` holds what argparse's parse_args()/parse_known_args() returned (the first of its pair)."""
+  return any(_parses_arguments(inner.node) for inner in values.origins(program, module, fn, node))
+
+
 def every_option(program, module, fn, node):
   """FLAGS for `FLAGS.flag_values_dict()`, NAMESPACE for `vars(args)` or `args.__dict__` of a parsed argparse
   Namespace: a dict holding every flag or option the program defines; else None."""
@@ -116,8 +121,7 @@ def every_option(program, module, fn, node):
     namespace = node.value
   else:
     return None
-  parsed = any(_parses_arguments(inner.node) for inner in values.origins(program, module, fn, namespace))
-  return NAMESPACE if parsed else None
+  return NAMESPACE if parsed_namespace(program, module, fn, namespace) else None
 
 
 def defined_flags(program):

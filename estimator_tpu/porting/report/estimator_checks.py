@@ -600,14 +600,17 @@ class _CallSite(object):
     return SET, ''
 
   def _flag_read(self, module, fn, node):
-    """The flag a value reads: FLAGS.x, x.y of a parameter (the flag values handed down: fv.eval_steps,
-    flags_obj.train_steps), or d['x'] of a dict of every option (vars(args), args.__dict__,
+    """The flag a value reads: FLAGS.x, args.x of a parsed command line, x.y of a parameter (the flag values
+    handed down: fv.eval_steps, flags_obj.train_steps), or d['x'] of a dict of every option (vars(args), args.__dict__,
     FLAGS.flag_values_dict()); else None."""
     if isinstance(node, ast.Attribute) and isinstance(node.value, ast.Name):
       if apis.is_flags(self.program.canonical(module, fn, node.value)):
         return node.attr
       kind = self.program.lookup(module, fn, node.value.id)[0]
-      return node.attr if kind == 'param' and node.value.id not in ('self', 'cls') else None
+      if kind == 'param' and node.value.id not in ('self', 'cls'):
+        return node.attr
+      # args.max_steps of `args = parser.parse_args()` (or the first of parse_known_args())
+      return node.attr if params_lib.parsed_namespace(self.program, module, fn, node.value) else None
     if isinstance(node, ast.Subscript) and isinstance(node.value, ast.Name):
       key = syntax.subscript_key(node)
       if isinstance(key, str) and any(params_lib.every_option(self.program, o.module, o.fn, o.node)

@@ -641,3 +641,36 @@ def test_an_estimator_given_a_dict_of_its_arguments_reaches_its_model_fn_and_par
   report, found = findings_of([str(tmp_path / 'train.py')], str(tmp_path))
   codes = set((line, code) for path, line, code, severity in found if severity == R)
   assert {(6, 'summary-in-model-fn'), (7, 'optimizer-not-cross-shard'), (14, 'params-reserved-key')} <= codes, codes
+
+
+PARSED_STEPS = '''import argparse
+import tensorflow as tf
+
+parser = argparse.ArgumentParser()
+parser.add_argument('--max_steps', type=int)
+parser.add_argument('--eval_steps', type=int, default=10)
+args, unknown = parser.parse_known_args()
+MAX_STEPS = args.max_steps
+
+
+def model_fn(features, labels, mode, params):
+  return tf.estimator.tpu.TPUEstimatorSpec(mode, loss=tf.reduce_mean(features))
+
+
+def input_fn(params):
+  return tf.data.Dataset.range(8).repeat().batch(params['batch_size'], drop_remainder=True)
+
+
+estimator = tf.estimator.tpu.TPUEstimator(model_fn, train_batch_size=8, eval_batch_size=8)
+estimator.train(input_fn=input_fn, max_steps=MAX_STEPS)
+estimator.evaluate(input_fn=input_fn, steps=args.eval_steps)
+'''
+
+
+def test_a_step_count_read_from_the_parsed_command_line_is_its_options_default(tmp_path):
+  """args.max_steps of `args, unknown = parser.parse_known_args()`, an option without a default: None, so training
+  has no step count (rule 9); --eval_steps defaults to 10: set."""
+  (tmp_path / 'train.py').write_text(PARSED_STEPS)
+  report, found = findings_of([str(tmp_path / 'train.py')], str(tmp_path))
+  steps = [(line, code) for path, line, code, severity in found if severity == R and code.startswith(('train', 'eval'))]
+  assert steps == [(20, 'train-without-steps')]
