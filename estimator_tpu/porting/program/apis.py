@@ -366,9 +366,9 @@ CSV_DATASETS = {'tensorflow.data.experimental.make_csv_dataset': (1, 9),
 EPOCH_READERS = dict(CONTRIB_READERS, **CSV_DATASETS)
 # Host-side ops that turn strings into numbers (lookups, hashing, parsing, decoding).
 STRING_CONVERSIONS = ('lookup', 'index_table_from', 'to_hash_bucket', 'string_to_hash_bucket', 'to_number',
-                      'string_to_number', 'decode_raw', 'decode_jpeg', 'decode_and_crop_jpeg', 'decode_png', 'decode_bmp',
-                      'decode_gif', 'decode_image', 'decode_wav', 'StaticHashTable',
-                      'HashTable', 'StaticVocabularyTable', 'one_hot')
+                      'string_to_number', 'decode_raw', 'decode_jpeg', 'decode_and_crop_jpeg', 'decode_png',
+                      'decode_bmp', 'decode_gif', 'decode_image', 'decode_wav', 'StaticHashTable', 'HashTable',
+                      'StaticVocabularyTable', 'one_hot')
 # Reading data into host memory: pandas and NumPy readers, and the tutorials' MNIST reader.
 PANDAS_READERS = frozenset(['pandas.read_csv', 'pandas.read_table', 'pandas.read_json', 'pandas.read_parquet',
                             'pandas.read_excel', 'pandas.read_pickle'])
