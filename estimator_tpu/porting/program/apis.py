@@ -278,15 +278,19 @@ TENSOR_HOOKS = frozenset(['LoggingTensorHook', 'NanTensorHook', 'SummarySaverHoo
 HOST_HOOKS = frozenset(['StopAtStepHook', 'CheckpointSaverHook', 'StepCounterHook', 'ProfilerHook', 'FeedFnHook',
                         'GlobalStepWaiterHook', 'ExamplesPerSecondHook'])
 HOST_HOOK_PREFIXES = ('stop_if_', 'make_early_stopping_hook', 'InMemoryEvaluatorHook', 'CheckpointSaverListener')
+# Monitors that evaluate the estimator from inside training (contrib.learn's, every n steps).
+EVALUATING_HOOKS = frozenset(['ValidationMonitor'])
 
 
 def hook_kind(name):
-  """'fetches', 'host' or None for a TensorFlow hook class or maker, by its last name."""
+  """'fetches', 'host', 'evaluates' or None for a TensorFlow hook class or maker, by its last name."""
   if not is_tf(name):
     return None
   short = last(name)
   if short in TENSOR_HOOKS:
     return 'fetches'
+  if short in EVALUATING_HOOKS:
+    return 'evaluates'
   if short in HOST_HOOKS or short.startswith(HOST_HOOK_PREFIXES):
     return 'host'
   return None

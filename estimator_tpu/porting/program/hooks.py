@@ -13,7 +13,7 @@ from estimator_tpu.porting.program import apis
 from estimator_tpu.porting.program import syntax
 from estimator_tpu.porting.program import values
 
-FETCHES, HOST, UNKNOWN = 'fetches', 'host', 'unknown'
+FETCHES, HOST, UNKNOWN, EVALUATES = 'fetches', 'host', 'unknown', 'evaluates'
 # kind, the expression it was read from, and what it fetches or why it cannot be told.
 Hook = collections.namedtuple('Hook', ['kind', 'where', 'detail'])
 
@@ -79,10 +79,18 @@ def _classify(program, origin):
       return [Hook(HOST, origin, 'the global step')]
     return [Hook(FETCHES, origin, '`%s`%s' % (syntax.render(node.func).replace('tensorflow.', 'tf.'),
                                               ' on %s' % ', '.join(repr(n) for n in names[:4]) if names else ''))]
+  if kind == 'evaluates':
+    return [Hook(EVALUATES, origin, '`%s`' % canonical.replace('tensorflow.', 'tf.', 1))]
   if kind == 'host' or (isinstance(node.func, ast.Attribute) and node.func.attr == 'make_session_run_hook'):
     return [Hook(HOST, origin, '')]
-  if program.callables.class_of(module, fn, node) is not None:
-    return [Hook(HOST, origin, '')]  # a hook class of the program: what it runs is its own business
+  found = program.callables.class_of(module, fn, node)
+  if found is not None:
+    # A hook class of the program: what it runs is its own business, unless it evaluates an estimator (early
+    # stopping on a validation score), which on a TPU would run evaluation inside the training loop.
+    if any(isinstance(n, ast.Call) and isinstance(n.func, ast.Attribute) and n.func.attr == 'evaluate'
+           for n in ast.walk(found[1])):
+      return [Hook(EVALUATES, origin, '`%s`, which calls evaluate' % syntax.render(node.func))]
+    return [Hook(HOST, origin, '')]
   tensor_arguments = [kw.arg for kw in node.keywords if kw.arg and 'tensor' in kw.arg.lower()]
   if tensor_arguments:
     return [Hook(FETCHES, origin, '`%s(%s=...)`, a hook maker given tensors to fetch' % (

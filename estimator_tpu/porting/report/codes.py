@@ -55,6 +55,7 @@ CODES = (
     Code('evaluate-steps-unseen', 9, 'evaluate() steps only known at run time'),
     Code('hooks-fetch-tensors', 8, 'hooks= of train/evaluate/predict or a spec hold a hook that fetches tensors'),
     Code('hooks-fetch-named-tensors', 8, 'hooks= fetch tensors that model_fn names for them'),
+    Code('hooks-evaluate-in-training', 8, 'a hook or monitor handed to training that evaluates the estimator'),
     # model_fn.
     Code('model-fn-without-params', 3, 'a model_fn without a params argument'),
     Code('float64-in-model-fn', 15, 'float64 inside model_fn'),

@@ -462,13 +462,19 @@ class _CallSite(object):
     kind = estimator_facts.estimator_kind(self.program, self.module, self.fn, receiver, self.index)
     if kind is None or syntax.has_star_args(self.call) or not on_tpu:
       return
-    hooks_node = syntax.argument(self.call, hooks_at, hooks_name)
+    self._steps_and_hooks(mode, found, syntax.argument(self.call, hooks_at, hooks_name),
+                          syntax.argument(self.call, steps_at, 'steps') if steps_at else None,
+                          syntax.argument(self.call, max_steps_at, 'max_steps') if max_steps_at else None)
+
+  def _steps_and_hooks(self, mode, found, hooks_node, steps_node, max_steps_node):
+    """The hooks and the step count of a train/evaluate call (or contrib.learn's fit/evaluate on arrays)."""
+    # Checks rule 8 (iterations per loop), rule 9 (steps).
     if hooks_node is not None:
       self._hooks(hooks_node, mode, found)
-    text = syntax.render(receiver)
-    steps = self._step_count(syntax.argument(self.call, steps_at, 'steps') if steps_at else None)
+    text = syntax.render(self.call.func.value)
+    steps = self._step_count(steps_node)
     if mode == TRAIN:
-      max_steps = self._step_count(syntax.argument(self.call, max_steps_at, 'max_steps'))
+      max_steps = self._step_count(max_steps_node)
       counts = (steps, max_steps)
       if all(state == NONE for state, _ in counts):
         self.collector.required(self.module, self.call, 'train-without-steps',
@@ -514,6 +520,14 @@ class _CallSite(object):
         self.collector.required(self.module, self.call, 'in-memory-dtype',
                                 dtypes.message(kind, syntax.render(data), origin, detail,
                                                input_fn_checks.INFEED_DTYPES))
+    # fit(x, y, input_fn, steps, batch_size, monitors, max_steps) and evaluate(x, y, ..., steps=, hooks=): the same
+    # questions as train/evaluate with an input_fn (their positions after the arrays are seldom used: keywords).
+    if syntax.has_star_args(self.call) or attr not in ('fit', 'partial_fit', 'evaluate'):
+      return
+    mode = EVAL if attr == 'evaluate' else TRAIN
+    self._steps_and_hooks(mode, found, syntax.keyword(self.call, 'hooks' if mode == EVAL else 'monitors'),
+                          syntax.keyword(self.call, 'steps'),
+                          syntax.keyword(self.call, 'max_steps') if mode == TRAIN else None)
 
   def _hooks(self, node, mode, found):
     """hooks= of train/evaluate/predict or of a TrainSpec/EvalSpec, in a mode that runs on a TPU."""
@@ -521,7 +535,17 @@ class _CallSite(object):
     listed = hooks.hooks_in(self.program, self.module, self.fn, node)
     fetching = [h for h in listed if h.kind == hooks.FETCHES]
     unknown = [h for h in listed if h.kind == hooks.UNKNOWN]
+    evaluating = [h for h in listed if h.kind == hooks.EVALUATES]
     text = syntax.render(node)
+    if evaluating and mode == TRAIN:
+      hook = evaluating[0]
+      self.collector.required(self.module, self.call, 'hooks-evaluate-in-training',
+                              '`%s` for training holds %s (%s:%d), which evaluates the estimator from inside '
+                              'training: every TPUEstimator session initialises the TPU system when it starts and '
+                              'shuts it down when it ends (tpu_estimator.py, TPUInfeedOutfeedSessionHook), so that '
+                              'evaluation resets the TPU under the training session -> train and evaluate in turns: '
+                              'estimator.train(max_steps=...) then estimator.evaluate(steps=...), in a loop.'
+                              % (text, hook.detail, hook.where.module.path, hook.where.node.lineno))
     if fetching:
       hook = fetching[0]
       self.collector.required(self.module, self.call, 'hooks-fetch-tensors',

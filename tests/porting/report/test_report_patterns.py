@@ -674,3 +674,40 @@ def test_a_step_count_read_from_the_parsed_command_line_is_its_options_default(t
   report, found = findings_of([str(tmp_path / 'train.py')], str(tmp_path))
   steps = [(line, code) for path, line, code, severity in found if severity == R and code.startswith(('train', 'eval'))]
   assert steps == [(20, 'train-without-steps')]
+
+
+EVALUATING_MONITORS = '''import numpy as np
+import tensorflow as tf
+
+
+class EarlyStopping(tf.train.SessionRunHook):
+  def __init__(self, estimator, input_fn):
+    self.estimator, self.input_fn = estimator, input_fn
+
+  def after_save(self, session, global_step):
+    return self.estimator.evaluate(self.input_fn, steps=10)['loss'] < 0.1
+
+
+def main(estimator, input_fn):
+  x = np.zeros((32, 4), np.float32)
+  y = np.zeros((32,), np.int32)
+  columns = [tf.contrib.layers.real_valued_column('', dimension=4)]
+  classifier = tf.contrib.learn.DNNClassifier(feature_columns=columns, hidden_units=[8], n_classes=2)
+  monitor = tf.contrib.learn.monitors.ValidationMonitor(x, y, every_n_steps=50)
+  classifier.fit(x=x, y=y, steps=100, monitors=[monitor])
+  classifier.evaluate(x=x, y=y)
+  estimator.train(input_fn, hooks=[EarlyStopping(estimator, input_fn)], max_steps=100)
+'''
+
+
+def test_a_hook_or_monitor_that_evaluates_from_inside_training_is_a_change_where_training_gets_it(tmp_path):
+  """contrib.learn's ValidationMonitor given to fit(monitors=...), and a hook class of the program that calls
+  evaluate, handed to train(hooks=...): each evaluates inside training (rule 8, at the call that gets it);
+  contrib.learn's evaluate on arrays without steps reads to the end (rule 9)."""
+  (tmp_path / 'train.py').write_text(EVALUATING_MONITORS)
+  report, found = findings_of([str(tmp_path / 'train.py')], str(tmp_path))
+  codes = [(line, code) for path, line, code, severity in found if severity == R and code.startswith(('hooks', 'eval'))]
+  assert codes == [(19, 'hooks-evaluate-in-training'), (20, 'evaluate-without-steps'),
+                   (21, 'hooks-evaluate-in-training')], codes
+  assert 'tf.contrib.learn.monitors.ValidationMonitor' in [f.message for f in report.findings if f.line == 19 and
+                                                           f.code.startswith('hooks')][0]
