@@ -53,6 +53,7 @@ CODES = (
     Code('train-steps-unseen', 9, 'train() steps only known at run time'),
     Code('evaluate-without-steps', 9, 'evaluate() without steps'),
     Code('evaluate-steps-unseen', 9, 'evaluate() steps only known at run time'),
+    Code('steps-not-int', 9, 'a step count computed with true division (a float)'),
     Code('hooks-fetch-tensors', 8, 'hooks= of train/evaluate/predict or a spec hold a hook that fetches tensors'),
     Code('hooks-fetch-named-tensors', 8, 'hooks= fetch tensors that model_fn names for them'),
     Code('hooks-evaluate-in-training', 8, 'a hook or monitor handed to training that evaluates the estimator'),

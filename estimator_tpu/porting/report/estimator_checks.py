@@ -378,6 +378,7 @@ class _CallSite(object):
     mode = TRAIN if apis.is_train_spec(name) else EVAL
     if syntax.has_star_args(self.call):
       return
+    self._integer_steps(syntax.argument(self.call, 1, 'max_steps' if mode == TRAIN else 'steps'))
     if mode == TRAIN:
       state, why = self._step_count(syntax.argument(self.call, 1, 'max_steps'))
       if state == NONE:
@@ -471,6 +472,8 @@ class _CallSite(object):
     # Checks rule 8 (iterations per loop), rule 9 (steps).
     if hooks_node is not None:
       self._hooks(hooks_node, mode, found)
+    for node in (steps_node, max_steps_node):
+      self._integer_steps(node)
     text = syntax.render(self.call.func.value)
     steps = self._step_count(steps_node)
     if mode == TRAIN:
@@ -582,6 +585,21 @@ class _CallSite(object):
         return named
     return None
 
+  def _integer_steps(self, node):
+    """A step count computed with `/` (true division: a float in Python 3): TPUEstimator checks its steps are
+    ints (tpu/util.py check_positive_integer: TypeError 'Train max_steps must be int'), the CPU's Estimator does
+    not. Placed where the division is written."""
+    # Checks rule 9 (steps).
+    if node is None:
+      return
+    for origin in values.origins(self.program, self.module, self.fn, node):
+      if isinstance(origin.node, ast.BinOp) and isinstance(origin.node.op, ast.Div) and \
+          _true_division(origin.module):
+        self.collector.required(origin.module, origin.node, 'steps-not-int',
+                                'the step count `%s` is a true division, a float in Python 3: TPUEstimator '
+                                'refuses steps that are not ints (TypeError) -> divide with // (or int(...)).'
+                                % syntax.render(origin.node))
+
   def _step_count(self, node, missing=None):
     """(NONE, SET or RUN_TIME, why) for a steps/max_steps argument. A literal or a value computed here is taken
     as it is; a flag read (`FLAGS.eval_steps`, `fv.eval_steps`, argparse's `args.eval_steps`, `vars(args)['x']`)
@@ -641,6 +659,22 @@ class _CallSite(object):
                                       for o in values.origins(self.program, module, fn, node.value)):
         return key
     return None
+
+
+# Names only Python 2 programs use: there `/` of two ints is an int, unless `from __future__ import division`.
+PYTHON2_NAMES = frozenset(['xrange', 'raw_input', 'unicode', 'iteritems', 'itervalues', 'basestring'])
+
+
+def _true_division(module):
+  """Whether `/` divides to a float in this module: Python 3 source, or Python 2 with the future import."""
+  tree = module.tree
+  if any(isinstance(node, ast.ImportFrom) and node.module == '__future__' and
+         any(alias.name == 'division' for alias in node.names) for node in tree.body):
+    return True
+  if module.python2:
+    return False
+  return not any((isinstance(node, ast.Name) and node.id in PYTHON2_NAMES) or
+                 (isinstance(node, ast.Attribute) and node.attr in PYTHON2_NAMES) for node in ast.walk(tree))
 
 
 def _evaluates_on_tpu(sites):

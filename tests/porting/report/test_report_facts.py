@@ -219,3 +219,14 @@ def test_the_ports_names_for_positional_run_config_arguments_are_tensorflows():
   plain = list(inspect.signature(tf.estimator.RunConfig.__init__).parameters)[1:]
   assert plain[:len(apis.RUN_CONFIG_POSITIONAL)] == list(apis.RUN_CONFIG_POSITIONAL)
   assert list(inspect.signature(tf.estimator.tpu.RunConfig.__init__).parameters)[1] == 'tpu_config'
+
+
+def test_a_tpu_run_refuses_a_step_count_that_is_a_float():
+  """Rule 9 (steps-not-int): on a TPU, TPUEstimator checks train steps/max_steps and eval steps with
+  check_positive_integer, which refuses a float such as the result of `/` (the CPU's Estimator casts it)."""
+  from tensorflow_estimator.python.estimator.tpu import util as tpu_util
+  with pytest.raises(TypeError, match='must be int'):
+    tpu_util.check_positive_integer(1000 * 3 / 8, 'Train max_steps')
+  tpu_util.check_positive_integer(1000 * 3 // 8, 'Train max_steps')
+  source = inspect.getsource(tpu_estimator.TPUEstimator._convert_train_steps_to_hooks)
+  assert "check_positive_integer(max_steps, 'Train max_steps')" in source

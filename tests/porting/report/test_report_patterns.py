@@ -711,3 +711,34 @@ def test_a_hook_or_monitor_that_evaluates_from_inside_training_is_a_change_where
                    (21, 'hooks-evaluate-in-training')], codes
   assert 'tf.contrib.learn.monitors.ValidationMonitor' in [f.message for f in report.findings if f.line == 19 and
                                                            f.code.startswith('hooks')][0]
+
+
+FLOAT_STEPS = '''import tensorflow as tf
+
+EPOCHS, EXAMPLES, BATCH = 3, 1000, 8
+
+
+def model_fn(features, labels, mode, params):
+  return tf.estimator.tpu.TPUEstimatorSpec(mode, loss=tf.reduce_mean(features))
+
+
+def input_fn(params):
+  return tf.data.Dataset.range(8).repeat().batch(params['batch_size'], drop_remainder=True)
+
+
+estimator = tf.estimator.tpu.TPUEstimator(model_fn, train_batch_size=8, eval_batch_size=8)
+train_steps = EPOCHS * EXAMPLES / BATCH
+estimator.train(input_fn=input_fn, max_steps=train_steps)
+estimator.evaluate(input_fn=input_fn, steps=EXAMPLES // BATCH)
+'''
+
+
+def test_a_step_count_made_by_true_division_is_a_float_a_tpu_refuses(tmp_path):
+  """`EPOCHS * EXAMPLES / BATCH` is a float in Python 3: rule 9 where the division is written; `//` is an int.
+  In Python 2 source (xrange) without `from __future__ import division`, `/` of ints is an int: nothing."""
+  (tmp_path / 'train.py').write_text(FLOAT_STEPS)
+  report, found = findings_of([str(tmp_path / 'train.py')], str(tmp_path))
+  assert [(line, code) for path, line, code, severity in found if code == 'steps-not-int'] == [(15, 'steps-not-int')]
+  (tmp_path / 'train.py').write_text(FLOAT_STEPS + 'for _ in xrange(2):\n  pass\n')
+  report, found = findings_of([str(tmp_path / 'train.py')], str(tmp_path))
+  assert not [code for path, line, code, severity in found if code == 'steps-not-int']
