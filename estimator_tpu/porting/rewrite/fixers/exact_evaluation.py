@@ -1,8 +1,6 @@
 """TPU rule 9 (steps): evaluate() on full batches, padded with rows of weight 0, with the number of steps, where
 the original reads a short last batch; the model_fn of its estimator then weights the loss and the metrics
 (fixers/model_fns.py)."""
-import ast
-
 import libcst as cst
 
 from estimator_tpu.porting.program import syntax
@@ -33,7 +31,7 @@ def plan(port):
                 'the input_fn (rule 3), then wrap it in tpu_exact_eval_input and pass steps=tpu_eval_steps(input_fn, '
                 'EVAL_BATCH_SIZE)')
       continue
-    if not all(example_weights.can_take_weights(t.module, t.node, _features_name(t.node))
+    if not all(example_weights.can_take_weights(t.module, t.node)
                for site in plan_.estimators for t in port.uses.model_fns_of(site)):
       # Padding adds a weight key to the features, which a model_fn that uses them whole cannot take out: padded
       # rows would count in its metrics (or a tensor feature could not take the key at all).
@@ -43,12 +41,6 @@ def plan(port):
       continue
     port.padded_evaluations.append(plan_)
     port.exact_eval.update(plan_.estimators)
-
-
-def _features_name(fn):
-  """The name model_fn gives its features: its first parameter (as fixers/model_fn_code.py reads it)."""
-  names = syntax.param_names(fn) if not isinstance(fn, ast.Lambda) else []
-  return names[0] if names else 'features'
 
 
 def pad(port):

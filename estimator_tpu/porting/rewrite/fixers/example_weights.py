@@ -10,12 +10,14 @@ from estimator_tpu.porting.rewrite import edits as edits_lib
 from estimator_tpu.porting.rewrite import templates
 
 
-def can_take_weights(module, fn, features):
+def can_take_weights(module, fn):
   """Whether a model_fn reads its features only by key (features['x'], or through input_layer): then a weight key
   added to them (the padded evaluation's) can be taken out before the model sees them. A model_fn that hands the
   features on whole (a tensor, not a dict) cannot: its evaluation is not padded (a TODO instead)."""
   if isinstance(fn, ast.Lambda):
     return False
+  names = syntax.param_names(fn)
+  features = names[0] if names else 'features'  # the first parameter, as fixers/model_fn_code.py reads it
   for node, _ in syntax.walk_local(fn):
     if not (isinstance(node, ast.Name) and node.id == features):
       continue
@@ -33,7 +35,7 @@ def can_take_weights(module, fn, features):
 def take_weights(code):
   # Ports rule 9 (steps).
   f, module = code.f, code.module
-  if not can_take_weights(module, code.fn, code.features):
+  if not can_take_weights(module, code.fn):
     code.port.todo(module, code.fn, code.port.codes_of_rule(9), 9, "evaluation is padded with copies of weight 0: "
                    "read features['%s'] (0 for padding rows), keep it out of the model, and weight the loss and "
                    'the metrics with it' % templates.WEIGHT_KEY)

@@ -165,7 +165,7 @@ def _shared_modes(port, batch):
   shared = set()
   for plan in port.plans.inputs:
     # the same batching call, read through any of the input_fns that reach it (each plan has its own BatchPlan)
-    if any(b is batch or b.call is batch.call for b in plan.batches):
+    if any(b.call is batch.call for b in plan.batches):
       if plan.mode == plans_lib.PREDICT:
         shared.add('prediction')
       elif plan.mode == plans_lib.EVAL and not any(plan is p for p in port.padded_evaluations):
