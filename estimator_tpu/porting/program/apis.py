@@ -57,6 +57,9 @@ RUN_CONFIG_POSITIONAL = ('model_dir', 'tf_random_seed', 'save_summary_steps', 's
                          'protocol', 'eval_distribute', 'experimental_distribute',
                          'experimental_max_worker_delay_secs', 'session_creation_timeout_secs')
 
+# RunConfig's keywords that hand the estimator a distribution strategy.
+STRATEGY_KEYWORDS = ('train_distribute', 'eval_distribute', 'experimental_distribute')
+
 
 def is_tpu_run_config(name):
   return is_run_config(name) and '.tpu.' in name

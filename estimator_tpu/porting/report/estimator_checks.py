@@ -109,6 +109,12 @@ def _check_queue_maker(collector, use, target):
     input_fn_checks.check_in_memory_arguments(collector, *target.call)
 
 
+# Why a distribution strategy in the RunConfig (apis.STRATEGY_KEYWORDS) must go (rule 1).
+STRATEGY_WHY = ('with a strategy Estimator.train takes its distributed path (_train_model_distributed), which '
+                'TPUEstimator does not override, so the TPU loop never runs; TPUEstimator replicates over the TPU '
+                'cores itself.')
+
+
 class _SiteCheck(object):
   """Findings at one estimator constructor."""
 
@@ -312,13 +318,15 @@ class _CallSite(object):
     # Checks rule 1 (TPUEstimator), rule 2 (where the TPU is), rule 8 (iterations per loop).
     add = self.collector
     star = syntax.has_star_args(self.call)
-    self._distribution()
+    strategies = self._strategies()
     if not apis.is_tpu_run_config(name):
       what = '`%s` (a subclass of `%s`)' % (subclass, _short(name)) if subclass else '`%s`' % _short(name)
+      # One change (docs/PORT_REPORT.md): the TPU RunConfig written here carries no strategy.
       add.required(self.module, self.call, 'run-config-not-tpu',
                    '%s -> tf.estimator.tpu.RunConfig(tpu_config=tf.estimator.tpu.'
-                   'TPUConfig(iterations_per_loop=..., num_shards=...)): TPUEstimator refuses any other config.'
-                   % what)
+                   'TPUConfig(iterations_per_loop=..., num_shards=...)): TPUEstimator refuses any other config%s.'
+                   % (what, '; and without %s: %s' % (', '.join('%s=`%s`' % s for s in strategies), STRATEGY_WHY)
+                      if strategies else ''))
       add.advice(self.module, self.call, 'run-config-one-step-per-run',
                  'a plain RunConfig runs one step per session.run -> choose '
                  'TPUConfig(iterations_per_loop=N): N steps run on the TPU per host round trip; checkpoints and '
@@ -328,6 +336,11 @@ class _CallSite(object):
                    'cluster=tf.distribute.cluster_resolver.TPUClusterResolver(tpu=[name], zone, project) or '
                    'master=\'grpc://HOST:8470\' (never both); a TPU VM runs with master=\'\'.')
       return
+    if strategies:
+      add.required(self.module, self.call, 'distribution-strategy',
+                   '%s gives the estimator a distribution strategy -> drop %s: %s'
+                   % (', '.join('%s=`%s`' % s for s in strategies), ', '.join(k for k, _ in strategies),
+                      STRATEGY_WHY))
     if star:
       return
     if syntax.keyword(self.call, 'tpu_config') is None:
@@ -345,16 +358,14 @@ class _CallSite(object):
                    'RunConfig gets both master= and cluster= -> pass only one: '
                    'RunConfig refuses the combination.')
 
-  def _distribution(self):
-    # Checks rule 1 (TPUEstimator).
-    for name in ('train_distribute', 'eval_distribute', 'experimental_distribute'):
+  def _strategies(self):
+    """[(keyword, code)] of the distribution strategies this RunConfig call surely gets."""
+    found = []
+    for name in apis.STRATEGY_KEYWORDS:
       value = syntax.keyword(self.call, name)
       if value is not None and _surely_set(self.program, self.module, self.fn, value, strategies=True):
-        self.collector.required(self.module, self.call, 'distribution-strategy',
-                                '%s=`%s` gives the estimator a distribution strategy: '
-                                'Estimator.train then takes its distributed path (_train_model_distributed), which '
-                                'TPUEstimator does not override, so the TPU loop never runs -> drop %s: TPUEstimator '
-                                'replicates over the TPU cores itself.' % (name, syntax.render(value), name))
+        found.append((name, syntax.render(value)))
+    return found
 
   def _model_dir(self):
     # Checks rule 17 (Cloud Storage).

@@ -5,6 +5,7 @@ test_write.py's; these say what each fixer writes.
 import textwrap
 
 import pytest
+import tensorflow.compat.v1 as tf
 
 from estimator_tpu.porting.rewrite import engine
 from estimator_tpu.porting.rewrite.fixers import contrib_names
@@ -570,3 +571,32 @@ def test_an_estimator_built_from_a_dict_of_arguments_stays_plain_and_so_does_its
   assert "  return tf.estimator.EstimatorSpec(mode, loss=loss, train_op=train_op)" in code
   assert "use_tpu" not in '\n'.join(code[code.index('def model_fn(features, labels, mode, params):'):])
   assert 'left a plain Estimator: its arguments come from *args/**kwargs' in written
+
+
+STRATEGY_BEFORE = """
+import tensorflow.compat.v1 as tf
+
+
+def make_config():
+  strategy = tf.distribute.OneDeviceStrategy('/cpu:0')
+  return tf.estimator.RunConfig(model_dir=None, train_distribute=strategy)
+"""
+
+
+def test_a_run_config_strategy_is_kept_only_off_the_tpu(tmp_path, monkeypatch):
+  """A plain RunConfig with train_distribute= is one change (the report's one rule-1 finding there): the TPU
+  RunConfig gets the strategy only when USE_TPU is false, so the CPU trains as before and the TPU loop is not
+  bypassed (Estimator._train_model takes the distributed path whenever the config has a strategy)."""
+  (tmp_path / 'program.py').write_text(textwrap.dedent(STRATEGY_BEFORE))
+  monkeypatch.chdir(tmp_path)
+  port = engine.Port(['program.py'])
+  codes = [(f.code, f.rule) for f in port.report.findings if f.severity == 'required']
+  assert codes == [('run-config-not-tpu', 1)]
+  written = port.run(only=(tpu_estimator.fix,)).files[0].ported
+  assert 'train_distribute=None if USE_TPU else strategy' in written
+  for use_tpu in (False, True):
+    scope = {}
+    exec(compile(written.replace('USE_TPU = False', 'USE_TPU = %s' % use_tpu), 'program.py', 'exec'), scope)
+    config = scope['make_config']()
+    assert isinstance(config, tf.estimator.tpu.RunConfig)
+    assert (config.train_distribute is None) == use_tpu

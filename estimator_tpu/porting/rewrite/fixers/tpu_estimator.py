@@ -234,10 +234,16 @@ def _port_run_config(port, f, call):
         whitespace_before=cst.SimpleWhitespace(''), whitespace_after=cst.SimpleWhitespace('')))
             if arg.keyword is None and i < len(apis.RUN_CONFIG_POSITIONAL) else arg
             for i, arg in enumerate(updated.args)]
+    # A distribution strategy stays the CPU's: on the TPU it would take Estimator.train off the TPU loop.
+    args = [arg.with_changes(value=edits_lib.expression('None if %s else %s' % (
+        names['use_tpu'], edits_lib.code_of(arg.value)))) if arg.keyword is not None and arg.keyword.value in
+            apis.STRATEGY_KEYWORDS and edits_lib.code_of(arg.value) != 'None' else arg for arg in args]
     updated = edits_lib.renamed(updated.with_changes(args=args), original, '%s.RunConfig' % tpu_api, f)
     return edits_lib.add_keywords(updated, [(k, edits_lib.expression(v)) for k, v in keywords])
 
   port.edits[f].replace(original, rebuild)
   port.take(module, call, RUN_CONFIG_CODES)
-  port.change(f, original, 1, '%s -> %s.RunConfig(%s)' % (syntax.dotted(call.func), tpu_api,
-                                                         ', '.join('%s=%s' % kv for kv in keywords)))
+  strategies = [k.arg for k in call.keywords if k.arg in apis.STRATEGY_KEYWORDS]
+  port.change(f, original, 1, '%s -> %s.RunConfig(%s)%s' % (
+      syntax.dotted(call.func), tpu_api, ', '.join('%s=%s' % kv for kv in keywords),
+      ', its %s only off the TPU' % ', '.join(strategies) if strategies else ''))
