@@ -84,23 +84,22 @@ def build_forward_step(model_fn, params, num_shards, batch, mode):
   with graph.as_default():
     step_checks.create_global_step()
     inputs = step_checks.placeholders_for(batch)
-    names = []
 
     def computation(*args):
       with tpu_function.tpu_shard_context(num_shards):
         spec = model_fn(args[0], args[1] if len(args) > 1 else None, mode, params)
       tensors = outfed_tensors(spec, mode)
-      names.extend(sorted(tensors))
-      # Without eval_metrics only the loss leaves the TPU: it keeps the computation's outputs non-empty (XLA would
-      # return an Operation, not tensors).
-      extra = [spec.loss] if not tensors and getattr(spec, 'loss', None) is not None else []
-      return [tensors[name] for name in names] + extra
+      # What leaves the TPU (outfeed) must run, and in evaluation the loss, which TPUEstimator's loop sums (without
+      # predictions, the loss too).
+      loss = getattr(spec, 'loss', None)
+      extra = [loss] if loss is not None and (mode == tf.estimator.ModeKeys.EVAL or not tensors) else []
+      return tf.constant(0.0), [tensors[name] for name in sorted(tensors)] + extra
 
-    outputs = tf.xla.experimental.compile(computation, inputs=inputs)
+    output, ops = xla.compile_as_tpu_iteration(computation, inputs)
     # Local variables too, as the Estimator's Scaffold initialises them (metric variables a model_fn creates).
     init = tf.group(tf.global_variables_initializer(), tf.local_variables_initializer())
   feed = {placeholder.name: value for placeholder, value in zip(tf.nest.flatten(inputs), tf.nest.flatten(batch))}
-  return graph, xla.cluster_ops(graph), feed, init.name, [t.name for t in outputs]
+  return graph, ops, feed, init.name, [output.name]
 
 
 def check_forward_step(name, model_fn, params, num_shards, batch, spec, mode):

@@ -3,7 +3,8 @@
 On a TPU, TPUEstimator calls model_fn(features, labels, TRAIN, params) with params['use_tpu'] = True and the
 per-core batch, inside a shard context that says how many cores there are, and compiles the whole step with XLA:
 forward pass, loss, gradients, CrossShardOptimizer's cross-core sum and the optimizer update. The step is built the
-same way here, as one `tf.xla.experimental.compile` computation, fed one real batch from input_fn, and then
+same way here, as one `tf.xla.experimental.compile` computation (inside TPUEstimator's loop: xla.compile_as_tpu_iteration),
+fed one real batch from input_fn, and then
   * every op is looked up in XLA's kernel registry (all rejected ops at once, by name),
   * every tensor is checked for a static shape and a dtype the TPU has,
   * the step is compiled and run once with XLA on the CPU (xla.compile_and_run explains the one substitution).
@@ -24,13 +25,14 @@ MAX_LISTED = 5
 
 
 class TpuStep(object):
-  """One TPU core's training step as a graph: its compiled ops, and the names to initialise, feed and fetch."""
+  """One TPU core's training step as a graph: the ops XLA compiles, and the names to initialise, feed and fetch."""
 
-  def __init__(self, graph, feed, loss_name, init_name, global_step_name):
+  def __init__(self, graph, ops, feed, loss_name, loss_dtype, init_name, global_step_name):
     self.graph = graph
-    self.ops = xla.cluster_ops(graph)
+    self.ops = ops
     self.feed = feed
     self.loss_name = loss_name
+    self.loss_dtype = loss_dtype
     self.init_name = init_name
     self.global_step_name = global_step_name
 
@@ -38,15 +40,22 @@ class TpuStep(object):
 def build_tpu_step(model_fn, params, num_shards, batch):
   """Builds the step for `batch` = (features, labels) numpy values from input_fn; returns a TpuStep."""
   graph = tf.Graph()
+  dtypes = []
+
+  def step_fn(*args):
+    loss, train_op = train_step(model_fn, params, num_shards, *args)
+    dtypes.append(loss.dtype.name)
+    # TPUEstimator's loop carries the loss as float32 (its initial value, _INITIAL_LOSS, is one).
+    return tf.cast(loss, tf.float32), [train_op]
+
   with graph.as_default():
     global_step = create_global_step()
     inputs = placeholders_for(batch)
-    loss = tf.xla.experimental.compile(lambda *args: train_step(model_fn, params, num_shards, *args),
-                                       inputs=inputs)[0]
+    loss, ops = xla.compile_as_tpu_iteration(step_fn, inputs)
     init = tf.global_variables_initializer()
     step_value = global_step.read_value()
   feed = {placeholder.name: value for placeholder, value in zip(tf.nest.flatten(inputs), tf.nest.flatten(batch))}
-  return TpuStep(graph, feed, loss.name, init.name, step_value.name)
+  return TpuStep(graph, ops, feed, loss.name, dtypes[0], init.name, step_value.name)
 
 
 def train_step(model_fn, params, num_shards, features, labels=None):
@@ -184,11 +193,22 @@ def check_step_dtypes(step):
   """The TPU has no float64: the step must compute in float32 (or bfloat16)."""
   # xla.compile passes each input through an Identity; a float64 input is the input check's finding.
   # Checks rule 15 (TPU dtypes).
-  in_step = set(op.name for op in step.ops)
-  inputs = set(op.name for op in step.ops if op.type == 'Identity' and op.inputs[0].op.name not in in_step)
+  inputs = passing_inputs_on(step.ops)
   wide = [(op.type, op.name) for op in step.ops
           if op.name not in inputs and any(t.dtype == tf.float64 for t in op.outputs)]
   return questions.float64_in_step(wide, 'the TPU training step')
+
+
+def passing_inputs_on(ops):
+  """Names of the ops (in topological order) that only hand the step's inputs on: xla.compile's Identity of each
+  input and, inside TPUEstimator's loop, the Enter that brings it into the loop."""
+  in_step = set(op.name for op in ops)
+  passing = set()
+  for op in ops:
+    if op.type in ('Identity', 'Enter') and op.inputs and (op.inputs[0].op.name not in in_step or
+                                                          op.inputs[0].op.name in passing):
+      passing.add(op.name)
+  return passing
 
 
 def check_precision(step, requested):
@@ -196,8 +216,7 @@ def check_precision(step, requested):
   # Checks rule 20 (bfloat16).
   variables = set(v.dtype.base_dtype.name for v in step.graph.get_collection(tf.GraphKeys.GLOBAL_VARIABLES))
   compute = set(t.dtype.name for op in step.ops for t in op.outputs if t.dtype.is_floating)
-  loss = step.graph.get_tensor_by_name(step.loss_name).dtype.name
-  return questions.precision(requested, variables, compute, loss, 'tf.tpu.bfloat16_scope()')
+  return questions.precision(requested, variables, compute, step.loss_dtype, 'tf.tpu.bfloat16_scope()')
 
 
 def check_all_reduce(step, num_shards):

@@ -10,6 +10,9 @@ import tensorflow.compat.v1 as tf
 # No public API lists XLA's kernels; this module reads TensorFlow's kernel registry, where XLA registers its
 # compilation kernels under the device type below.
 from tensorflow.python.framework import kernels
+# TPUEstimator runs every TPU computation inside this module's loop (train and predict: while_loop; evaluation:
+# repeat); there is no public API for it.
+from tensorflow.python.tpu import training_loop
 
 from estimator_tpu.runtime import native_stderr
 
@@ -19,6 +22,10 @@ XLA_COMPILE_ATTR = '_xla_compile_id'
 # Cross-core collectives: only the TPU backend compiles them (CPU XLA has no kernel), and with one core their
 # result is their input, which is how compile_and_run() stands them in.
 TPU_COLLECTIVES = frozenset(['CrossReplicaSum'])
+# TF 1 control flow: XLA has no kernels for these because it never compiles them as ops; it first turns the
+# frames they make into While and If (tf2xla's FunctionalizeControlFlow), and the compile judges the rest.
+V1_CONTROL_FLOW = frozenset(['Enter', 'Exit', 'Merge', 'Switch', 'LoopCond', 'NextIteration', 'RefEnter', 'RefExit',
+                             'RefMerge', 'RefSwitch', 'RefNextIteration'])
 # 'No registered 'PyFunc' OpKernel for XLA_CPU_JIT devices compatible with node {{node py_func}}' -- TF 1.15 turns
 # '{{node X}}' into 'node X (defined at ...)' when it raises the error in Python.
 UNSUPPORTED_OP = re.compile(r"No registered '(?P<type>[^']+)' OpKernel for XLA_\w+ devices compatible with node "
@@ -52,6 +59,56 @@ def cluster_ops(graph):
   return [op for op in graph.get_operations() if XLA_COMPILE_ATTR in op.node_def.attr]
 
 
+def compile_as_tpu_iteration(step_fn, inputs):
+  """Compiles one iteration of step_fn(*inputs) -> (float32 scalar, [tensors or ops that must run]) as
+  TPUEstimator compiles a TPU step; returns (the scalar's output tensor, the ops XLA compiles).
+
+  TPUEstimator builds model_fn inside training_loop's while loop. With TF 1 control flow, XLA makes that loop a
+  While whose body holds only the ops the loop's results reach (tf2xla's functionalize_while copies the body back
+  from NextIteration and deletes the rest of the frame), so ops model code builds and never uses are not compiled:
+  the Placeholder and the symbolic copy of the network a Keras Sequential with `input_shape` makes inside model_fn.
+  The step is built inside the same loop here, so XLA drops the same ops, and those ops are left out of the checks.
+  With TF 2 control flow (while_v2) the loop body is a function XLA compiles whole, the same ops a computation
+  without the loop has: then no loop is built, and every op of the computation is compiled and checked.
+  """
+  looped = not tf.control_flow_v2_enabled()
+
+  def computation(*args):
+    if not looped:
+      value, must_run = step_fn(*args)
+      with tf.control_dependencies(must_run):
+        return tf.identity(value)
+
+    def body(unused_value):
+      # Outside the loop's name scope ('while/'), so the ops keep the names model code gives them.
+      with tf.get_default_graph().name_scope(None):
+        value, must_run = step_fn(*args)
+      return [value] + ([tf.group(*must_run)] if must_run else [])
+
+    return training_loop.repeat(1, body, [tf.constant(0.0)])
+
+  outputs = tf.xla.experimental.compile(computation, inputs=inputs)
+  value = outputs[0] if isinstance(outputs, (list, tuple)) else outputs
+  graph = value.graph
+  ops = cluster_ops(graph)
+  if looped:
+    reached = _reaching(value.op)
+    ops = [op for op in ops if op in reached]
+  return value, ops
+
+
+def _reaching(op):
+  """The ops `op` depends on, through data and control inputs, itself included."""
+  seen, pending = set([op]), [op]
+  while pending:
+    current = pending.pop()
+    for before in [t.op for t in current.inputs] + list(current.control_inputs):
+      if before not in seen:
+        seen.add(before)
+        pending.append(before)
+  return seen
+
+
 def has_xla_kernel(op):
   """True if XLA registers a kernel for op's type whose type constraints admit op's attributes."""
   return any(_admits(kernel, op) for kernel in kernels.get_registered_kernels_for_op(op.type).kernel
@@ -73,7 +130,8 @@ def _admits(kernel, op):
 
 def ops_without_xla_kernel(ops):
   register_xla_kernels()
-  return [op for op in ops if op.type not in TPU_COLLECTIVES and not has_xla_kernel(op)]
+  return [op for op in ops if op.type not in TPU_COLLECTIVES and op.type not in V1_CONTROL_FLOW
+          and not has_xla_kernel(op)]
 
 
 def compile_and_run(graph_def, init_name, feed, fetches, fetches_after):

@@ -148,8 +148,11 @@ def test_unique_is_a_dynamic_shape():
 
 def test_shape_computed_from_data_fails_to_compile():
   def data_shaped(images, labels):
-    rows = tf.reduce_max(labels) * 0 + 8  # always 8, but XLA only sees a value computed from the data
-    return tf.reshape(tf.reshape(images, tf.stack([rows, -1])), [8, 784])
+    # Always 8 (labels are digits), but XLA only sees a value computed from the data. (TensorFlow's graph
+    # optimizer, which runs on the body of TPUEstimator's loop before XLA compiles it, would fold `labels * 0` and
+    # drop a reshape straight back to a static shape: this one's dynamic shape reaches a sum.)
+    rows = tf.reduce_max(labels) // 100 + 8
+    return images + tf.reduce_mean(tf.reshape(images, tf.stack([rows, -1])))
 
   checks = run_check(tiny_model_fn_builder(data_shaped))
   assert failures(checks) == ['step_shapes', 'xla_compile']
@@ -177,6 +180,34 @@ def test_model_fn_that_fails_to_build_on_tpu():
   assert failures(checks) == ['xla_compile']
   assert "model_fn failed to build the TPU training step: KeyError: 'hidden_units'" in checks['xla_compile'].message
   assert all(checks[name].status == check_results.SKIP for name in readiness.STEP_CHECKS[1:])
+
+
+def keras_sequential_model_fn(features, labels, mode, params):
+  """tensorflow/models' official MNIST model shape: a Keras Sequential whose first layer has `input_shape`, which in
+  graph mode makes a Placeholder and a symbolic copy of the network (with Dropout's learning-phase cond) that the
+  call on the real features never uses."""
+  network = tf.keras.Sequential([tf.keras.layers.Reshape((28, 28, 1), input_shape=(784,)),
+                                 tf.keras.layers.Flatten(), tf.keras.layers.Dense(16), tf.keras.layers.Dropout(0.4),
+                                 tf.keras.layers.Dense(10)])
+  logits = network(tf.cast(features[model.IMAGE_KEY], tf.float32), training=mode == tf.estimator.ModeKeys.TRAIN)
+  loss = tf.losses.sparse_softmax_cross_entropy(labels=tf.cast(labels, tf.int32), logits=logits)
+  optimizer = tf.tpu.CrossShardOptimizer(tf.train.GradientDescentOptimizer(0.1))
+  return tf.estimator.tpu.TPUEstimatorSpec(mode=mode, loss=loss,
+                                           train_op=optimizer.minimize(loss, tf.train.get_global_step()))
+
+
+def test_a_keras_sequential_with_input_shape_is_judged_as_tensorflow_compiles_its_loop():
+  """TPUEstimator runs model_fn inside training_loop's while loop. Under TF 1 control flow XLA keeps only what the
+  loop's results reach, so the unused Placeholder of the Sequential's input_shape is never compiled: every check
+  passes. Under TF 2 control flow (while_v2, TF 2.15's default) the loop body is a function XLA compiles whole, and
+  TensorFlow's XLA refuses that Placeholder: the check says so."""
+  checks = run_check(keras_sequential_model_fn)
+  if not tf.control_flow_v2_enabled():
+    assert failures(checks) == []
+    assert checks['xla_compile'].status == check_results.PASS
+  else:
+    assert 'xla_compile' in failures(checks)
+    assert "Placeholder 'reshape_input'" in checks['xla_compile'].message
 
 
 def test_input_with_a_dynamic_batch_dimension():

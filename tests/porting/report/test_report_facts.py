@@ -230,3 +230,33 @@ def test_a_tpu_run_refuses_a_step_count_that_is_a_float():
   tpu_util.check_positive_integer(1000 * 3 // 8, 'Train max_steps')
   source = inspect.getsource(tpu_estimator.TPUEstimator._convert_train_steps_to_hooks)
   assert "check_positive_integer(max_steps, 'Train max_steps')" in source
+
+
+def _unused_placeholder_step(x):
+  """A step that builds, and never uses, a Placeholder (as a Keras Sequential with input_shape does)."""
+  unused = tf.placeholder(tf.float32, [None, 4], name='never_fed')
+  tf.identity(unused * 2.0, name='never_run')
+  return tf.reduce_sum(x), []
+
+
+@pytest.mark.parametrize('control_flow_v2', [False, True])
+def test_xla_compiles_only_what_tpu_estimators_loop_reaches_under_tf1_control_flow(control_flow_v2):
+  """readiness/xla.compile_as_tpu_iteration builds the step inside TPUEstimator's loop (training_loop.repeat): under
+  TF 1 control flow XLA compiles only the ops the loop's result reaches, so an unused Placeholder compiles; under
+  TF 2 control flow the loop body is compiled whole, as a computation without the loop is, and XLA refuses it."""
+  was = tf.control_flow_v2_enabled()
+  (tf.enable_control_flow_v2 if control_flow_v2 else tf.disable_control_flow_v2)()
+  try:
+    with tf.Graph().as_default():
+      x = tf.placeholder(tf.float32, [2])
+      value, ops = xla.compile_as_tpu_iteration(_unused_placeholder_step, [x])
+      with tf.Session() as session:
+        if control_flow_v2:
+          assert 'never_fed' in [op.name for op in ops]
+          with pytest.raises(tf.errors.InvalidArgumentError, match='Placeholder'):
+            session.run(value, {x: [1.0, 2.0]})
+        else:
+          assert 'never_fed' not in [op.name for op in ops]
+          assert session.run(value, {x: [1.0, 2.0]}) == 3.0
+  finally:
+    (tf.enable_control_flow_v2 if was else tf.disable_control_flow_v2)()
