@@ -23,11 +23,13 @@ class Unresolved(object):
   """A callable static analysis could not find; `reason` finishes the sentence "cannot tell statically: ...".
   `made_by` is the canonical name of the TensorFlow function that made it, when one did (numpy_input_fn ...)."""
 
-  def __init__(self, reason, made_by=None, call=None, left_out=None):
+  def __init__(self, reason, made_by=None, call=None, left_out=None, via=()):
     self.reason = reason
     self.made_by = made_by
     self.call = call  # (module, function, call) of the TensorFlow call that made it, when one did
     self.left_out = left_out  # (module name, path) of the project file that defines it, when the scan left it out
+    # The project calls whose return handed it on, innermost first, as Fn.via: (module, fn, call, def called).
+    self.via = via
 
   def __repr__(self):
     return 'Unresolved(%r)' % self.reason
@@ -380,6 +382,9 @@ class Callables(object):
         for target in self.resolve(builder.module, builder.node, value, depth + 1):
           if isinstance(target, Fn):
             target = target._replace(via=target.via + ((module, fn, call, builder.node),))
+          elif target.call is not None:
+            target = Unresolved(target.reason, target.made_by, target.call, target.left_out,
+                                target.via + ((module, fn, call, builder.node),))
           results.append(target)
     return results
 

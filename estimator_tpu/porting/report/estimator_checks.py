@@ -100,13 +100,55 @@ def _check_queue_maker(collector, use, target):
   if trains_or_evaluates and size is not None:
     input_fn_checks.check_even_batches(collector, target.call[0], target.call[1], size)
   epochs = syntax.argument(call, *_QUEUE_MAKER_EPOCHS)
-  if trains_or_evaluates and (epochs is None or (syntax.is_literal(epochs) and syntax.literal(epochs) is not None)):
+  if trains_or_evaluates and _surely_a_number(collector.program, *_as_called(target, epochs)):
     collector.required(module, call, 'queue-input', '`%s` with num_epochs=%s dequeues with dequeue_up_to, so '
                        'its batch dimension is None (and its last batch short); XLA compiles a TPU program for one '
                        'static shape -> the input_fn(params)\'s Dataset batched with drop_remainder=True.' % (
                            maker, syntax.render(epochs) if epochs is not None else '1 (its default)'))
   if use.on_tpu:
     input_fn_checks.check_in_memory_arguments(collector, *target.call)
+
+
+def _as_called(target, node):
+  """(module, fn, expression) of a maker's argument as this use's call of the project function holding the maker
+  gives it: `make_input(df, num_epochs=1)` for evaluation and `make_input(df)` for training make one maker call
+  with two values of its parameter."""
+  module, fn, _ = target.call
+  if isinstance(node, ast.Name) and target.via and target.via[0][3] is fn and node.id in syntax.param_names(fn):
+    caller_module, caller, call, _ = target.via[0]
+    bound = callables.bind_arguments(call, fn, callables.implicit_arguments(fn, call))
+    if node.id in bound:
+      return caller_module, caller, bound[node.id]
+    default = values.default_of(fn, node.id)
+    if default is not None:
+      return module, None, default
+  return module, target.call[1], node
+
+
+def _surely_a_number(program, module, fn, node):
+  """Whether num_epochs is surely a number: left out (its default, 1), or a value every origin of which is a number
+  (a literal, a constant, a parameter every call gives a number, a flag or option whose default is one)."""
+  if node is None:
+    return True
+  found = values.origins(program, module, fn, node)
+  for origin in found:
+    value = syntax.literal(origin.node)
+    if value is syntax.NO_VALUE:
+      value = _option_default(program, origin)
+    if isinstance(value, bool) or not isinstance(value, (int, float)):
+      return False
+  return bool(found)
+
+
+def _option_default(program, origin):
+  """The literal default of the flag or command-line option an origin reads (FLAGS.x, args.x), else NO_VALUE."""
+  node = origin.node
+  if not (isinstance(node, ast.Attribute) and isinstance(node.value, ast.Name)):
+    return syntax.NO_VALUE
+  reads_option = apis.is_flags(program.canonical(origin.module, origin.fn, node.value)) or \
+      params_lib.parsed_namespace(program, origin.module, origin.fn, node.value)
+  definition = program.neighbours.flag_definition(node.attr) if reads_option else None
+  return syntax.literal(definition[2]) if definition else syntax.NO_VALUE
 
 
 # Why a distribution strategy in the RunConfig (apis.STRATEGY_KEYWORDS) must go (rule 1).

@@ -742,3 +742,45 @@ def test_a_step_count_made_by_true_division_is_a_float_a_tpu_refuses(tmp_path):
   (tmp_path / 'train.py').write_text(FLOAT_STEPS + 'for _ in xrange(2):\n  pass\n')
   report, found = findings_of([str(tmp_path / 'train.py')], str(tmp_path))
   assert not [code for path, line, code, severity in found if code == 'steps-not-int']
+
+
+MAKER_EPOCHS = '''import numpy as np
+import tensorflow as tf
+
+FLAGS = tf.flags.FLAGS
+tf.flags.DEFINE_integer('epochs', 3, 'Passes over the training data.')
+X, Y = np.zeros((64, 4), np.float32), np.zeros(64, np.int32)
+
+
+def make_input(x, y, num_epochs=None, batch_size=8):
+  return tf.estimator.inputs.numpy_input_fn(x={'x': x}, y=y, batch_size=batch_size, num_epochs=num_epochs,
+                                            shuffle=False)
+
+
+def model_fn(features, labels, mode, params):
+  return tf.estimator.tpu.TPUEstimatorSpec(mode, loss=tf.reduce_mean(features['x']))
+
+
+estimator = tf.estimator.tpu.TPUEstimator(model_fn, train_batch_size=8, eval_batch_size=8, predict_batch_size=8)
+estimator.train(input_fn=make_input(X, Y), max_steps=10)
+estimator.evaluate(input_fn=make_input(X, Y, num_epochs=1), steps=8)
+estimator.train(input_fn=make_input(X, Y, FLAGS.epochs), max_steps=20)
+'''
+
+
+def test_a_makers_num_epochs_is_what_each_call_of_its_function_gives(tmp_path):
+  """make_input's one numpy_input_fn call runs with num_epochs None for the first training (no queue_up_to: a
+  static batch) and 1 for evaluation, --epochs (default 3) for the second training: dequeue_up_to, a batch
+  dimension of None (rule 4), found once, at the maker call."""
+  (tmp_path / 'train.py').write_text(MAKER_EPOCHS)
+  report, found = findings_of([str(tmp_path / 'train.py')], str(tmp_path))
+  assert [(line, severity) for path, line, code, severity in found if code == 'queue-input'] == [(10, R)]
+  (tmp_path / 'train.py').write_text(MAKER_EPOCHS.replace(
+      'estimator.evaluate(input_fn=make_input(X, Y, num_epochs=1), steps=8)\n', '').replace(
+          'make_input(X, Y, FLAGS.epochs)', 'make_input(X, Y)'))
+  report, found = findings_of([str(tmp_path / 'train.py')], str(tmp_path))
+  assert [line for path, line, code, severity in found if code == 'queue-input'] == []
+  (tmp_path / 'train.py').write_text(MAKER_EPOCHS.replace(
+      'estimator.evaluate(input_fn=make_input(X, Y, num_epochs=1), steps=8)\n', ''))
+  report, found = findings_of([str(tmp_path / 'train.py')], str(tmp_path))
+  assert [line for path, line, code, severity in found if code == 'queue-input'] == [10]
