@@ -279,6 +279,13 @@ def estimator_kind(program, module, fn, node, index=None, depth=0):
         if isinstance(origin.node, ast.Call) and estimator_kind(program, origin.module, origin.fn, origin.node,
                                                                  index, depth + 1):
           return BUILT
+  if kind == 'param':
+    # A parameter every scanned caller hands an Estimator it built (train_model(model, data) called with the
+    # Estimator _main built), whatever its name.
+    for origin in values.origins(program, module, fn, node):
+      if isinstance(origin.node, ast.Call) and estimator_kind(program, origin.module, origin.fn, origin.node, index,
+                                                              depth + 1):
+        return BUILT
   if kind == 'param' and _named_like_estimator(node.id):
     return NAMED
   return None

@@ -784,3 +784,35 @@ def test_a_makers_num_epochs_is_what_each_call_of_its_function_gives(tmp_path):
       'estimator.evaluate(input_fn=make_input(X, Y, num_epochs=1), steps=8)\n', ''))
   report, found = findings_of([str(tmp_path / 'train.py')], str(tmp_path))
   assert [line for path, line, code, severity in found if code == 'queue-input'] == [10]
+
+
+ESTIMATOR_AS_ARGUMENT = '''import numpy as np
+import tensorflow as tf
+
+
+def model_fn(features, labels, mode, params):
+  return tf.estimator.tpu.TPUEstimatorSpec(mode, loss=tf.reduce_mean(features['x']))
+
+
+def train_model(model, data):
+  input_fn = tf.estimator.inputs.numpy_input_fn(x={'x': data}, y=data, batch_size=8, num_epochs=None)
+  model.train(input_fn, steps=10)
+
+
+def main():
+  data = np.zeros((16, 4), np.float32)
+  model = tf.estimator.tpu.TPUEstimator(model_fn, train_batch_size=8)
+  train_model(model, data)
+'''
+
+
+def test_an_estimator_handed_to_a_function_is_driven_there_whatever_the_parameter_is_called(tmp_path):
+  """train_model(model, data) trains the TPUEstimator main built: its `model.train(input_fn)` drives it (rule 3 at
+  the numpy_input_fn), though `model` is not named like an estimator (Keras' model.train would be left alone)."""
+  (tmp_path / 'train.py').write_text(ESTIMATOR_AS_ARGUMENT)
+  report, found = findings_of([str(tmp_path / 'train.py')], str(tmp_path))
+  assert (10, 'input-fn-from-queue-maker', R) in [(line, code, severity) for path, line, code, severity in found]
+  (tmp_path / 'train.py').write_text(ESTIMATOR_AS_ARGUMENT.replace(
+      "  model = tf.estimator.tpu.TPUEstimator(model_fn, train_batch_size=8)\n", "  model = object()\n"))
+  report, found = findings_of([str(tmp_path / 'train.py')], str(tmp_path))
+  assert 'input-fn-from-queue-maker' not in [code for path, line, code, severity in found]
