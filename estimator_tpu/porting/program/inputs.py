@@ -470,18 +470,51 @@ def trace_size(program, module, fn, node):
 
 
 def returned_tensors(program, target):
-  """(module, return statement) of the returns of an input_fn (and the functions it returns from) that hand
-  TPUEstimator tensors (`iterator.get_next()`, a `features, labels` tuple) rather than a tf.data.Dataset."""
+  """(module, node) of each place an input_fn (or a function it returns from) hands TPUEstimator tensors rather than
+  a tf.data.Dataset: the iterator's get_next() call those tensors come from (where the user returns the Dataset
+  instead), else the return statement (a `features, labels` tuple from elsewhere)."""
   found = []
   for module, fn, value in _returns(program, target.module, target.node, 0):
     for origin in values.origins(program, module, fn, value):
       node = origin.node
-      if isinstance(node, (ast.Tuple, ast.List, ast.Dict)) or (
-          isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute) and node.func.attr == 'get_next'):
-        statement = module.parents.get(id(value))
-        found.append((module, statement if isinstance(statement, ast.Return) else value))
+      if isinstance(node, (ast.Tuple, ast.List, ast.Dict)) or _is_get_next(node):
+        source = _get_next_in(program, origin, 0)
+        if source is not None:
+          found.append(source)
+        else:
+          statement = module.parents.get(id(value))
+          found.append((module, statement if isinstance(statement, ast.Return) else value))
         break
   return found
+
+
+def _is_get_next(node):
+  return isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute) and node.func.attr == 'get_next'
+
+
+def _get_next_in(program, origin, depth):
+  """(module, get_next call) the tensors of an expression come from (through tuples, dicts and subscripts of
+  them), else None."""
+  node = origin.node
+  if _is_get_next(node):
+    # A one-shot iterator made in a statement of its own exists only to hand these tensors on: the user replaces
+    # it (and what follows) by returning the Dataset. An initializable one may have other roles (its initializer).
+    if isinstance(node.func.value, ast.Name):
+      for made in values.origins(program, origin.module, origin.fn, node.func.value):
+        func = made.node.func if isinstance(made.node, ast.Call) else None
+        if getattr(func, 'attr', getattr(func, 'id', None)) == 'make_one_shot_iterator':
+          return made.module, made.node
+    return origin.module, node
+  if depth > 2:
+    return None
+  parts = node.elts if isinstance(node, (ast.Tuple, ast.List)) else node.values if isinstance(node, ast.Dict) else \
+      [node.value] if isinstance(node, ast.Subscript) else []
+  for part in parts:
+    for inner in values.origins(program, origin.module, origin.fn, part):
+      source = _get_next_in(program, inner, depth + 1)
+      if source is not None:
+        return source
+  return None
 
 
 def _returns(program, module, fn, depth):

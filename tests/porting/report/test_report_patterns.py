@@ -816,3 +816,41 @@ def test_an_estimator_handed_to_a_function_is_driven_there_whatever_the_paramete
       "  model = tf.estimator.tpu.TPUEstimator(model_fn, train_batch_size=8)\n", "  model = object()\n"))
   report, found = findings_of([str(tmp_path / 'train.py')], str(tmp_path))
   assert 'input-fn-from-queue-maker' not in [code for path, line, code, severity in found]
+
+
+ITERATOR_TENSORS = '''import tensorflow as tf
+
+
+def model_fn(features, labels, mode, params):
+  return tf.estimator.tpu.TPUEstimatorSpec(mode, predictions={'x': features['x']})
+
+
+def one_shot_input(params):
+  dataset = tf.data.Dataset.from_tensors({'x': [1.0]}).repeat().batch(params['batch_size'], drop_remainder=True)
+  iterator = dataset.make_one_shot_iterator()
+  features = iterator.get_next()
+  return features, None
+
+
+def initializable_input(params):
+  dataset = tf.data.Dataset.from_tensors({'x': [1.0]}).repeat().batch(params['batch_size'], drop_remainder=True)
+  iterator = dataset.make_initializable_iterator()
+  tf.add_to_collection(tf.GraphKeys.TABLE_INITIALIZERS, iterator.initializer)
+  element = iterator.get_next()
+  features = {'x': element['x']}
+  return features, None
+
+
+estimator = tf.estimator.tpu.TPUEstimator(model_fn, predict_batch_size=8)
+list(estimator.predict(one_shot_input))
+list(estimator.predict(initializable_input))
+'''
+
+
+def test_iterator_tensors_returned_for_prediction_are_placed_where_the_iterator_hands_them_on(tmp_path):
+  """Rule 3 (prediction on a TPU takes only a Dataset): at the statement that makes a one-shot iterator, which
+  exists only to hand the tensors on (the user returns the Dataset instead); at the get_next() of an initializable
+  one, which has another role (its initializer); not at the return statement."""
+  (tmp_path / 'predict.py').write_text(ITERATOR_TENSORS)
+  report, found = findings_of([str(tmp_path / 'predict.py')], str(tmp_path))
+  assert [line for path, line, code, severity in found if code == 'input-fn-returns-tensors'] == [10, 19]
