@@ -176,6 +176,9 @@ def _ast_signature(node):
     return node.attr
   if isinstance(node, ast.Call):
     return _ast_signature(node.func) if isinstance(node.func, (ast.Name, ast.Attribute)) else '()'
+  value = getattr(node, 'value', 0) if type(node).__name__ in ('Constant', 'NameConstant') else 0
+  if value is None or isinstance(value, bool):
+    return repr(value)  # None, True, False: a Name in LibCST's tree
   return None
 
 

@@ -600,3 +600,36 @@ def test_a_run_config_strategy_is_kept_only_off_the_tpu(tmp_path, monkeypatch):
     config = scope['make_config']()
     assert isinstance(config, tf.estimator.tpu.RunConfig)
     assert (config.train_distribute is None) == use_tpu
+
+
+NO_METRICS = """
+import tensorflow as tf
+
+
+def model_fn(features, labels, mode, params):
+  loss = tf.reduce_mean(tf.layers.dense(features, 1))
+  train_op = tf.train.AdamOptimizer().minimize(loss, tf.train.get_global_step())
+  return tf.estimator.EstimatorSpec(
+      mode=mode,
+      loss=loss,
+      train_op=train_op,
+      eval_metric_ops=None,
+      training_hooks=[])
+
+
+def input_fn(params):
+  return tf.data.Dataset.from_tensors(([[1.0]], [1])).repeat().batch(params['batch_size'], drop_remainder=True)
+
+
+estimator = tf.estimator.Estimator(model_fn)
+estimator.train(input_fn, max_steps=10)
+"""
+
+
+def test_a_spec_given_eval_metric_ops_none_becomes_a_tpu_spec_without_it(tmp_path, monkeypatch):
+  """eval_metric_ops=None is no metrics: the TPUEstimatorSpec (which has no such parameter) goes without it. (The
+  None was once looked up as a LibCST constant, where LibCST has a Name: a traceback.)"""
+  written = ported(tmp_path, monkeypatch, NO_METRICS, (model_fns.fix,))
+  assert 'tf.estimator.tpu.TPUEstimatorSpec(' in written
+  assert 'eval_metric_ops' not in written and 'eval_metrics' not in written
+  assert '      training_hooks=[])' in written

@@ -31,6 +31,9 @@ def port_spec(code, call):
   if syntax.has_star_args(call):
     return  # arguments that cannot be read here: the report's finding stays a TODO
   metrics = syntax.keyword(call, 'eval_metric_ops')
+  no_metrics = metrics is not None and syntax.is_literal(metrics) and syntax.literal(metrics) is None
+  if no_metrics:
+    metrics = None  # eval_metric_ops=None: nothing to move, and the keyword goes
   moved = None
   if metrics is not None:
     moved = code.guarded(call, _eval_metrics, code, call, metrics)
@@ -47,6 +50,8 @@ def port_spec(code, call):
     args = []
     for arg in updated.args:
       name = arg.keyword.value if arg.keyword is not None else None
+      if name == 'eval_metric_ops' and no_metrics:
+        continue
       if name == 'eval_metric_ops':
         arg = arg.with_changes(keyword=cst.Name('eval_metrics'), value=edits_lib.expression(moved))
       elif name == 'training_chief_hooks' and hooks is None:
