@@ -65,7 +65,9 @@ def port(program, folder, out, python):
   text = completed.stdout
   made = CHANGES.search(text)
   changed = [rule for rule, count in CHANGE_RULE.findall(made.group(2)) for _ in range(int(count))] if made else []
-  return {'exit': completed.returncode, 'changes': int(made.group(1)) if made else 0,
+  # A traceback exits 1 too, as a port with TODOs does: it wrote nothing, and is the tool's crash.
+  crashed = 'Traceback (most recent call last)' in text or (completed.returncode in (0, 1) and not os.path.isdir(out))
+  return {'exit': 'crash' if crashed else completed.returncode, 'changes': int(made.group(1)) if made else 0,
           'changes_by_rule': by_rule(changed), 'todos': len(TODO_RULE.findall(text)),
           'todos_by_rule': by_rule(TODO_RULE.findall(text)), 'output': text}
 

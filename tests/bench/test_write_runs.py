@@ -44,6 +44,17 @@ def test_the_counts_are_what_write_wrote(tmp_path):
   assert written['changes'] == sum(int(n) for n in by_rule.values()) >= 1 and 'r1' in by_rule
 
 
+
+def test_a_port_that_crashes_is_no_port_that_ran(tmp_path):
+  """A traceback exits 1, as a port with TODOs does, but writes nothing: it is counted as the tool's crash (and the
+  port is not replayed), never as a port whose run could pass for the original's."""
+  crashing = tmp_path / 'python'
+  crashing.write_text('#!/bin/sh\necho "Traceback (most recent call last):"\necho "ValueError: a bug"\nexit 1\n')
+  crashing.chmod(0o755)
+  written = write_runs.port({'paths': ['.']}, os.path.join(PORT_FIXTURES, 'main_block'), str(tmp_path / 'port'),
+                            str(crashing))
+  assert written['exit'] == 'crash' and written['changes'] == 0
+
 PROGRAM = '''\
 """A regression trained with train_and_evaluate, standing in for a user's program."""
 import sys
