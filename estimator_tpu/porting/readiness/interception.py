@@ -301,11 +301,22 @@ class Interceptor(object):
   def _export(self, original, estimator, args, kwargs):
     given = _arguments(original, estimator, args, kwargs)
     self._call(estimator, EXPORT, given.get('serving_input_receiver_fn'), given)
-    given['export_dir_base'] = os.path.join(self.scratch, 'export')
+    base = given.get('export_dir_base')
+    if isinstance(base, bytes):
+      base = base.decode('utf-8', 'replace')
+    # Inside the scratch model_dir already (an exporter of train_and_evaluate exports to model_dir/export/NAME,
+    # where the program may look for it next): kept. Anywhere else: the scratch folder's, not the user's disk.
+    if not (isinstance(base, str) and _inside(base, self.scratch)):
+      given['export_dir_base'] = os.path.join(self.scratch, 'export')
     return self._run(original, estimator, (), given)
 
   _on_export_saved_model = _export
   _on_export_savedmodel = _export
+
+
+def _inside(path, folder):
+  path, folder = os.path.realpath(path), os.path.realpath(folder)
+  return path == folder or path.startswith(folder + os.sep)
 
 
 def _contrib_learn_estimator():

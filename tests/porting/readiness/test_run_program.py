@@ -196,6 +196,15 @@ def test_refused_settings_do_not_stop_the_program(tmp_path):
     assert result.passed('eval_step') and result.passed('predict_step'), result.stdout
 
 
+def test_an_export_into_the_model_dir_lands_where_the_program_looks_for_it(tmp_path):
+  """An export into model_dir/export/NAME (as train_and_evaluate's exporters write) stays in the scratch
+  model_dir, where the program lists it next; an export anywhere else goes to the scratch folder."""
+  result = run_variant(tmp_path, 'export_in_model_dir')
+  assert result.status == 0, result.stdout
+  assert not result.failed('program'), result.stdout
+  assert 'exported 1' in result.stdout + result.stderr
+
+
 def test_a_premade_estimator_with_train_and_evaluate(tmp_path):
   result = run_variant(tmp_path, 'premade')
   assert result.status == 1

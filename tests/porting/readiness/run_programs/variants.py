@@ -13,7 +13,7 @@ import tensorflow.compat.v1 as tf
 FEATURES = 4
 VARIANTS = ('ok', 'input_no_params', 'params_batch_size', 'plain_run_config', 'metrics_dict', 'metrics_int',
             'metric_dropped', 'unbatched_eval', 'dynamic_batch', 'crash', 'eval_metric_ops_spec', 'premade',
-            'own_use_tpu', 'iterator_input', 'iterator_input_v2')
+            'own_use_tpu', 'iterator_input', 'iterator_input_v2', 'export_in_model_dir')
 
 
 def data(count=64):
@@ -117,6 +117,15 @@ def main():
       f.read()
   print(estimator.evaluate(make_input_fn(variant, training=False), steps=4))
   print([p['class'] for p in estimator.predict(predict_input_fn)])
+  if variant == 'export_in_model_dir':
+    # As train_and_evaluate's exporters do: into model_dir/export/NAME, where the program then looks.
+    def serving_input_fn():
+      x = tf.placeholder(tf.float32, [None, FEATURES])
+      return tf.estimator.export.ServingInputReceiver({'x': x}, {'x': x})
+
+    export_base = os.path.join(estimator.model_dir, 'export', 'best')
+    estimator.export_saved_model(export_base, serving_input_fn)
+    print('exported', len(os.listdir(export_base)))
 
 
 if __name__ == '__main__':
