@@ -233,7 +233,10 @@ class Port(object):
       return local
     local = _imported_as(f, 'tensorflow')
     if local:
-      return local + '.compat.v1' if '%s.compat.v1.' % local in f.text else local
+      # A program that writes compat.v1 anywhere is TF 2 code (or meant to run there), where tf.estimator has no
+      # tpu module: tf.compat.v1.estimator.tpu serves TF 1.15 and 2.x alike.
+      compat = '%s.compat.v1.' % local in f.text or any('.compat.v1.' in other.text for other in self.files)
+      return local + '.compat.v1' if compat else local
     return self.add_import(f, 'tensorflow.compat.v1', 'tf')
 
   def tf_v2(self, f):

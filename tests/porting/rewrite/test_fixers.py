@@ -633,3 +633,36 @@ def test_a_spec_given_eval_metric_ops_none_becomes_a_tpu_spec_without_it(tmp_pat
   assert 'tf.estimator.tpu.TPUEstimatorSpec(' in written
   assert 'eval_metric_ops' not in written and 'eval_metrics' not in written
   assert '      training_hooks=[])' in written
+
+
+TF2_MAIN = """
+import tensorflow as tf
+
+import helper
+
+
+def make_config():
+  return tf.estimator.RunConfig(model_dir=None)
+"""
+TF2_HELPER = """
+import tensorflow as tf
+
+
+def remember(value):
+  tf.compat.v1.add_to_collection('values', value)
+"""
+
+
+def test_a_program_that_writes_compat_v1_gets_the_tpu_api_through_compat_v1(tmp_path, monkeypatch):
+  """A program that writes tf.compat.v1 (here in another file) is TF 2 code, with no tf.estimator.tpu under TF 2.x:
+  the port names tf.compat.v1.estimator.tpu, which TF 1.15 has too, and the ported config builds on both."""
+  (tmp_path / 'main.py').write_text(textwrap.dedent(TF2_MAIN))
+  (tmp_path / 'helper.py').write_text(textwrap.dedent(TF2_HELPER))
+  monkeypatch.chdir(tmp_path)
+  written = engine.Port(['main.py', 'helper.py']).run(only=(tpu_estimator.fix,)).files[0].ported
+  assert 'tf.compat.v1.estimator.tpu.RunConfig(' in written and 'tf.compat.v1.estimator.tpu.TPUConfig(' in written
+  assert ' tf.estimator.tpu.' not in written
+  import tensorflow as tf2  # the program's own name for TensorFlow: the v2 API under TF 2.x
+  scope = {'__name__': 'ported_main', 'helper': None}
+  exec(compile(written.replace('import helper\n', ''), 'main.py', 'exec'), scope)
+  assert isinstance(scope['make_config'](), tf2.compat.v1.estimator.tpu.RunConfig)
