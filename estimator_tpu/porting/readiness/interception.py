@@ -239,6 +239,10 @@ class Interceptor(object):
       self._model_dirs[asked] = tempfile.mkdtemp(prefix='model-', dir=self.scratch)
     scratch = self._model_dirs[asked]
     estimator._config = config.replace(model_dir=scratch)
+    if hasattr(config, 'uid'):
+      # contrib.learn's learn_runner checks that the Experiment's estimator kept the RunConfig experiment_fn was
+      # given, by a uid that covers model_dir: the scratch copy answers with the given one's.
+      estimator._config.uid = config.uid
     estimator._model_dir = scratch
     if config.master:
       # Off the TPU: the session runs in this process (tpu/run_config.py's RunConfig keeps them as attributes).
