@@ -179,6 +179,10 @@ BATCH_FUNCTIONS = {
     'tensorflow.contrib.data.map_and_batch': (1, 3),
     'tensorflow.data.experimental.map_and_batch': (1, 3),
 }
+# Datasets read from files and batched in one call, static batches unless drop_final_batch is False and num_epochs
+# is set: (batch size, drop_final_batch, num_epochs positions), the same in TF 1.15 and 2.x (a fact test checks).
+FEATURE_DATASETS = {'tensorflow.data.experimental.make_batched_features_dataset': (1, 14, 6),
+                    'tensorflow.contrib.data.make_batched_features_dataset': (1, 14, 6)}
 DROPS_REMAINDER = frozenset(['tensorflow.contrib.data.batch_and_drop_remainder',
                              'tensorflow.contrib.data.padded_batch_and_drop_remainder'])
 DATA_SOURCES = frozenset([

@@ -278,6 +278,14 @@ class _InputWalk(object):
       epochs = syntax.argument(call, epochs_position, 'num_epochs')
       self._batch(module, fn, call, canonical, syntax.argument(call, size_position, 'batch_size'), epochs, None,
                   tainted, chain, drops=self._epochs_unset(module, fn, epochs, 0))
+    elif canonical in apis.FEATURE_DATASETS:
+      # It batches with drop_remainder=drop_final_batch or num_epochs is None (readers.py): static batches unless
+      # both leave the last one in.
+      size_position, drop_position, epochs_position = apis.FEATURE_DATASETS[canonical]
+      drop = syntax.argument(call, drop_position, 'drop_final_batch')
+      unset = self._epochs_unset(module, fn, syntax.argument(call, epochs_position, 'num_epochs'), 0)
+      self._batch(module, fn, call, canonical, syntax.argument(call, size_position, 'batch_size'), drop,
+                  drop_position, tainted, chain, **({'drops': True} if unset else {}))
     elif canonical in apis.BATCH_FUNCTIONS:
       size_position, drop_position = apis.BATCH_FUNCTIONS[canonical]
       drop = True if canonical in apis.DROPS_REMAINDER else syntax.argument(call, drop_position, 'drop_remainder')

@@ -177,6 +177,12 @@ class _Checks(object):
                               'XLA compiles a TPU program for one static shape -> a tf.data.Dataset batched with '
                               'drop_remainder=True (pad evaluation data to full batches to keep every example).'
                               % site.method.replace('tensorflow.', 'tf.', 1))
+    elif verdict is False and self.modes and site.method in apis.FEATURE_DATASETS:
+      self.collector.required(module, call, 'batch-without-drop-remainder',
+                              '`%s` without drop_final_batch=True in input that trains or evaluates: the batch '
+                              'dimension is None; XLA compiles a TPU program for one static shape -> '
+                              'drop_final_batch=True (pad evaluation data to full batches to keep every example).'
+                              % site.method.replace('tensorflow.', 'tf.', 1))
     elif verdict is False and self.modes:
       self.collector.required(module, call, 'batch-without-drop-remainder',
                               '%s without drop_remainder=True in input that trains or evaluates: '

@@ -260,3 +260,21 @@ def test_xla_compiles_only_what_tpu_estimators_loop_reaches_under_tf1_control_fl
           assert session.run(value, {x: [1.0, 2.0]}) == 3.0
   finally:
     (tf.enable_control_flow_v2 if was else tf.disable_control_flow_v2)()
+
+
+def test_make_batched_features_dataset_keeps_a_short_last_batch_only_with_num_epochs_set(tmp_path):
+  """apis.FEATURE_DATASETS: batch_size, drop_final_batch and num_epochs where the table says, and TensorFlow's
+  batches static unless drop_final_batch is False and num_epochs is set (readers.py)."""
+  path = str(tmp_path / 'data.tfrecord')
+  with tf.io.TFRecordWriter(path) as writer:
+    for i in range(5):
+      writer.write(tf.train.Example(features=tf.train.Features(feature={
+          'x': tf.train.Feature(float_list=tf.train.FloatList(value=[float(i)]))})).SerializeToString())
+  make = tf.data.experimental.make_batched_features_dataset
+  names = list(inspect.signature(make).parameters)
+  for canonical, (size, drop, epochs) in apis.FEATURE_DATASETS.items():
+    assert (names[size], names[drop], names[epochs]) == ('batch_size', 'drop_final_batch', 'num_epochs'), canonical
+  spec = {'x': tf.io.FixedLenFeature([1], tf.float32)}
+  shapes = [tf.data.get_output_shapes(make(path, 2, spec, num_epochs=epochs, drop_final_batch=drop))['x'][0]
+            for epochs, drop in ((None, False), (1, False), (1, True))]
+  assert [tf.compat.dimension_value(s) for s in shapes] == [2, None, 2]

@@ -854,3 +854,37 @@ def test_iterator_tensors_returned_for_prediction_are_placed_where_the_iterator_
   (tmp_path / 'predict.py').write_text(ITERATOR_TENSORS)
   report, found = findings_of([str(tmp_path / 'predict.py')], str(tmp_path))
   assert [line for path, line, code, severity in found if code == 'input-fn-returns-tensors'] == [10, 19]
+
+
+FEATURES_DATASET = '''import tensorflow as tf
+
+BATCH = 32
+SPEC = {'x': tf.io.FixedLenFeature([1], tf.float32), 'y': tf.io.FixedLenFeature([1], tf.int64)}
+
+
+def model_fn(features, labels, mode, params):
+  return tf.estimator.tpu.TPUEstimatorSpec(mode, loss=tf.reduce_mean(features['x']))
+
+
+def input_fn(params):
+  dataset = tf.data.experimental.make_batched_features_dataset('data/*.tfrecord', BATCH, SPEC, label_key='y')
+  return dataset
+
+
+estimator = tf.estimator.tpu.TPUEstimator(model_fn, train_batch_size=32)
+estimator.train(input_fn, max_steps=10)
+'''
+
+
+def test_make_batched_features_dataset_is_a_batch(tmp_path):
+  """Its batch_size is the program's (rule 3), and with num_epochs set and drop_final_batch left False its last
+  batch is short (rule 4); with num_epochs None (its default) TensorFlow drops the short batch itself."""
+  (tmp_path / 'train.py').write_text(FEATURES_DATASET)
+  report, found = findings_of([str(tmp_path / 'train.py')], str(tmp_path))
+  codes = sorted(code for path, line, code, severity in found if line == 12 and severity == R)
+  assert codes == ['batch-size-not-params'], found
+  (tmp_path / 'train.py').write_text(FEATURES_DATASET.replace("label_key='y')", "label_key='y', num_epochs=1)"))
+  report, found = findings_of([str(tmp_path / 'train.py')], str(tmp_path))
+  codes = sorted(code for path, line, code, severity in found if line == 12 and severity == R)
+  assert codes == ['batch-size-not-params', 'batch-without-drop-remainder'], found
+  assert 'drop_final_batch=True' in [f.message for f in report.findings if f.code == 'batch-without-drop-remainder'][0]

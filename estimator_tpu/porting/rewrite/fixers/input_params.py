@@ -21,7 +21,7 @@ DROP_CODES = ('batch-without-drop-remainder',)
 SHAPE_KEEPING = ('prefetch', 'repeat', 'cache', 'take', 'skip', 'with_options', 'batch', 'padded_batch')
 
 # Batching with no drop_remainder to set: queues (tf.train.batch, contrib.learn's readers) and make_csv_dataset.
-QUEUE_METHODS = apis.QUEUE_BATCHING | frozenset(apis.EPOCH_READERS)
+QUEUE_METHODS = apis.QUEUE_BATCHING | frozenset(apis.EPOCH_READERS) | frozenset(apis.FEATURE_DATASETS)
 
 
 def give_params_and_batch(port):
@@ -135,7 +135,11 @@ def _fix_batch(port, batch):
   needs_drop = plans_lib.TRAIN in batch.modes and not batch.drops
   if needs_drop and batch.site.drop is not None and batch.site.drops is None:
     needs_drop = False  # the program's own drop_remainder=<expression> (drop_remainder=use_tpu): kept as written
-  if needs_drop and batch.site.method in QUEUE_METHODS:
+  if needs_drop and batch.site.method in apis.FEATURE_DATASETS:
+    port.todo(module, batch.call, DROP_CODES, 4, 'drop_final_batch=True where this input trains or evaluates on a '
+              'TPU (one static shape for XLA; pad evaluation data to full batches to keep every example)')
+    needs_drop = False
+  elif needs_drop and batch.site.method in QUEUE_METHODS:
     port.todo(module, batch.call, DROP_CODES, 4, 'this batch may end short (allow_smaller_final_batch, or '
               'num_epochs set), and its maker takes no drop_remainder: feed a tf.data.Dataset batched with '
               'drop_remainder=True')
