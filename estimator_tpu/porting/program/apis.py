@@ -337,6 +337,16 @@ def is_string_column(name):
   return is_tf(name) and ('feature_column' in name or '.layers.' in name) and last(name) in STRING_COLUMNS
 
 
+# Categorical columns over integer ids: inside the model they turn a dense input into a SparseTensor with a
+# one-argument tf.where (feature_column's _to_sparse_input_and_drop_ignore_values), a shape XLA cannot compile.
+ID_COLUMNS = frozenset(['categorical_column_with_identity', 'sequence_categorical_column_with_identity',
+                        'sparse_column_with_integerized_feature'])
+
+
+def is_id_column(name):
+  return is_tf(name) and ('feature_column' in name or '.layers.' in name) and last(name) in ID_COLUMNS
+
+
 def is_wrapping_column(name):
   return is_tf(name) and last(name) in WRAPPING_COLUMNS
 
@@ -347,6 +357,20 @@ def is_column_applier(name):
 
 # Premade estimator arguments that hold feature columns.
 COLUMN_ARGUMENTS = ('feature_columns', 'linear_feature_columns', 'dnn_feature_columns')
+# Where premade estimators take those arguments by position (by class name without Classifier/Regressor/
+# Estimator; TF 1.15 and 2.15 alike, a fact test checks).
+PREMADE_COLUMN_POSITIONS = {'Linear': {'feature_columns': 0}, 'DNN': {'feature_columns': 1},
+                            'DNNLinearCombined': {'linear_feature_columns': 1, 'dnn_feature_columns': 3},
+                            'BoostedTrees': {'feature_columns': 0}}
+
+
+def premade_family(name):
+  """'DNN' for tf.estimator.DNNClassifier (and its Regressor and Estimator), else None."""
+  short = last(name) or ''
+  for suffix in ('Classifier', 'Regressor', 'Estimator'):
+    if short.endswith(suffix) and short[:-len(suffix)] in PREMADE_COLUMN_POSITIONS:
+      return short[:-len(suffix)]
+  return None
 # Ops whose output shape depends on a value (a Range up to the data's maximum) unless given a fixed size.
 SEQUENCE_MASK = frozenset(['tensorflow.sequence_mask'])
 # Decoders that loop until every sequence ends: under XLA they need a maximum_iterations fixed when compiling

@@ -15,18 +15,28 @@ from estimator_tpu.porting.program import values
 MAX_DEPTH = 6
 
 
-def string_columns(program, module, fn, node, params=None, depth=0):
+def string_columns(program, module, fn, node, params=None):
   """(module, call, short name) of every string column an expression of columns can hold. `params` (a
   params.Params) resolves params['feature_columns'] inside a model_fn."""
+  return matching(program, module, fn, node, apis.is_string_column, params)
+
+
+def id_columns(program, module, fn, node, params=None):
+  """(module, call, short name) of every categorical column over integer ids an expression of columns can hold."""
+  return matching(program, module, fn, node, apis.is_id_column, params)
+
+
+def matching(program, module, fn, node, predicate, params=None, depth=0):
+  """(module, call, short name) of every column whose constructor's canonical name `predicate` accepts."""
   found = []
   if depth > MAX_DEPTH:
     return found
   for origin in values.origins(program, module, fn, node):
-    found += _from_origin(program, origin, params, depth)
+    found += _from_origin(program, origin, predicate, params, depth)
   if isinstance(node, ast.Name):
     # A container filled after it is made: `columns = []` then `columns.append(...)` or `columns['age'] = ...`.
     for owner_module, owner, value in _stored_into(program, module, fn, node.id):
-      found += string_columns(program, owner_module, owner, value, params, depth + 1)
+      found += matching(program, owner_module, owner, value, predicate, params, depth + 1)
   unique = []
   for item in found:
     if all(item[1] is not other[1] for other in unique):
@@ -34,7 +44,7 @@ def string_columns(program, module, fn, node, params=None, depth=0):
   return unique
 
 
-def _from_origin(program, origin, params, depth):
+def _from_origin(program, origin, predicate, params, depth):
   module, fn, node = origin
   inner = []
   if isinstance(node, (ast.List, ast.Tuple, ast.Set)):
@@ -49,13 +59,13 @@ def _from_origin(program, origin, params, depth):
     inner.append(node.elt)
     inner += [generator.iter for generator in node.generators]
   elif isinstance(node, ast.Subscript) and (params is None or not _params_key(node)):
-    return _items(program, module, fn, node, params, depth)
+    return _items(program, module, fn, node, predicate, params, depth)
   elif isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute) and node.func.attr == 'values' and \
       not node.args:
     inner.append(node.func.value)
   elif isinstance(node, ast.Call):
     canonical = program.canonical(module, fn, node.func) or ''
-    if apis.is_string_column(canonical):
+    if predicate(canonical):
       return [(module, node, apis.last(canonical))]
     if apis.is_wrapping_column(canonical):
       inner += list(node.args[:1]) + [kw.value for kw in node.keywords if kw.arg in ('categorical_column',
@@ -67,11 +77,11 @@ def _from_origin(program, origin, params, depth):
     if key:
       found = []
       for value in params.values_of(key):
-        found += string_columns(program, value.module, value.fn, value.node, None, depth + 1)
+        found += matching(program, value.module, value.fn, value.node, predicate, None, depth + 1)
       return found
   found = []
   for child in inner:
-    found += string_columns(program, module, fn, child, params, depth + 1)
+    found += matching(program, module, fn, child, predicate, params, depth + 1)
   return found
 
 
@@ -81,7 +91,7 @@ def _stored_into(program, module, fn, name):
   return [(owner_module, owner, value) for owner_module, owner, _, _, value in stored if value is not None]
 
 
-def _items(program, module, fn, node, params, depth):
+def _items(program, module, fn, node, predicate, params, depth):
   """String columns `container[key]` can hold: the entry under a literal key where the container is a dict literal
   with literal keys, else any entry of the container, and what is stored into it later."""
   key = syntax.subscript_key(node)
@@ -92,10 +102,10 @@ def _items(program, module, fn, node, params, depth):
         all(isinstance(syntax.literal(k), str) for k in origin.node.keys if k is not None):
       entries = [v for k, v in zip(origin.node.keys, origin.node.values) if syntax.literal(k) == key]
     for entry in entries:
-      found += string_columns(program, origin.module, origin.fn, entry, params, depth + 1)
+      found += matching(program, origin.module, origin.fn, entry, predicate, params, depth + 1)
   if isinstance(node.value, ast.Name):
     for owner_module, owner, value in _stored_into(program, module, fn, node.value.id):
-      found += string_columns(program, owner_module, owner, value, params, depth + 1)
+      found += matching(program, owner_module, owner, value, predicate, params, depth + 1)
   return found
 
 

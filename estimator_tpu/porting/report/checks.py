@@ -8,6 +8,13 @@ from estimator_tpu.porting.report import codes
 from estimator_tpu.porting.report import findings
 
 
+# Why categorical columns over integer ids cannot run on the TPU (rule 4): (whose columns, which).
+ID_COLUMNS_WHY = ('%s include categorical columns over integer ids (%s): inside the model the feature column turns '
+                  'the ids into a SparseTensor with a one-argument tf.where, whose shape depends on the data, which '
+                  'XLA cannot compile for the TPU -> feed the ids as a dense [batch, n] tensor and look them up in a '
+                  'model_fn with tf.nn.embedding_lookup (or tf.one_hot), or use tf.tpu.experimental.embedding_column.')
+
+
 class Collector(object):
   """Gathers findings; one finding per (file, line, rule, message)."""
 

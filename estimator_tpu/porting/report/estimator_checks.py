@@ -270,23 +270,44 @@ class _SiteCheck(object):
                        syntax.render(where.node)))
 
   def _premade_columns(self):
-    # Checks rule 15 (TPU dtypes).
+    # Checks rule 15 (TPU dtypes), rule 4 (static shapes).
     site = self.site
+    arguments = self._column_arguments()
     found = []
-    for name in apis.COLUMN_ARGUMENTS:
-      node = syntax.keyword(site.call, name)
-      if node is None and name == 'feature_columns' and site.kind == 'factory':
-        node = syntax.argument(site.call, 1, name)
-      if node is not None:
-        found += columns.string_columns(self.program, site.module, site.fn, node)
+    for node in arguments:
+      found += columns.string_columns(self.program, site.module, site.fn, node)
     if found:
       self.collector.strings_on_device = True
       self.collector.required(site.module, site.call, 'premade-string-columns',
                               'the feature columns of `%s` look strings up or hash them '
                               '(%s): inside the estimator\'s model, so on the TPU, which has no strings and cannot '
-                              'compile those lookups -> map the strings to integer ids in input_fn (on the host) and '
-                              'use categorical_column_with_identity / embedding_column on the ids.'
+                              'compile those lookups -> map the strings to integer ids in input_fn (on the host) '
+                              'and look the dense ids up in a model_fn (tf.nn.embedding_lookup, tf.one_hot): '
+                              'categorical columns over ids make SparseTensors the TPU cannot compile either.'
                               % (site.short, columns.describe(found)))
+      return
+    found = []
+    for node in arguments:
+      found += columns.id_columns(self.program, site.module, site.fn, node)
+    if found:
+      self.collector.required(site.module, site.call, 'premade-id-columns', checks.ID_COLUMNS_WHY % (
+          'the feature columns of `%s`' % site.short, columns.describe(found)))
+
+  def _column_arguments(self):
+    """The expressions a premade estimator gets its feature columns from, by keyword or by position."""
+    site = self.site
+    canonical = self.program.canonical(site.module, site.fn, site.call.func) or ''
+    positions = apis.PREMADE_COLUMN_POSITIONS.get(apis.premade_family(canonical) or '', {})
+    found = []
+    for name in apis.COLUMN_ARGUMENTS:
+      node = syntax.keyword(site.call, name)
+      if node is None and name == 'feature_columns' and site.kind == 'factory':
+        node = syntax.argument(site.call, 1, name)
+      if node is None and name in positions:
+        node = syntax.argument(site.call, positions[name], name)
+      if node is not None:
+        found.append(node)
+    return found
 
 
 class _CallSite(object):

@@ -259,9 +259,15 @@ class _DeviceWalk(object):
       self.collector.required(module, call, 'string-columns-in-model-fn',
                               '`%s` inside model_fn applies feature columns that look strings up '
                               'or hash them (%s): on a TPU, which has no strings and cannot compile those lookups -> '
-                              'map the strings to integer ids in input_fn (on the host) and use '
-                              'categorical_column_with_identity / embedding_column on the ids.'
-                              % (short, columns.describe(found)))
+                              'map the strings to integer ids in input_fn (on the host) and look the dense ids up '
+                              '(tf.nn.embedding_lookup, tf.one_hot): categorical columns over ids make SparseTensors '
+                              'the TPU cannot compile either.' % (short, columns.describe(found)))
+      return
+    found = columns.id_columns(self.program, module, fn, node, self.params) if node is not None else []
+    if found:
+      # Checks rule 4 (static shapes).
+      self.collector.required(module, call, 'id-columns-in-model-fn', checks.ID_COLUMNS_WHY % (
+          '`%s` inside model_fn applies feature columns that' % short, columns.describe(found)))
 
   def _check_spec(self, module, fn, call, canonical, runs):
     # Checks rule 5 (TPUEstimatorSpec), rule 8 (iterations per loop).

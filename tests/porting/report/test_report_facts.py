@@ -278,3 +278,36 @@ def test_make_batched_features_dataset_keeps_a_short_last_batch_only_with_num_ep
   shapes = [tf.data.get_output_shapes(make(path, 2, spec, num_epochs=epochs, drop_final_batch=drop))['x'][0]
             for epochs, drop in ((None, False), (1, False), (1, True))]
   assert [tf.compat.dimension_value(s) for s in shapes] == [2, None, 2]
+
+
+def test_a_categorical_column_over_dense_ids_makes_a_where_xla_cannot_compile():
+  """Rule 4 (premade-id-columns, id-columns-in-model-fn): an identity column turns dense ids into a SparseTensor
+  with a one-argument tf.where inside the model and looks them up with sparse ops; XLA refuses them (TF 1.15: the
+  Where; TF 2.15's CPU XLA compiles that Where, then refuses the sparse lookup's SparseReshape)."""
+  def step(ids):
+    column = tf.feature_column.embedding_column(tf.feature_column.categorical_column_with_identity('x', 10), 4)
+    return tf.reduce_sum(tf.feature_column.input_layer({'x': ids}, [column]))
+
+  with tf.Graph().as_default():
+    ids = tf.placeholder(tf.int64, [4, 3])
+    (total,) = tf.xla.experimental.compile(step, [ids])
+    assert 'Where' in [op.type for op in tf.get_default_graph().get_operations()]
+    with tf.Session() as session:
+      session.run(tf.global_variables_initializer())
+      with pytest.raises(tf.errors.InvalidArgumentError, match='Where|SparseReshape'):
+        session.run(total, {ids: [[1, 2, 3]] * 4})
+
+
+def test_premade_estimators_take_their_feature_columns_where_the_table_says():
+  """apis.PREMADE_COLUMN_POSITIONS: the positional parameter of each premade estimator's feature columns."""
+  checked = 0
+  for family, positions in apis.PREMADE_COLUMN_POSITIONS.items():
+    for suffix in ('Classifier', 'Regressor'):
+      cls = getattr(tf.estimator, family + suffix, None)
+      if cls is None:
+        continue
+      names = [n for n in inspect.signature(cls.__init__).parameters if n != 'self']
+      for name, position in positions.items():
+        assert names[position] == name, (cls, names)
+        checked += 1
+  assert checked >= 8

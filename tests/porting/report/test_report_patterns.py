@@ -888,3 +888,38 @@ def test_make_batched_features_dataset_is_a_batch(tmp_path):
   codes = sorted(code for path, line, code, severity in found if line == 12 and severity == R)
   assert codes == ['batch-size-not-params', 'batch-without-drop-remainder'], found
   assert 'drop_final_batch=True' in [f.message for f in report.findings if f.code == 'batch-without-drop-remainder'][0]
+
+
+ID_COLUMNS = '''import tensorflow as tf
+
+IDS = tf.feature_column.categorical_column_with_identity('word_ids', 1000)
+WORDS = tf.feature_column.categorical_column_with_vocabulary_list('word', ['a', 'b'])
+
+
+def model_fn(features, labels, mode, params):
+  net = tf.feature_column.input_layer(features, [tf.feature_column.embedding_column(IDS, 8)])
+  return tf.estimator.tpu.TPUEstimatorSpec(mode, loss=tf.reduce_mean(net))
+
+
+def main():
+  linear = tf.estimator.LinearClassifier([IDS])
+  strings = tf.estimator.LinearClassifier([WORDS])
+  custom = tf.estimator.tpu.TPUEstimator(model_fn, train_batch_size=8)
+  return linear, strings, custom
+
+
+if __name__ == '__main__':
+  main()
+'''
+
+
+def test_categorical_columns_over_ids_are_a_dynamic_shape_where_they_are_applied(tmp_path):
+  """Rule 4 at the premade estimator and at input_layer inside model_fn; a string column is rule 15 there (one
+  change: the ids it should become need the same care, the message says so)."""
+  (tmp_path / 'train.py').write_text(ID_COLUMNS)
+  report, found = findings_of([str(tmp_path / 'train.py')], str(tmp_path))
+  codes = [(line, code) for path, line, code, severity in found if code.endswith('columns') or
+           code.endswith('columns-in-model-fn')]
+  assert codes == [(8, 'id-columns-in-model-fn'), (13, 'premade-id-columns'), (14, 'premade-string-columns')], codes
+  message = [f.message for f in report.findings if f.code == 'premade-string-columns'][0]
+  assert 'tf.nn.embedding_lookup' in message and 'categorical_column_with_identity /' not in message
