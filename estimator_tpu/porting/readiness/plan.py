@@ -1,4 +1,6 @@
 """The TPU run being checked: the TPUEstimator the program builds, and what it does not hold itself."""
+import copy
+
 import tensorflow.compat.v1 as tf
 
 from estimator_tpu.porting.readiness import topology
@@ -127,7 +129,13 @@ class TpuPlan(PlannedRun):
                                       save_checkpoints_steps=self.save_checkpoints_steps)
 
   def tpu_params(self, batch_size=None):
-    """The params TPUEstimator passes to model_fn when it really runs on the TPU (per-core batch)."""
-    params = dict(self.params)
-    params.update(use_tpu=True, batch_size=batch_size or self.per_shard_batch_size)
+    """The params TPUEstimator passes to model_fn when it really runs on the TPU (per-core batch): a copy of the
+    program's, a dict or an HParams, given its keys as TPUEstimator gives them (tpu_estimator's
+    _add_item_to_params: set_hparam/add_hparam on an HParams)."""
+    params = copy.deepcopy(self.params) if hasattr(self.params, 'set_hparam') else dict(self.params or {})
+    for key, value in (('use_tpu', True), ('batch_size', batch_size or self.per_shard_batch_size)):
+      if hasattr(params, 'set_hparam'):
+        (params.set_hparam if key in params else params.add_hparam)(key, value)
+      else:
+        params[key] = value
     return params
