@@ -417,6 +417,14 @@ NUMPY_FLOAT64_MAKERS = {'numpy.zeros': 1, 'numpy.ones': 1, 'numpy.empty': 1, 'nu
 MNIST_READERS = frozenset(['tensorflow.examples.tutorials.mnist.input_data.read_data_sets',
                            'tensorflow.contrib.learn.datasets.mnist.read_data_sets',
                            'tensorflow.contrib.learn.python.learn.datasets.mnist.read_data_sets'])
+
+
+def is_mnist_reader(name):
+  """TensorFlow's MNIST tutorial reader, or a program's own copy of its module (`import input_data`, as many
+  programs of the TensorFlow 1.0 days shipped it): labels uint8, or float64 one-hot, as TensorFlow's."""
+  parts = (name or '').split('.')
+  return name in MNIST_READERS or (len(parts) >= 2 and parts[-1] == 'read_data_sets' and
+                                   parts[-2] in ('input_data', 'mnist'))
 # Keras' image datasets: load_data() gives uint8 images and uint8 labels (keras/datasets/*.py).
 KERAS_IMAGE_DATASETS = ('mnist', 'fashion_mnist', 'cifar10', 'cifar100')
 

@@ -96,7 +96,7 @@ def _source(program, origin, depth):
     return _pandas_source(program, origin)
   if canonical in apis.NUMPY_FLOAT_READERS:
     return [(FLOAT64, origin, '`%s` reads float64' % apis.last(canonical))]
-  if canonical in apis.MNIST_READERS:
+  if apis.is_mnist_reader(canonical):
     return []  # the data sets object itself; its .labels are judged in _attribute_source
   if apis.is_keras_image_dataset(canonical):
     return [(UINT8, origin, '`%s` gives uint8 images and labels' % canonical.replace('tensorflow.', 'tf.', 1))]
@@ -139,8 +139,8 @@ def _attribute_source(program, origin, depth):
   if node.attr not in ('labels', 'images'):
     return []
   for inner in values.origins(program, module, fn, _chain_root(node)):
-    if isinstance(inner.node, ast.Call) and program.canonical(inner.module, inner.fn, inner.node.func) in \
-        apis.MNIST_READERS:
+    if isinstance(inner.node, ast.Call) and apis.is_mnist_reader(
+        program.canonical(inner.module, inner.fn, inner.node.func)):
       if node.attr == 'images':
         dtype = syntax.keyword(inner.node, 'dtype')
         return [(UINT8, origin, 'read_data_sets(dtype=uint8) images')] if dtype is not None and \

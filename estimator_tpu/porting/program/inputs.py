@@ -436,8 +436,11 @@ def written_sizes(program, module, fn, size):
     value = syntax.literal(origin.node)
     if isinstance(value, int) and not isinstance(value, bool):
       found.append((origin.module, origin.node, value))
-    elif isinstance(origin.node, ast.Attribute):
-      definition = program.neighbours.flag_definition(origin.node.attr)
+    elif isinstance(origin.node, (ast.Attribute, ast.Subscript)):
+      # FLAGS.x, args.x, an attribute named as a flag; vars(args)['x'] of a dict of every option
+      flag = origin.node.attr if isinstance(origin.node, ast.Attribute) else params_lib.flag_read(
+          program, origin.module, origin.fn, origin.node)
+      definition = program.neighbours.flag_definition(flag) if flag else None
       if definition is not None and definition[0] in program.modules:
         default = syntax.literal(definition[2])
         if isinstance(default, int) and not isinstance(default, bool):

@@ -124,6 +124,25 @@ def every_option(program, module, fn, node):
   return NAMESPACE if parsed_namespace(program, module, fn, namespace) else None
 
 
+def flag_read(program, module, fn, node, parameters=True):
+  """The flag a value reads: FLAGS.x, args.x of a parsed command line, x.y of a parameter (the flag values handed
+  down: fv.eval_steps, flags_obj.train_steps; only with `parameters`), or d['x'] of a dict of every option
+  (vars(args), args.__dict__, FLAGS.flag_values_dict()); else None."""
+  if isinstance(node, ast.Attribute) and isinstance(node.value, ast.Name):
+    if apis.is_flags(program.canonical(module, fn, node.value)):
+      return node.attr
+    if parameters and node.value.id not in ('self', 'cls') and program.lookup(module, fn, node.value.id)[0] == 'param':
+      return node.attr
+    # args.max_steps of `args = parser.parse_args()` (or the first of parse_known_args())
+    return node.attr if parsed_namespace(program, module, fn, node.value) else None
+  if isinstance(node, ast.Subscript) and isinstance(node.value, ast.Name):
+    key = syntax.subscript_key(node)
+    if isinstance(key, str) and any(every_option(program, o.module, o.fn, o.node)
+                                    for o in values.origins(program, module, fn, node.value)):
+      return key
+  return None
+
+
 def defined_flags(program):
   """(flag name, Value of its DEFINE_* call) for every absl / tf.flags flag the scanned files define."""
   found = []

@@ -7,6 +7,7 @@ read by pandas in one file and sliced into a Dataset in another, the params dict
 import ast
 import collections
 
+from estimator_tpu.porting.program import apis
 from estimator_tpu.porting.program import callables
 from estimator_tpu.porting.program import modules
 from estimator_tpu.porting.program import syntax
@@ -46,7 +47,9 @@ def origins(program, module, fn, node, path=(), depth=0):
       return origins(program, found, None, found.assignments[node.attr][-1], path, depth + 1)
   if isinstance(node, ast.Call) and not isinstance(node.func, ast.Lambda):
     canonical = program.canonical(module, fn, node.func) or ''
-    if not canonical.startswith(('tensorflow', 'numpy', 'pandas')):
+    # A library's call is known by its name; so is a program's copy of TensorFlow's MNIST reader, whose body
+    # (a DataSets object filled in field by field) would lose what its labels are.
+    if not canonical.startswith(('tensorflow', 'numpy', 'pandas')) and not apis.is_mnist_reader(canonical):
       callees = [c for c in program.callables.called_defs(module, fn, node) if not c.bound_positional]
       results = []
       for callee in callees:

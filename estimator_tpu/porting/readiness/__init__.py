@@ -27,6 +27,7 @@ from estimator_tpu.porting.readiness import input_checks
 from estimator_tpu.porting.readiness import outfeed_checks
 from estimator_tpu.porting.readiness import check_results
 from estimator_tpu.porting.readiness import step_checks
+from estimator_tpu.porting.readiness import topology
 from estimator_tpu.porting.readiness.plan import TpuPlan
 from estimator_tpu.porting.readiness.check_results import CheckResult, print_results
 from estimator_tpu.runtime import preflight
@@ -79,7 +80,7 @@ def inference_input(input_fn, plan, report, mode):
     params = {'batch_size': batch // plan.num_shards if batch else plan.per_shard_batch_size}
     if params['batch_size'] < 1:
       return []  # fewer examples than cores: batch_split says so
-  return input_checks.check_input(input_fn, dict(params), batch_may_vary=mode == PREDICT,
+  return input_checks.check_input(input_fn, params, batch_may_vary=mode == PREDICT,
                                   tensors_ok=input_checks.tensors_accepted(plan.tpu_config, mode))[0]
 
 
@@ -96,7 +97,7 @@ def check_training(model_fn, input_fn, plan, deployment):
   input_params = deployment.train_params or {'batch_size': plan.per_shard_batch_size}
   input_results, batch = input_checks.check_input(
       input_fn, input_params, tensors_ok=input_checks.tensors_accepted(plan.tpu_config, tf.estimator.ModeKeys.TRAIN))
-  if batch is not None and input_params['batch_size'] > plan.per_shard_batch_size:
+  if batch is not None and topology.param_value(input_params, 'batch_size') > plan.per_shard_batch_size:
     # A batch for several cores (PER_HOST_V1 input: per host; BROADCAST: global): TensorFlow splits it over
     # them, and one core's step takes its first rows.
     batch = tuple(None if part is None else tf.nest.map_structure(

@@ -3,6 +3,7 @@ import tensorflow
 import tensorflow.compat.v1 as tf
 
 from estimator_tpu.porting.readiness import questions
+from estimator_tpu.porting.readiness import topology
 from estimator_tpu.porting.readiness import check_results
 from estimator_tpu.runtime.errors import UserError
 
@@ -34,7 +35,7 @@ def check_input(input_fn, params, batch_may_vary=False, tensors_ok=False):
   # Checks rule 3 (params).
   with tf.Graph().as_default():
     try:
-      dataset = input_fn(params)
+      dataset = input_fn(topology.fresh_params(params))
     except UserError as e:
       return [check_results.failed('input_fn', e.problem, e.fix)], None
     except Exception as e:  # pylint: disable=broad-except -- user code: report it as a check, not a traceback
@@ -51,7 +52,7 @@ def check_input(input_fn, params, batch_may_vary=False, tensors_ok=False):
       shapes, types = tf.data.get_output_shapes(dataset), tf.data.get_output_types(dataset)
     components = named_components(shapes, types)
     checks = [check_static_shapes(components, batch_may_vary),
-              check_batch_dimension(components, params['batch_size']),
+              check_batch_dimension(components, topology.param_value(params, 'batch_size')),
               check_dtypes(components)]
     batch, error = read_one_batch(dataset) if not tensors else _run_tensors(dataset)
   if error is not None:
@@ -122,7 +123,7 @@ def dynamic_components(input_fn, params):
   when it does not build)."""
   with tf.Graph().as_default():
     try:
-      dataset = input_fn(dict(params))
+      dataset = input_fn(topology.fresh_params(params))
       components = named_components(tf.data.get_output_shapes(dataset), tf.data.get_output_types(dataset))
     except Exception:  # pylint: disable=broad-except -- user code: input_fn's own line reports it
       return []
@@ -133,7 +134,7 @@ def first_batch(input_fn, params):
   """((features, labels) as numpy, None) of input_fn(params)'s first batch, or (None, the error's first line)."""
   with tf.Graph().as_default():
     try:
-      dataset = input_fn(dict(params))
+      dataset = input_fn(topology.fresh_params(params))
     except UserError as e:
       return None, e.problem
     except Exception as e:  # pylint: disable=broad-except -- user code

@@ -190,6 +190,23 @@ def decide(sim, mode):
                     None if on_cpu else context.num_replicas, context.num_hosts)
 
 
+def is_hparams(params):
+  """Whether params is an HParams (tf.contrib.training's or one like it), which TPUEstimator keeps as it is, adding
+  its keys with add_hparam (tpu_estimator's _add_item_to_params), and which the program reads as attributes."""
+  return hasattr(params, 'set_hparam') and hasattr(params, 'values')
+
+
+def fresh_params(params):
+  """A copy of params in the program's kind, for another input_fn call: an HParams stays an HParams (the
+  program's input_fn reads params.batch_size), anything else becomes a dict."""
+  return type(params)(**params.values()) if is_hparams(params) else dict(params)
+
+
+def param_value(params, key, default=None):
+  """params[key] of a dict or an HParams."""
+  return params.values().get(key, default) if is_hparams(params) else params.get(key, default)
+
+
 class _ReadRecordingParams(dict):
   """params that remember which keys input_fn read, so the check can tell whether it looked at its deployment."""
 
@@ -206,26 +223,43 @@ class _ReadRecordingParams(dict):
     return dict.get(self, key, default)
 
 
-class InputCall(collections.namedtuple('InputCall', ['params', 'deployment', 'keys_read'])):
-  """One input_fn call as TPUEstimator makes it: a copy of its params (with the real TPUContext in 'context'),
-  the context's current_input_fn_deployment() (None on the CPU path) and the params keys input_fn read.
+def _read_recording(params, read):
+  """A copy of params that adds to `read` every key input_fn reads: a dict, or for an HParams an HParams of the
+  same class whose attribute reads are recorded."""
+  if not is_hparams(params):
+    return _ReadRecordingParams(params, read)
+  names = set(params.values())
 
-  TensorFlow passes the same params dict to every host's call and overwrites 'context' each time
+  class ReadRecordingHParams(type(params)):
+    def __getattribute__(self, name):
+      if name in names:
+        read.add(name)
+      return super(ReadRecordingHParams, self).__getattribute__(name)
+
+  return ReadRecordingHParams(**params.values())
+
+
+class InputCall(collections.namedtuple('InputCall', ['params', 'deployment', 'keys_read'])):
+  """One input_fn call as TPUEstimator makes it: a copy of its params (with the real TPUContext in 'context'; an
+  HParams stays one), the context's current_input_fn_deployment() (None on the CPU path) and the params keys
+  input_fn read.
+
+  TensorFlow passes the same params to every host's call and overwrites 'context' each time
   (TPUEstimator._call_input_fn), so the copy is taken during the call. The context stays usable afterwards: call
-  input_fn(dict(call.params)) again to read what that host would feed.
+  input_fn(fresh_params(call.params)) again to read what that host would feed.
   """
 
   @property
   def batch_size(self):
-    return self.params['batch_size']
+    return param_value(self.params, 'batch_size')
 
 
 def _recording(input_fn, calls):
   def recorded_input_fn(params):  # TPUEstimator requires the argument name `params`
-    snapshot = dict(params)
-    context = snapshot.get('context')
+    snapshot = fresh_params(params)
+    context = param_value(snapshot, 'context')
     read = set()
-    result = input_fn(_ReadRecordingParams(params, read))
+    result = input_fn(_read_recording(params, read))
     deployment = None if context is None else tuple(context.current_input_fn_deployment())
     calls.append(InputCall(snapshot, deployment, read))
     return result

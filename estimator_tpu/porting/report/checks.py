@@ -54,7 +54,21 @@ def statement_line(module, node):
   current = node
   while current is not None and not isinstance(current, ast.stmt):
     current = module.parents.get(id(current))
+  if isinstance(current, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)) and current.decorator_list:
+    return _header_line(module, current)
   return getattr(current if current is not None else node, 'lineno', getattr(node, 'lineno', 1))
+
+
+def _header_line(module, definition):
+  """The line of a decorated def's or class's own `def`/`class`: Python 3.8+'s ast gives it, 3.7's gives the first
+  decorator's line, so the same finding would move a line between the two TensorFlows' Pythons."""
+  lines = (module.text or '').splitlines()
+  keyword = 'class' if isinstance(definition, ast.ClassDef) else 'def'
+  for number in range(max(d.lineno for d in definition.decorator_list), len(lines) + 1):
+    words = lines[number - 1].split()
+    if words[:1] == [keyword] or words[:2] == ['async', keyword]:
+      return number
+  return definition.lineno
 
 
 def _branch_of(test, in_body):

@@ -97,8 +97,9 @@ def _check_queue_maker(collector, use, target):
   if call is None:
     return
   trains_or_evaluates = use.on_tpu and use.mode in (uses_lib.TRAIN, uses_lib.EVAL)
-  if trains_or_evaluates and size is not None:
-    input_fn_checks.check_even_batches(collector, target.call[0], target.call[1], size)
+  if use.on_tpu and size is not None:
+    input_fn_checks.check_even_batches(collector, target.call[0], target.call[1], size,
+                                       predicts_only=not trains_or_evaluates)
   epochs = syntax.argument(call, *_QUEUE_MAKER_EPOCHS)
   if trains_or_evaluates and _surely_a_number(collector.program, *_as_called(target, epochs)):
     collector.required(module, call, 'queue-input', '`%s` with num_epochs=%s dequeues with dequeue_up_to, so '
@@ -141,13 +142,10 @@ def _surely_a_number(program, module, fn, node):
 
 
 def _option_default(program, origin):
-  """The literal default of the flag or command-line option an origin reads (FLAGS.x, args.x), else NO_VALUE."""
-  node = origin.node
-  if not (isinstance(node, ast.Attribute) and isinstance(node.value, ast.Name)):
-    return syntax.NO_VALUE
-  reads_option = apis.is_flags(program.canonical(origin.module, origin.fn, node.value)) or \
-      params_lib.parsed_namespace(program, origin.module, origin.fn, node.value)
-  definition = program.neighbours.flag_definition(node.attr) if reads_option else None
+  """The literal default of the flag or command-line option an origin reads (FLAGS.x, args.x, vars(args)['x']), else
+  NO_VALUE. A parameter's attribute is not read here: origins have already followed parameters to their callers."""
+  flag = params_lib.flag_read(program, origin.module, origin.fn, origin.node, parameters=False)
+  definition = program.neighbours.flag_definition(flag) if flag is not None else None
   return syntax.literal(definition[2]) if definition else syntax.NO_VALUE
 
 
@@ -689,7 +687,7 @@ class _CallSite(object):
       if origins and all(syntax.is_literal(o.node) and syntax.literal(o.node) is None for o in origins):
         return NONE, ' (`%s` is None: %s:%d)' % (node.id, origins[0].module.path, origins[0].node.lineno)
       found = [self._step_value(o.module, o.fn, o.node) for o in origins
-               if self._flag_read(o.module, o.fn, o.node) is not None] or found
+               if params_lib.flag_read(self.program, o.module, o.fn, o.node) is not None] or found
     for state in (NONE, RUN_TIME):
       for found_state, why in found:
         if found_state == state:
@@ -700,7 +698,7 @@ class _CallSite(object):
     value = syntax.literal(node)
     if value is not syntax.NO_VALUE:
       return (NONE if value is None else SET), ''
-    flag = self._flag_read(module, fn, node)
+    flag = params_lib.flag_read(self.program, module, fn, node)
     if flag is None:
       return SET, ''
     definition = self.program.neighbours.flag_definition(flag)
@@ -714,25 +712,6 @@ class _CallSite(object):
       return NONE, ' (`%s` is the flag --%s, which defaults to None: %s:%d)' % (
           syntax.render(node), flag, where.path, call.lineno)
     return SET, ''
-
-  def _flag_read(self, module, fn, node):
-    """The flag a value reads: FLAGS.x, args.x of a parsed command line, x.y of a parameter (the flag values
-    handed down: fv.eval_steps, flags_obj.train_steps), or d['x'] of a dict of every option (vars(args), args.__dict__,
-    FLAGS.flag_values_dict()); else None."""
-    if isinstance(node, ast.Attribute) and isinstance(node.value, ast.Name):
-      if apis.is_flags(self.program.canonical(module, fn, node.value)):
-        return node.attr
-      kind = self.program.lookup(module, fn, node.value.id)[0]
-      if kind == 'param' and node.value.id not in ('self', 'cls'):
-        return node.attr
-      # args.max_steps of `args = parser.parse_args()` (or the first of parse_known_args())
-      return node.attr if params_lib.parsed_namespace(self.program, module, fn, node.value) else None
-    if isinstance(node, ast.Subscript) and isinstance(node.value, ast.Name):
-      key = syntax.subscript_key(node)
-      if isinstance(key, str) and any(params_lib.every_option(self.program, o.module, o.fn, o.node)
-                                      for o in values.origins(self.program, module, fn, node.value)):
-        return key
-    return None
 
 
 # Names only Python 2 programs use: there `/` of two ints is an int, unless `from __future__ import division`.

@@ -817,3 +817,35 @@ def test_keras_datasets_are_uint8_and_pixels_over_255_are_float64(tmp_path):
   dtypes = sorted(f.message.split(' holds ')[0] + ' ' + f.message.split(' holds ')[1].split(' ')[0]
                   for f in scan_paths([path]).findings if f.rule == 15)
   assert dtypes == ['`x` float64', '`y` uint8']
+
+
+DECORATED_MODEL_FN = '''import functools
+import tensorflow as tf
+
+
+def scoped(fn):
+  @functools.wraps(fn)
+  def inner(*args):
+    return fn(*args)
+  return inner
+
+
+@scoped
+@functools.lru_cache(
+    maxsize=None)
+def model_fn(features, labels, mode):
+  loss = tf.reduce_sum(features)
+  return tf.estimator.EstimatorSpec(mode, loss=loss)
+
+
+tf.estimator.Estimator(model_fn).train(lambda: None, steps=10)
+'''
+
+
+def test_a_finding_at_a_decorated_def_names_the_def_line_on_every_python(tmp_path):
+  """Python 3.7's ast puts a decorated def at its first decorator, 3.8+'s at `def`: the report places a change to
+  the def (here: model_fn takes no params, rule 3) at the `def` line under both TensorFlows' Pythons."""
+  path = write(tmp_path, 'decorated.py', DECORATED_MODEL_FN)
+  report = scan_paths([path])
+  rule_3 = [f.line for f in report.findings if f.rule == 3 and 'params' in f.message and f.severity == 'required']
+  assert 15 in rule_3 and not set(rule_3) & {12, 13, 14}

@@ -923,3 +923,87 @@ def test_categorical_columns_over_ids_are_a_dynamic_shape_where_they_are_applied
   assert codes == [(8, 'id-columns-in-model-fn'), (13, 'premade-id-columns'), (14, 'premade-string-columns')], codes
   message = [f.message for f in report.findings if f.code == 'premade-string-columns'][0]
   assert 'tf.nn.embedding_lookup' in message and 'categorical_column_with_identity /' not in message
+
+
+BATCH_SIZES_BY_MODE = '''import argparse
+import tensorflow as tf
+
+parser = argparse.ArgumentParser()
+parser.add_argument('--batch_size', type=int, default=100)
+parser.add_argument('--predict_batch_size', type=int, default=10)
+hparams = parser.parse_args().__dict__
+
+
+def make_input(batch_size):
+  def input_fn(params):
+    return tf.data.Dataset.from_tensor_slices(({'x': [[1.0]] * 64}, [1] * 64)).batch(batch_size, drop_remainder=True)
+  return input_fn
+
+
+def model_fn(features, labels, mode, params):
+  loss = tf.reduce_mean(features['x'])
+  return tf.estimator.tpu.TPUEstimatorSpec(mode, loss=loss, train_op=tf.no_op())
+
+
+def one_question(params):
+  return tf.data.Dataset.from_tensor_slices({'x': [[2.0]]}).batch(1)
+
+
+estimator = tf.estimator.Estimator(model_fn)
+estimator.train(make_input(hparams['batch_size']), max_steps=10)
+list(estimator.predict(make_input(hparams['predict_batch_size'])))
+list(estimator.predict(one_question))
+'''
+
+
+def test_a_batch_size_the_cores_do_not_divide_is_found_at_its_option_in_every_mode(tmp_path):
+  """TPUEstimator refuses train, eval and predict batch sizes the replicas do not divide (tpu_context.py): the
+  default of --batch_size, read as vars(args)['batch_size'] (args.__dict__), is a change where it is written (line
+  5), and so is the prediction option's (line 6); a literal batch of one question, in a prediction input only, is
+  not (rule 3 replaces it by params['batch_size'], and TPUEstimator.predict pads a short batch)."""
+  (tmp_path / 'train.py').write_text(BATCH_SIZES_BY_MODE)
+  report, found = findings_of([str(tmp_path / 'train.py')], str(tmp_path))
+  assert sorted(line for path, line, code, severity in found if code == 'batch-not-divisible') == [5, 6]
+
+
+OWN_MNIST_READER = '''import input_data
+import tensorflow as tf
+
+
+def main():
+  mnist = input_data.read_data_sets('data/', one_hot=False)
+  estimator = tf.estimator.Estimator(lambda features, labels, mode: None)
+  estimator.train(tf.estimator.inputs.numpy_input_fn({'x': mnist.train.images}, mnist.train.labels,
+                                                     batch_size=64, num_epochs=None), steps=10)
+'''
+
+# A program's own copy of TensorFlow's tutorial reader, written here for the test: labels as uint8 bytes.
+OWN_INPUT_DATA = '''import numpy
+
+
+class DataSet(object):
+  def __init__(self, images, labels):
+    self.images, self.labels = images, labels
+
+
+class DataSets(object):
+  pass
+
+
+def read_data_sets(train_dir, one_hot=False):
+  data_sets = DataSets()
+  labels = numpy.frombuffer(b'0123', dtype=numpy.uint8)
+  data_sets.train = DataSet(numpy.zeros((4, 784), numpy.float32), labels)
+  return data_sets
+'''
+
+
+def test_a_programs_own_copy_of_the_mnist_tutorial_reader_gives_uint8_labels(tmp_path):
+  """Programs of the TF 1.0 days ship TensorFlow's input_data.py beside them: its read_data_sets is known by its
+  name, whether or not the copy is scanned too, and its labels are uint8, which TF 1.15's infeed refuses (rule 15)."""
+  (tmp_path / 'train.py').write_text(OWN_MNIST_READER)
+  (tmp_path / 'input_data.py').write_text(OWN_INPUT_DATA)
+  for paths in (['train.py'], ['train.py', 'input_data.py']):
+    report, found = findings_of([str(tmp_path / p) for p in paths], str(tmp_path))
+    assert [(line, code) for path, line, code, severity in found if code == 'in-memory-dtype'] == [
+        (8, 'in-memory-dtype')], paths
