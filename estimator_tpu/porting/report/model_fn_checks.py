@@ -357,8 +357,10 @@ class _DeviceWalk(object):
     optimizer = syntax.argument(call, 3 if apis.is_optimize_loss(canonical) else 1, 'optimizer')
     if optimizer is not None:
       value = syntax.literal(optimizer)
-      if isinstance(value, str):
-        kind, detail = PLAIN, ''
+      canonical_class = self.program.canonical(module, fn, optimizer) if isinstance(
+          optimizer, (ast.Name, ast.Attribute)) else None
+      if isinstance(value, str) or apis.is_tf1_optimizer(canonical_class):
+        kind, detail = PLAIN, ''  # a name ('Adam') or a class (tf.train.AdamOptimizer): it builds the optimizer
       else:
         kind, detail = self._optimizer_kind(module, fn, optimizer, conditions, 0)
       if kind == UNKNOWN and _only_names(self.program, module, fn, optimizer):

@@ -765,6 +765,25 @@ def test_optimize_loss_given_an_optimizer_name_by_the_builder_s_caller_builds_a_
   assert rule_6 == [(7, 'optimizer-not-cross-shard', REQUIRED)]  # 'Adam': optimize_loss builds it, unwrapped
 
 
+def test_optimize_loss_given_an_optimizer_class_builds_a_plain_optimizer(tmp_path):
+  """optimize_loss(optimizer=tf.train.AdamOptimizer): the class, uncalled; optimize_loss instantiates it
+  (optimizers.py: a subclass of Optimizer is called with the learning rate), with no CrossShardOptimizer."""
+  path = write(tmp_path, 'optimizer_class.py', '''
+      import tensorflow as tf
+
+      def model_fn(features, labels, mode, params):
+        loss = tf.reduce_mean(tf.layers.dense(features, 1))
+        train_op = tf.contrib.layers.optimize_loss(loss=loss, global_step=tf.train.get_global_step(),
+                                                   optimizer=tf.train.AdamOptimizer, learning_rate=0.1,
+                                                   summaries=[])
+        return tf.estimator.tpu.TPUEstimatorSpec(mode, loss=loss, train_op=train_op)
+
+      estimator = tf.estimator.tpu.TPUEstimator(model_fn, train_batch_size=8)
+      ''')
+  rule_6 = [(f.line, f.code, f.severity) for f in scan_paths([path]).findings if f.rule == 6]
+  assert rule_6 == [(6, 'optimizer-not-cross-shard', REQUIRED)]
+
+
 def test_contrib_learn_model_fn_ops_is_a_spec_tpu_evaluation_refuses(tmp_path):
   path = write(tmp_path, 'model_fn_ops.py', '''
       import tensorflow as tf
