@@ -7,6 +7,7 @@ import libcst as cst
 
 from estimator_tpu.porting.program import apis
 from estimator_tpu.porting.program import callables
+from estimator_tpu.porting.program import inputs
 from estimator_tpu.porting.program import syntax
 from estimator_tpu.porting.rewrite import edits as edits_lib
 from estimator_tpu.porting.rewrite import plans as plans_lib
@@ -21,7 +22,9 @@ DROP_CODES = ('batch-without-drop-remainder',)
 SHAPE_KEEPING = ('prefetch', 'repeat', 'cache', 'take', 'skip', 'with_options', 'batch', 'padded_batch')
 
 # Batching with no drop_remainder to set: queues (tf.train.batch, contrib.learn's readers) and make_csv_dataset.
-QUEUE_METHODS = apis.QUEUE_BATCHING | frozenset(apis.EPOCH_READERS) | frozenset(apis.FEATURE_DATASETS)
+# Batch makers that take no drop_remainder (a queue's reader batches up to num_records with read_up_to too).
+QUEUE_METHODS = apis.QUEUE_BATCHING | frozenset(apis.EPOCH_READERS) | frozenset(apis.FEATURE_DATASETS) | \
+    frozenset([inputs.READ_UP_TO])
 
 
 def give_params_and_batch(port):
@@ -140,8 +143,8 @@ def _fix_batch(port, batch):
               'TPU (one static shape for XLA; pad evaluation data to full batches to keep every example)')
     needs_drop = False
   elif needs_drop and batch.site.method in QUEUE_METHODS:
-    port.todo(module, batch.call, DROP_CODES, 4, 'this batch may end short (allow_smaller_final_batch, or '
-              'num_epochs set), and its maker takes no drop_remainder: feed a tf.data.Dataset batched with '
+    port.todo(module, batch.call, DROP_CODES, 4, 'this batch may end short (read_up_to, '
+              'allow_smaller_final_batch, or num_epochs set), and its maker takes no drop_remainder: feed a tf.data.Dataset batched with '
               'drop_remainder=True')
     needs_drop = False
   drop = _drop_value(port, batch) if needs_drop else None
