@@ -111,6 +111,8 @@ class Index(object):
     for module, fn, call in self._array_calls:
       if self.fed_arrays(module, fn, call):
         self.drivers.append(Driver(module, fn, call, call.func.attr, call.func.value))
+    self.drivers = [d for d in self.drivers if not (
+        METHOD_MODES.get(d.method) == {PREDICT} and never_iterated(d.module, d.fn, d.call))]
     self.floating = set()  # modes of drivers whose estimator static analysis cannot find
     for driver in self.drivers:
       found = self.sites_of(driver.module, driver.fn, driver.receiver)
@@ -120,6 +122,11 @@ class Index(object):
         self.floating |= METHOD_MODES[driver.method]
     for site in self.sites.values():
       self._settle(site)
+
+  @property
+  def predicts(self):
+    """Whether the program predicts with an estimator (a predict call whose generator something runs)."""
+    return any(METHOD_MODES.get(d.method) == {PREDICT} for d in self.drivers)
 
   def _collect(self, module, fn, call):
     program = self.program
@@ -221,6 +228,37 @@ class Index(object):
       return
     site.ported = bool(runs & {TRAIN, EVAL}) or not site.known
     site.tpu_modes = frozenset(runs) if site.ported else frozenset()
+
+
+# Where a generator's value goes without running it: printing or formatting it shows '<generator object ...>'.
+_SHOWN_ONLY = frozenset(['print', 'str', 'repr', 'format', 'type', 'id'])
+
+
+def never_iterated(module, fn, call):
+  """Whether a predict call's generator is never run: Estimator.predict (and contrib.learn's, as_iterable=True
+  by default) is a generator, so nothing is predicted (nothing reaches a TPU) until something iterates it. True
+  when the call is a statement of its own, or its value is assigned to a name the scope only prints or formats."""
+  if syntax.literal(syntax.keyword(call, 'as_iterable')) is False:
+    return False  # contrib.learn's as_iterable=False predicts at once
+  parent = module.parents.get(id(call))
+  if isinstance(parent, ast.Expr):
+    return True
+  if not (isinstance(parent, ast.Assign) and len(parent.targets) == 1 and isinstance(parent.targets[0], ast.Name)):
+    return False
+  name = parent.targets[0].id
+  nodes = [node for node, _ in syntax.walk_local(fn)] if fn is not None else list(ast.walk(module.tree))
+  for node in nodes:
+    if isinstance(node, ast.Name) and node.id == name and isinstance(node.ctx, ast.Load):
+      user = module.parents.get(id(node))
+      if not (isinstance(user, ast.Call) and node in user.args and _shown_only(user)):
+        return False  # iterated, handed on, or kept: it may run
+  return True
+
+
+def _shown_only(call):
+  func = call.func
+  name = func.id if isinstance(func, ast.Name) else func.attr if isinstance(func, ast.Attribute) else None
+  return name in _SHOWN_ONLY
 
 
 def _returned(site):

@@ -81,6 +81,7 @@ CODES = (
     Code('model-fn-returns-tuple', 5, 'a model_fn returning contrib.learn\'s (predictions, loss, train_op)'),
     Code('estimator-spec-in-training', 5, 'an EstimatorSpec returned in training only'),
     Code('eval-metric-ops', 5, 'eval_metric_ops= of an EstimatorSpec'),
+    Code('predictions-not-dict', 5, 'predictions that are one tensor, which TPU prediction refuses'),
     Code('training-chief-hooks', 8, 'training_chief_hooks= of an EstimatorSpec'),
     Code('scaffold', 5, 'scaffold= of an EstimatorSpec'),
     Code('spec-hooks-fetch-tensors', 8, 'training/evaluation/prediction hooks of a spec that fetch tensors'),

@@ -299,6 +299,8 @@ class _DeviceWalk(object):
         add.required(module, call, 'scaffold', 'scaffold= is ignored by TPU training and evaluation -> '
                      'TPUEstimatorSpec(scaffold_fn=fn), fn returning the Scaffold (for example to '
                      'init_from_checkpoint).')
+    if mode_branches.PREDICT in runs and (self.collector.index is None or self.collector.index.predicts):
+      self._check_predictions(module, fn, call)  # (an export's predictions are not checked on the TPU)
     for name, mode in HOOK_ARGUMENTS:
       value = syntax.keyword(call, name)
       if value is None or _is_none(value):
@@ -318,6 +320,24 @@ class _DeviceWalk(object):
                    'must not fetch tensors made in model_fn (on a TPU those are inside the TPU computation: a '
                    'LoggingTensorHook on the loss fails) -> report values through host_call or the loss TPUEstimator '
                    'logs, and keep hooks for host-side work.' % name)
+
+  def _check_predictions(self, module, fn, call):
+    """predictions that are one tensor, not a dict: TPU prediction refuses them (tpu_estimator.py
+    _verify_tpu_spec_predictions: TypeError 'TPUEstimatorSpec.predictions must be dict of Tensors'); the CPU's
+    Estimator and TPUEstimator off the TPU take them. A second change at the spec's statement."""
+    # Checks rule 5 (TPUEstimatorSpec).
+    node = syntax.argument(call, 1, 'predictions')  # (mode, predictions, ...) in both specs
+    if node is None or _is_none(node):
+      return
+    found = [o for o in values.origins(self.program, module, fn, node) if not _is_none(o.node)]
+    tensors = [o for o in found if isinstance(o.node, ast.Call) and apis.is_tf(
+        self.program.canonical(o.module, o.fn, o.node.func))]
+    if found and len(tensors) == len(found):
+      self.collector.required(module, call, 'predictions-not-dict',
+                              'predictions=`%s` is one tensor (`%s`), not a dict: TPU prediction refuses it '
+                              '(TypeError: TPUEstimatorSpec.predictions must be dict of Tensors) -> predictions={'
+                              '\'NAME\': tensor}, and read that key where the program reads the predictions.' % (
+                                  syntax.render(node), syntax.render(tensors[0].node.func)))
 
   def _check_optimizer(self, module, fn, call, receiver):
     # Checks rule 6 (gradient all-reduce).

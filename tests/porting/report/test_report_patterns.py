@@ -6,6 +6,8 @@ Nothing here needs TensorFlow: the tool reads source only. test_fixtures_run.py 
 """
 import os
 
+import pytest
+
 from support import port_expectations
 from support.paths import PORT_FIXTURES
 from support.programs import run_main
@@ -1007,3 +1009,41 @@ def test_a_programs_own_copy_of_the_mnist_tutorial_reader_gives_uint8_labels(tmp
     report, found = findings_of([str(tmp_path / p) for p in paths], str(tmp_path))
     assert [(line, code) for path, line, code, severity in found if code == 'in-memory-dtype'] == [
         (8, 'in-memory-dtype')], paths
+
+
+PREDICTIONS = '''import tensorflow as tf
+
+
+def model_fn(features, labels, mode, params):
+  logits = tf.layers.dense(features['x'], 3)
+  if mode == tf.estimator.ModeKeys.PREDICT:
+    return tf.estimator.tpu.TPUEstimatorSpec(mode, predictions=tf.argmax(logits, 1))
+  loss = tf.reduce_mean(logits)
+  return tf.estimator.tpu.TPUEstimatorSpec(mode, loss=loss, train_op=tf.no_op())
+
+
+def input_fn(params):
+  return tf.data.Dataset.from_tensors({'x': [[1.0]]}).repeat().batch(params['batch_size'], drop_remainder=True)
+
+
+estimator = tf.estimator.tpu.TPUEstimator(model_fn, train_batch_size=8, predict_batch_size=8)
+estimator.train(input_fn, max_steps=10)
+%s
+'''
+
+
+@pytest.mark.parametrize('prediction, found', [
+    ('for p in estimator.predict(input_fn):\n  print(p)', True),
+    ('classes = estimator.predict(input_fn)\nprint(list(classes))', True),
+    ('classes = estimator.predict(input_fn)\nprint("predicted: {}".format(classes))', False),
+    ('estimator.predict(input_fn)', False),
+    ('estimator.export_saved_model("export", lambda: None)', False),
+])
+def test_predictions_of_one_tensor_are_a_change_where_the_program_runs_a_prediction(tmp_path, prediction, found):
+  """TPU prediction refuses predictions that are not a dict (tpu_estimator.py _verify_tpu_spec_predictions), a
+  change of its own at the spec; only where the program predicts: Estimator.predict is a generator, so a predict
+  call whose value is only printed, or thrown away, predicts nothing, and an export is not a TPU prediction."""
+  (tmp_path / 'train.py').write_text(PREDICTIONS % prediction)
+  report, found_codes = findings_of([str(tmp_path / 'train.py')], str(tmp_path))
+  assert [(line, severity) for path, line, code, severity in found_codes if code == 'predictions-not-dict'] == (
+      [(7, R)] if found else [])
