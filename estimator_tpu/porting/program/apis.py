@@ -313,7 +313,17 @@ NO_XLA_KERNEL = frozenset([
     'tensorflow.contrib.cudnn_rnn.CudnnRNNRelu', 'tensorflow.keras.layers.CuDNNLSTM',
     'tensorflow.keras.layers.CuDNNGRU', 'tensorflow.raw_ops.BlockLSTM', 'tensorflow.raw_ops.LSTMBlockCell',
     'tensorflow.raw_ops.GRUBlockCell', 'tensorflow.raw_ops.CudnnRNN',
+    # contrib.seq2seq's beam search: its finalize runs GatherTree, which has no XLA kernel (the greedy decoders compile)
+    'tensorflow.contrib.seq2seq.BeamSearchDecoder', 'tensorflow.contrib.seq2seq.gather_tree',
 ])
+# What compiles instead, where it is not an RNN cell of its own kind.
+NO_XLA_KERNEL_FIX = {
+    'tensorflow.contrib.seq2seq.BeamSearchDecoder': 'decode greedily on the TPU (GreedyEmbeddingHelper with a '
+                                                    'BasicDecoder and a constant maximum_iterations), or predict with '
+                                                    'the beam search on the CPU',
+}
+NO_XLA_KERNEL_FIX['tensorflow.contrib.seq2seq.gather_tree'] = NO_XLA_KERNEL_FIX[
+    'tensorflow.contrib.seq2seq.BeamSearchDecoder']
 
 
 def no_xla_kernel(name):

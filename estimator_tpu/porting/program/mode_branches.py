@@ -30,6 +30,9 @@ def mode_key(node):
 
 
 def _is_mode(node, mode_names):
+  """`mode`, or `self.mode` (`self._mode`) of a class the program builds with the estimator's mode."""
+  if isinstance(node, ast.Attribute) and isinstance(node.value, ast.Name) and node.value.id == 'self':
+    return node.attr.lstrip('_') in mode_names
   return isinstance(node, ast.Name) and node.id in mode_names
 
 

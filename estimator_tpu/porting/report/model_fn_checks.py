@@ -86,6 +86,11 @@ class _DeviceWalk(object):
         if depth < FOLLOW_DEPTH and not apis.is_tf(self.program.canonical(module, fn, node.func)):
           for callee in self.program.callables.called_defs(module, fn, node):
             self.visit(callee.module, callee.node, depth + 1, node_modes)
+          # A class of the program built inside model_fn: its __init__ runs there (a seq2seq Model's graph).
+          built = self.program.callables.class_of(module, fn, node)
+          for method in (built[1].body if built else ()):
+            if isinstance(method, ast.FunctionDef) and method.name == '__init__':
+              self.visit(built[0], method, depth + 1, node_modes)
         if depth < FOLLOW_DEPTH:
           # Functions handed to a call run inside model_fn too: tf.cond's branches, a head's train_op_fn,
           # tf.map_fn's fn, tf.while_loop's body.
@@ -111,11 +116,12 @@ class _DeviceWalk(object):
       self.collector.required(module, node, 'float64-in-model-fn', '`%s` inside model_fn: TPUs have no float64 -> use '
                               'tf.float32 (or bfloat16).' % syntax.render(node))
     elif apis.no_xla_kernel(canonical):
+      fix = apis.NO_XLA_KERNEL_FIX.get(canonical, 'tf.compat.v1.nn.rnn_cell.LSTMCell / GRUCell (with '
+                                       'tf.compat.v1.nn.dynamic_rnn) or tf.keras.layers.LSTM / GRU, which compile')
       self.collector.required(module, node, 'no-xla-kernel',
                               '`%s` inside model_fn: its op has no XLA kernel, so the TPU cannot '
-                              'run it (XLA refuses it: "No registered ... OpKernel for XLA") -> '
-                              'tf.compat.v1.nn.rnn_cell.LSTMCell / GRUCell (with tf.compat.v1.nn.dynamic_rnn) or '
-                              'tf.keras.layers.LSTM / GRU, which compile.' % canonical.replace('tensorflow.', 'tf.'))
+                              'run it (XLA refuses it: "No registered ... OpKernel for XLA") -> %s.' % (
+                                  canonical.replace('tensorflow.', 'tf.'), fix))
     elif apis.is_flags(self.program.canonical(module, fn, node.value)):
       self.collector.advice(module, node, 'flag-in-model-fn',
                             'model_fn reads the flag `%s` -> pass the value through params or '

@@ -183,6 +183,44 @@ def test_a_seq2seq_decode_needs_maximum_iterations_on_xla():
     compile_on_xla(lambda x: decode(x, None), data)
 
 
+@pytest.mark.skipif(not tf.__version__.startswith('1.'),
+                    reason='tf.contrib.seq2seq is TensorFlow 1 only (TensorFlow 2 has it in TensorFlow Addons, not '
+                           'installed here)')
+def test_a_beam_search_decode_has_no_xla_kernel_where_a_greedy_decode_compiles():
+  """Rule 18: contrib.seq2seq's BeamSearchDecoder finishes with GatherTree, which XLA has no kernel for; the
+  greedy decoder of the same cell compiles (the report's NO_XLA_KERNEL lists the beam search only)."""
+  import numpy as np
+  from tensorflow.contrib import seq2seq  # pylint: disable=g-import-not-at-top
+
+  def decode(states, beam):
+    cell = tf.nn.rnn_cell.GRUCell(4)
+    embedding = tf.ones([6, 3])
+    start, end = tf.fill([2], 1), 2
+    if beam:
+      decoder = seq2seq.BeamSearchDecoder(cell, embedding, start, end, seq2seq.tile_batch(states, 3), 3,
+                                          output_layer=tf.layers.Dense(6))
+      outputs, _, _ = seq2seq.dynamic_decode(decoder, maximum_iterations=4)
+      return tf.reduce_sum(outputs.predicted_ids)
+    helper = seq2seq.GreedyEmbeddingHelper(embedding, start, end)
+    decoder = seq2seq.BasicDecoder(cell, helper, states, output_layer=tf.layers.Dense(6))
+    outputs, _, _ = seq2seq.dynamic_decode(decoder, maximum_iterations=4)
+    return tf.reduce_sum(outputs.sample_id)
+
+  states = np.zeros([2, 4], np.float32)
+  for beam in (False, True):
+    with tf.Graph().as_default():
+      source = tf.placeholder(tf.float32, [2, 4])
+      outputs = tf.xla.experimental.compile(lambda s: decode(s, beam), inputs=[source])
+      with tf.Session() as session:
+        session.run(tf.global_variables_initializer())
+        if not beam:
+          assert np.isfinite(session.run(outputs, {source: states})[0])
+          continue
+        with pytest.raises(tf.errors.InvalidArgumentError, match='GatherTree'):
+          session.run(outputs, {source: states})
+  assert 'tensorflow.contrib.seq2seq.BeamSearchDecoder' in apis.NO_XLA_KERNEL
+
+
 def test_the_numpy_makers_the_report_calls_float64_are_float64_unless_given_a_dtype():
   """Rule 15: apis.NUMPY_FLOAT64_MAKERS, checked with the installed NumPy: each makes float64 by default, a dtype
   at the position the table names makes it something else, and the infeed's dtypes do not include float64."""

@@ -1047,3 +1047,46 @@ def test_predictions_of_one_tensor_are_a_change_where_the_program_runs_a_predict
   report, found_codes = findings_of([str(tmp_path / 'train.py')], str(tmp_path))
   assert [(line, severity) for path, line, code, severity in found_codes if code == 'predictions-not-dict'] == (
       [(7, R)] if found else [])
+
+
+MODEL_CLASS = '''import tensorflow as tf
+
+
+class Seq2Seq(object):
+  def __init__(self, features, mode, beam_width):
+    self.mode = mode
+    self.logits = tf.layers.dense(features['x'], 6)
+    if self.mode == tf.estimator.ModeKeys.PREDICT and beam_width > 0:
+      self.decode(beam_width)
+
+  def decode(self, beam_width):
+    cell = tf.nn.rnn_cell.GRUCell(4)
+    decoder = tf.contrib.seq2seq.BeamSearchDecoder(cell, tf.ones([6, 3]), tf.fill([2], 1), 2,
+                                                   cell.zero_state(2 * beam_width, tf.float32), beam_width)
+
+
+def model_fn(features, labels, mode, params):
+  model = Seq2Seq(features, mode, 3)
+  loss = tf.reduce_mean(model.logits)
+  return tf.estimator.tpu.TPUEstimatorSpec(mode, loss=loss, train_op=tf.no_op(), predictions={'logits': model.logits})
+
+
+def input_fn(params):
+  return tf.data.Dataset.from_tensors({'x': [[1.0]]}).repeat().batch(params['batch_size'], drop_remainder=True)
+
+
+estimator = tf.estimator.tpu.TPUEstimator(model_fn, train_batch_size=8, predict_batch_size=8)
+estimator.train(input_fn, max_steps=10)
+%s
+'''
+
+
+@pytest.mark.parametrize('predicts', [True, False])
+def test_a_model_class_built_in_model_fn_is_read_in_the_modes_its_self_mode_names(tmp_path, predicts):
+  """A class of the program built inside model_fn runs its __init__ (and the methods it calls) in the TPU
+  computation: its beam search (GatherTree, no XLA kernel, rule 18) is a change where the program predicts, and
+  none where the branch's `self.mode == PREDICT` never holds on the TPU (the program only trains)."""
+  (tmp_path / 'train.py').write_text(MODEL_CLASS % ('print(list(estimator.predict(input_fn)))' if predicts else ''))
+  report, found = findings_of([str(tmp_path / 'train.py')], str(tmp_path))
+  assert [(line, severity) for path, line, code, severity in found if code == 'no-xla-kernel'] == (
+      [(13, R)] if predicts else [])
