@@ -150,6 +150,11 @@ class Callables(object):
       found = self.program.find_def(target)
       if found and not isinstance(found[1], ast.ClassDef):
         return [Fn(found[0], found[1])]
+      # `from input_fn import train_input_fn`, a module-level value there (`train_input_fn = lambda: ...`)
+      module_name, _, name = target.rpartition('.')
+      imported = self.program.find_module(module_name) if module_name else None
+      if imported is not None and name in imported.assignments:
+        return self.resolve(imported, None, imported.assignments[name][-1], depth + 1)
       elsewhere = self.program.neighbours.left_out(target)
       return [Unresolved('`%s` comes from %s' % (node.id, elsewhere or
                                                   '%s, which is not among the scanned files' % target),

@@ -1090,3 +1090,36 @@ def test_a_model_class_built_in_model_fn_is_read_in_the_modes_its_self_mode_name
   report, found = findings_of([str(tmp_path / 'train.py')], str(tmp_path))
   assert [(line, severity) for path, line, code, severity in found if code == 'no-xla-kernel'] == (
       [(13, R)] if predicts else [])
+
+
+IMPORTED_LAMBDA_MAIN = '''import tensorflow as tf
+from inputs import train_input_fn
+
+
+def model_fn(features, labels, mode, params):
+  loss = tf.reduce_mean(features['x'])
+  return tf.estimator.tpu.TPUEstimatorSpec(mode, loss=loss, train_op=tf.no_op())
+
+
+tf.estimator.tpu.TPUEstimator(model_fn, train_batch_size=8).train(train_input_fn, max_steps=10)
+'''
+IMPORTED_LAMBDA_INPUTS = '''import tensorflow as tf
+
+
+def make_dataset(batch_size):
+  return tf.data.Dataset.from_tensors({'x': [1.0]}).repeat().batch(batch_size, drop_remainder=True)
+
+
+train_input_fn = lambda: make_dataset(64)
+'''
+
+
+def test_an_input_fn_imported_as_a_module_level_value_of_another_file_is_read(tmp_path):
+  """`from inputs import train_input_fn`, where inputs.py assigns it a lambda (not a def): the lambda is the input_fn,
+  read as any other (no params, rule 3), not 'a name from a file that was not scanned'."""
+  (tmp_path / 'train.py').write_text(IMPORTED_LAMBDA_MAIN)
+  (tmp_path / 'inputs.py').write_text(IMPORTED_LAMBDA_INPUTS)
+  report, found = findings_of([str(tmp_path / 'train.py'), str(tmp_path / 'inputs.py')], str(tmp_path))
+  assert ('inputs.py', 8, 'input-fn-without-params', R) in [(os.path.basename(p), line, code, severity)
+                                                            for p, line, code, severity in found]
+  assert not [f for f in report.findings if 'not among the scanned files' in f.message]
