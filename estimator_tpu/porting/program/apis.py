@@ -86,9 +86,14 @@ def is_tf1_optimizer(name):
 SUMMARY_MERGES = frozenset(['tensorflow.summary.merge_all', 'tensorflow.summary.merge'])
 
 
+# TensorFlow 0.12's summary ops (tf.scalar_summary, ...), renamed tf.summary.* in 1.0: programs of that time use them.
+OLD_SUMMARIES = frozenset(['tensorflow.scalar_summary', 'tensorflow.histogram_summary', 'tensorflow.image_summary',
+                           'tensorflow.audio_summary'])
+
+
 def is_summary(name):
-  return is_tf(name) and (name.startswith('tensorflow.summary.') or name.startswith('tensorflow.contrib.summary.')) \
-      and name not in SUMMARY_MERGES
+  return is_tf(name) and (name.startswith('tensorflow.summary.') or name.startswith('tensorflow.contrib.summary.') or
+                          name in OLD_SUMMARIES) and name not in SUMMARY_MERGES
 
 
 def is_flags(name):

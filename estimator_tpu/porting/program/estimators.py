@@ -13,6 +13,7 @@ import collections
 from estimator_tpu.porting.program import anchors
 from estimator_tpu.porting.program import apis
 from estimator_tpu.porting.program import callables
+from estimator_tpu.porting.program import hooks as hooks_lib
 from estimator_tpu.porting.program import mode_branches
 from estimator_tpu.porting.program import syntax
 from estimator_tpu.porting.program import values
@@ -116,12 +117,26 @@ class Index(object):
     self.floating = set()  # modes of drivers whose estimator static analysis cannot find
     for driver in self.drivers:
       found = self.sites_of(driver.module, driver.fn, driver.receiver)
+      modes = METHOD_MODES[driver.method] | (
+          {EVAL} if self._evaluates_in_training(driver) else set())
       for site in found:
-        site.attributed |= METHOD_MODES[driver.method]
+        site.attributed |= modes
       if not found:
-        self.floating |= METHOD_MODES[driver.method]
+        self.floating |= modes
     for site in self.sites.values():
       self._settle(site)
+
+  def _evaluates_in_training(self, driver):
+    """Whether training is handed a hook or monitor that evaluates the estimator (contrib.learn's
+    ValidationMonitor, a hook class of the program that calls evaluate): the estimator evaluates too."""
+    method = DRIVEN_METHODS.get(driver.method)
+    if method is None or method.mode != TRAIN:
+      return False
+    value = syntax.argument(driver.call, method.hooks_at, method.hooks)
+    if value is None:
+      return False
+    return any(hook.kind == hooks_lib.EVALUATES for hook in hooks_lib.hooks_in(
+        self.program, driver.module, driver.fn, value))
 
   @property
   def predicts(self):

@@ -1123,3 +1123,30 @@ def test_an_input_fn_imported_as_a_module_level_value_of_another_file_is_read(tm
   assert ('inputs.py', 8, 'input-fn-without-params', R) in [(os.path.basename(p), line, code, severity)
                                                             for p, line, code, severity in found]
   assert not [f for f in report.findings if 'not among the scanned files' in f.message]
+
+
+VALIDATION_MONITOR = '''import tensorflow as tf
+
+
+def model_fn(features, targets, mode, params):
+  loss = tf.reduce_mean(features)
+  if mode == tf.contrib.learn.ModeKeys.EVAL:
+    tf.scalar_summary('eval_loss', loss)
+  return tf.contrib.learn.ModelFnOps(mode, loss=loss, train_op=tf.no_op())
+
+
+estimator = tf.contrib.learn.Estimator(model_fn=model_fn)
+monitor = tf.contrib.learn.monitors.ValidationMonitor(input_fn=lambda: None, every_n_steps=100)
+estimator.fit(input_fn=lambda: None, steps=100, monitors=[%s])
+'''
+
+
+@pytest.mark.parametrize('monitors, evaluates', [('monitor', True), ('', False)])
+def test_a_validation_monitor_makes_training_evaluate_and_old_summaries_are_summaries(tmp_path, monitors, evaluates):
+  """fit(monitors=[ValidationMonitor(...)]) evaluates the estimator inside training, so model_fn's EVAL branch runs
+  on the TPU too: its summary (TF 0.12's tf.scalar_summary, a summary op like tf.summary.scalar) is rule 7 there;
+  without the monitor the program never evaluates, and the EVAL branch is not read."""
+  (tmp_path / 'train.py').write_text(VALIDATION_MONITOR % monitors)
+  report, found = findings_of([str(tmp_path / 'train.py')], str(tmp_path))
+  assert [(line, severity) for path, line, code, severity in found if code == 'summary-in-model-fn'] == (
+      [(7, R)] if evaluates else [])
