@@ -233,6 +233,9 @@ def expression(code):
 def add_keywords(call, keywords, column=None):
   """`call` with keyword arguments added at its end: [(name, expression node)]. `fit` lays them out."""
   args = list(call.args)
+  before = call.whitespace_before_args
+  comments = [line for line in getattr(before, 'empty_lines', ()) if line.comment is not None]
+  below_comments = not args and comments and before.indent
   for name, value in keywords:
     new = cst.Arg(value=value, keyword=cst.Name(name), equal=cst.AssignEqual(
         whitespace_before=cst.SimpleWhitespace(''), whitespace_after=cst.SimpleWhitespace('')))
@@ -244,6 +247,14 @@ def add_keywords(call, keywords, column=None):
       breaks = isinstance(previous.whitespace_after_arg, cst.ParenthesizedWhitespace)
       args[-1] = previous.with_changes(comma=cst.Comma(whitespace_after=cst.SimpleWhitespace('' if breaks else ' ')))
     args.append(new)
+  if below_comments:
+    # `RunConfig(\n    # a commented-out option\n)`: the arguments go below the comments, at their indentation,
+    # and the parenthesis stays on a line of its own.
+    closing = cst.ParenthesizedWhitespace(first_line=cst.TrailingWhitespace(), empty_lines=[], indent=True,
+                                          last_line=before.last_line)
+    args[-1] = args[-1].with_changes(whitespace_after_arg=closing)
+    return call.with_changes(args=args, whitespace_before_args=before.with_changes(
+        last_line=comments[-1].whitespace))
   return call.with_changes(args=args)
 
 

@@ -700,3 +700,35 @@ def test_a_queue_reader_s_read_up_to_gets_a_todo_for_its_short_batch(tmp_path, m
   assert statement in written
   before = written[:written.index(statement)].splitlines()
   assert 'TODO(tpu port, rule 4)' in '\n'.join(before[-3:]) and 'read_up_to' in '\n'.join(before[-3:])
+
+
+COMMENTED_RUN_CONFIG = """
+import tensorflow as tf
+
+
+def model_fn(features, labels, mode, params):
+  return tf.estimator.tpu.TPUEstimatorSpec(mode, loss=tf.reduce_mean(features))
+
+
+def input_fn(params):
+  return tf.data.Dataset.from_tensors(([1.0], [1])).repeat().batch(params['batch_size'], drop_remainder=True)
+
+
+config = tf.estimator.RunConfig(
+    # save_checkpoints_steps=1000,
+    # keep_checkpoint_max=5,
+)
+tf.estimator.Estimator(model_fn, config=config).train(input_fn, max_steps=10)
+"""
+
+
+def test_a_run_config_holding_only_comments_gets_its_arguments_below_them(tmp_path, monkeypatch):
+  """RunConfig(\\n    # options the user commented out\\n): the TPU arguments go on their own line below the comments,
+  at their indentation, and the parenthesis stays where it was (once they were written before the parenthesis, at
+  its indentation)."""
+  written = ported(tmp_path, monkeypatch, COMMENTED_RUN_CONFIG, (tpu_estimator.fix,))
+  lines = written.splitlines()
+  start = lines.index('config = tf.estimator.tpu.RunConfig(')
+  assert lines[start + 1:start + 3] == ['    # save_checkpoints_steps=1000,', '    # keep_checkpoint_max=5,']
+  assert lines[start + 3].startswith('    cluster=') and 'tpu_config=' in lines[start + 3]
+  assert lines[start + 4] == ')'
