@@ -68,9 +68,12 @@ def _source(program, origin, depth):
              _sources(program, module, fn, node.right, depth + 1))
     if isinstance(node.op, ast.Div) or any(isinstance(syntax.literal(side), float) for side in (node.left, node.right)):
       # NumPy: uint8 pixels / 255.0 (or / 255, or * 1.0) are float64
-      return [(FLOAT64, origin, 'uint8 data %s a number is float64 in NumPy' % (
+      found = [(FLOAT64, origin, 'uint8 data %s a number is float64 in NumPy' % (
           '/' if isinstance(node.op, ast.Div) else 'with')) if kind == UINT8 else (kind, where, detail)
-              for kind, where, detail in found]
+               for kind, where, detail in found]
+      if not found and any(_array_of_python_values(program, module, fn, side) for side in (node.left, node.right)):
+        found = [(FLOAT64, origin, 'np.array of Python numbers (int64 or float64) %s a number is float64' % (
+            '/' if isinstance(node.op, ast.Div) else 'with'))]
     return found
   if isinstance(node, ast.Dict):
     return [s for value in node.values for s in _sources(program, module, fn, value, depth + 1)]
@@ -117,6 +120,27 @@ def _source(program, origin, depth):
   if isinstance(node.func, ast.Attribute) and name in _SAME_DATA and not apis.is_tf(canonical):
     return _sources(program, module, fn, node.func.value, depth + 1)
   return []
+
+
+def _array_of_python_values(program, module, fn, node):
+  """`np.array(x)` without a dtype, x Python values: a list or comprehension written here, or what a call of a
+  library outside NumPy, TensorFlow and pandas returns (a loader's lists: python-mnist's load_training). NumPy makes
+  such numbers int64 or float64, never float32, and either divided by a number is float64."""
+  if not (isinstance(node, ast.Call) and node.args and syntax.keyword(node, 'dtype') is None and len(node.args) == 1
+          and program.canonical(module, fn, node.func) in ('numpy.array', 'numpy.asarray')):
+    return False
+  found = values.origins(program, module, fn, node.args[0])
+  for origin in found:
+    if isinstance(origin.node, (ast.List, ast.ListComp, ast.Tuple)):
+      continue
+    if not isinstance(origin.node, ast.Call):
+      return False
+    canonical = program.canonical(origin.module, origin.fn, origin.node.func) or ''
+    if canonical.startswith(('numpy', 'tensorflow', 'pandas', 'h5py', 'scipy', 'sklearn', 'PIL', 'cv2')) or \
+        program.callables.called_defs(origin.module, origin.fn, origin.node) or \
+        not isinstance(origin.node.func, ast.Attribute):
+      return False
+  return bool(found)
 
 
 def _float_literals(node):

@@ -1150,3 +1150,39 @@ def test_a_validation_monitor_makes_training_evaluate_and_old_summaries_are_summ
   report, found = findings_of([str(tmp_path / 'train.py')], str(tmp_path))
   assert [(line, severity) for path, line, code, severity in found if code == 'summary-in-model-fn'] == (
       [(7, R)] if evaluates else [])
+
+
+ARRAY_OF_LISTS = '''import numpy as np
+import tensorflow as tf
+from mnist import MNIST
+
+images, labels = %s
+images = np.array(images) / 255.0
+
+
+def model_fn(features, labels, mode, params):
+  loss = tf.reduce_mean(features['x'])
+  return tf.estimator.tpu.TPUEstimatorSpec(mode, loss=loss, train_op=tf.no_op())
+
+
+estimator = tf.estimator.tpu.TPUEstimator(model_fn, train_batch_size=8)
+estimator.train(tf.estimator.inputs.numpy_input_fn({'x': images}, labels.astype(np.int32), batch_size=8,
+                                                   num_epochs=None), max_steps=10)
+'''
+
+
+@pytest.mark.parametrize('loaded, float64', [
+    ("MNIST('data').load_training()", True),   # a library's lists of ints
+    ("[[0, 255], [255, 0]], np.array([1, 0])", True),
+    ("np.load('images.npy'), np.load('labels.npy')", False),  # may be float32 already: not known here
+])
+def test_an_array_of_python_numbers_divided_by_a_number_is_float64(tmp_path, loaded, float64):
+  """np.array(x) of Python numbers is int64 or float64 (never float32), and divided by 255.0 it is float64, which the
+  infeed refuses (rule 15, where numpy_input_fn gets it); an array NumPy loads may already be float32."""
+  import numpy as np
+  assert (np.array([[0, 255]]) / 255.0).dtype == np.float64 and (np.array([[0.5]]) / 255.0).dtype == np.float64
+  assert (np.zeros([1], np.float32) / 255.0).dtype == np.float32
+  (tmp_path / 'train.py').write_text(ARRAY_OF_LISTS % loaded)
+  report, found = findings_of([str(tmp_path / 'train.py')], str(tmp_path))
+  assert [(line, code) for path, line, code, severity in found if code == 'in-memory-dtype' and severity == R] == (
+      [(15, 'in-memory-dtype')] if float64 else [])
