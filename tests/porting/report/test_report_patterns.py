@@ -11,6 +11,7 @@ import pytest
 from support import port_expectations
 from support.paths import PORT_FIXTURES
 from support.programs import run_main
+from support.legacy_programs import READ_UP_TO
 from estimator_tpu.porting.cli import main as port_main
 from estimator_tpu.porting.report import REQUIRED as R
 from estimator_tpu.porting.report import UNKNOWN as U
@@ -589,23 +590,6 @@ def test_an_experiment_imported_from_its_module_evaluates_in_training_and_its_me
   at_experiment = [code for path, line, code, severity in found if line == 16 and code != 'plain-estimator'
                    and severity == R]
   assert sorted(at_experiment) == ['experiment-evaluates-in-training', 'metric-spec']
-
-
-READ_UP_TO = '''import tensorflow as tf
-
-
-def read_dataset(pattern, batch_size=512):
-  def _input_fn():
-    files = tf.train.string_input_producer(tf.gfile.Glob(pattern), num_epochs=1)
-    _, lines = tf.TextLineReader().read_up_to(files, num_records=batch_size)
-    columns = tf.decode_csv(tf.expand_dims(lines, -1), record_defaults=[[0.0], [0.0]])
-    return {'x': columns[0]}, columns[1]
-  return _input_fn
-
-
-estimator = tf.estimator.Estimator(lambda features, labels, mode: None)
-estimator.train(read_dataset('gs://bucket/train*', batch_size=100), max_steps=10)
-'''
 
 
 def test_a_queue_reader_s_read_up_to_is_a_batch_of_unknown_size_and_not_of_params(tmp_path):

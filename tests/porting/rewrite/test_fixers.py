@@ -14,6 +14,7 @@ from estimator_tpu.porting.rewrite.fixers import infeed_dtypes
 from estimator_tpu.porting.rewrite.fixers import input_params
 from estimator_tpu.porting.rewrite.fixers import model_fns
 from estimator_tpu.porting.rewrite.fixers import tpu_estimator
+from support.legacy_programs import READ_UP_TO
 
 
 def ported(tmp_path, monkeypatch, before, fixers):
@@ -668,34 +669,11 @@ def test_a_program_that_writes_compat_v1_gets_the_tpu_api_through_compat_v1(tmp_
   assert isinstance(scope['make_config'](), tf2.compat.v1.estimator.tpu.RunConfig)
 
 
-QUEUE_READER = """
-import tensorflow as tf
-
-
-def read_dataset(pattern, batch_size):
-  def _input_fn():
-    files = tf.train.string_input_producer(tf.gfile.Glob(pattern), num_epochs=1)
-    _, lines = tf.TextLineReader().read_up_to(files, num_records=batch_size)
-    columns = tf.decode_csv(tf.expand_dims(lines, -1), record_defaults=[[0.0], [0.0]])
-    return {'x': columns[0]}, columns[1]
-  return _input_fn
-
-
-def model_fn(features, labels, mode):
-  loss = tf.reduce_mean(features['x'])
-  return tf.estimator.EstimatorSpec(mode, loss=loss, train_op=tf.no_op())
-
-
-estimator = tf.estimator.Estimator(model_fn)
-estimator.train(read_dataset('train*.csv', 64), max_steps=10)
-"""
-
-
 def test_a_queue_reader_s_read_up_to_gets_a_todo_for_its_short_batch(tmp_path, monkeypatch):
   """reader.read_up_to(queue, num_records) takes no drop_remainder: the port reads params['batch_size'] there and says
   in a TODO what to feed instead (it once looked for the missing drop_remainder's position: a traceback)."""
-  written = ported(tmp_path, monkeypatch, QUEUE_READER, (input_params.give_params_and_batch,
-                                                         input_params.pin_static_batches))
+  written = ported(tmp_path, monkeypatch, READ_UP_TO, (input_params.give_params_and_batch,
+                                                       input_params.pin_static_batches))
   statement = "    _, lines = tf.TextLineReader().read_up_to(files, num_records=params['batch_size'])\n"
   assert statement in written
   before = written[:written.index(statement)].splitlines()
