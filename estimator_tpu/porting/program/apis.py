@@ -322,13 +322,10 @@ NO_XLA_KERNEL = frozenset([
     'tensorflow.contrib.seq2seq.BeamSearchDecoder', 'tensorflow.contrib.seq2seq.gather_tree',
 ])
 # What compiles instead, where it is not an RNN cell of its own kind.
-NO_XLA_KERNEL_FIX = {
-    'tensorflow.contrib.seq2seq.BeamSearchDecoder': 'decode greedily on the TPU (GreedyEmbeddingHelper with a '
-                                                    'BasicDecoder and a constant maximum_iterations), or predict with '
-                                                    'the beam search on the CPU',
-}
-NO_XLA_KERNEL_FIX['tensorflow.contrib.seq2seq.gather_tree'] = NO_XLA_KERNEL_FIX[
-    'tensorflow.contrib.seq2seq.BeamSearchDecoder']
+_GREEDY_DECODING = ('decode greedily on the TPU (GreedyEmbeddingHelper with a BasicDecoder and a constant '
+                    'maximum_iterations), or predict with the beam search on the CPU')
+NO_XLA_KERNEL_FIX = {'tensorflow.contrib.seq2seq.BeamSearchDecoder': _GREEDY_DECODING,
+                     'tensorflow.contrib.seq2seq.gather_tree': _GREEDY_DECODING}
 
 
 def no_xla_kernel(name):

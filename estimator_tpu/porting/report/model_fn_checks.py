@@ -88,9 +88,9 @@ class _DeviceWalk(object):
             self.visit(callee.module, callee.node, depth + 1, node_modes)
           # A class of the program built inside model_fn: its __init__ runs there (a seq2seq Model's graph).
           built = self.program.callables.class_of(module, fn, node)
-          for method in (built[1].body if built else ()):
-            if isinstance(method, ast.FunctionDef) and method.name == '__init__':
-              self.visit(built[0], method, depth + 1, node_modes)
+          init = self.program.callables.find_method(built[0], built[1], '__init__') if built else None
+          if init is not None:
+            self.visit(init[0], init[1], depth + 1, node_modes)
         if depth < FOLLOW_DEPTH:
           # Functions handed to a call run inside model_fn too: tf.cond's branches, a head's train_op_fn,
           # tf.map_fn's fn, tf.while_loop's body.

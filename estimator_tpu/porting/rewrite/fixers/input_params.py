@@ -21,8 +21,8 @@ DROP_CODES = ('batch-without-drop-remainder',)
 # Dataset methods after which a batch keeps its static shape: anything else (a map, a project function) may not.
 SHAPE_KEEPING = ('prefetch', 'repeat', 'cache', 'take', 'skip', 'with_options', 'batch', 'padded_batch')
 
-# Batching with no drop_remainder to set: queues (tf.train.batch, contrib.learn's readers) and make_csv_dataset.
-# Batch makers that take no drop_remainder (a queue's reader batches up to num_records with read_up_to too).
+# Batching with no drop_remainder to set: queues (tf.train.batch, contrib.learn's readers, a queue reader's
+# read_up_to) and make_csv_dataset.
 QUEUE_METHODS = apis.QUEUE_BATCHING | frozenset(apis.EPOCH_READERS) | frozenset(apis.FEATURE_DATASETS) | \
     frozenset([inputs.READ_UP_TO])
 
@@ -143,8 +143,8 @@ def _fix_batch(port, batch):
               'TPU (one static shape for XLA; pad evaluation data to full batches to keep every example)')
     needs_drop = False
   elif needs_drop and batch.site.method in QUEUE_METHODS:
-    port.todo(module, batch.call, DROP_CODES, 4, 'this batch may end short (read_up_to, '
-              'allow_smaller_final_batch, or num_epochs set), and its maker takes no drop_remainder: feed a tf.data.Dataset batched with '
+    port.todo(module, batch.call, DROP_CODES, 4, 'this batch may end short (read_up_to, allow_smaller_final_batch, '
+              'or num_epochs set), and its maker takes no drop_remainder: feed a tf.data.Dataset batched with '
               'drop_remainder=True')
     needs_drop = False
   drop = _drop_value(port, batch) if needs_drop else None
