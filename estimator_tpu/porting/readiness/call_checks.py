@@ -275,11 +275,9 @@ class Judge(object):
       return result
     built = call.built
     if result.name in INPUT_CHECKS:
-      site = interception.definition_site(call.input_fn)
-      place = 'input_fn %s' % (('defined at %s, ' % site) if site else '')
+      place = 'input_fn %s' % interception.defined(call.input_fn)
     elif result.name in MODEL_CHECKS:
-      site = interception.definition_site(built.model_fn)
-      place = 'model_fn %s' % (('defined at %s, ' % site) if site else '')
+      place = 'model_fn %s' % interception.defined(built.model_fn)
     elif result.name in ESTIMATOR_CHECKS:
       place = 'estimator built at %s, ' % built.site
     else:

@@ -73,8 +73,10 @@ def _stack():
   return traceback.extract_stack()
 
 
-def definition_site(fn):
-  """Where a function (model_fn, input_fn, a partial or a bound method of one) is defined, or None."""
+def defined(fn):
+  """Where a function (model_fn, input_fn, a partial or a bound method of one) comes from, as a message names it:
+  'defined at FILE:LINE, ', or 'made by TensorFlow's numpy_input_fn, ' for one a library function made (its own
+  file is no place the user edits); '' when it cannot be told."""
   while hasattr(fn, 'func'):  # functools.partial
     fn = fn.func
   fn = inspect.unwrap(getattr(fn, '__func__', fn))
@@ -82,8 +84,14 @@ def definition_site(fn):
     path = inspect.getsourcefile(fn)
     line = inspect.getsourcelines(fn)[1]
   except (TypeError, OSError):
-    return None
-  return Site(os.path.abspath(path), line) if path else None
+    return ''
+  if not path:
+    return ''
+  if 'site-packages' in path or 'dist-packages' in path:
+    maker = getattr(fn, '__qualname__', '').split('.<locals>')[0]
+    library = (getattr(fn, '__module__', '') or '').split('.')[0].replace('_estimator', '')
+    return 'made by %s\'s %s, ' % ('TensorFlow' if library == 'tensorflow' else library, maker) if maker else ''
+  return 'defined at %s, ' % Site(os.path.abspath(path), line)
 
 
 def kind_of(estimator):

@@ -371,3 +371,36 @@ def test_learn_runner_accepts_the_estimator_whose_model_dir_the_judge_moved(tmp_
   assert not result.failed('program'), result.stdout
   assert 'trained' in result.stdout, result.stdout + result.stderr[-2000:]
   assert not os.path.exists(str(tmp_path / 'model'))
+
+
+NUMPY_INPUT = """
+import numpy as np
+import tensorflow.compat.v1 as tf
+
+
+def model_fn(features, labels, mode, params):
+  logits = tf.layers.dense(features['x'], 2)
+  loss = tf.losses.sparse_softmax_cross_entropy(labels, logits)
+  train_op = tf.train.GradientDescentOptimizer(0.1).minimize(loss, tf.train.get_global_step())
+  return tf.estimator.EstimatorSpec(mode, loss=loss, train_op=train_op)
+
+
+x, y = np.ones((64, 3), np.float32), np.zeros(64, np.int32)
+estimator = tf.estimator.Estimator(model_fn, params={})
+estimator.train(tf.estimator.inputs.numpy_input_fn({'x': x}, y, batch_size=8, num_epochs=1, shuffle=False),
+                max_steps=3)
+print('trained')
+"""
+
+
+def test_an_input_fn_tensorflow_made_is_named_by_its_maker_not_by_tensorflow_s_file(tmp_path):
+  """numpy_input_fn's input_fn is defined in TensorFlow's numpy_io.py, no place the user edits: its FAIL lines name
+  the maker and the user's call, never a site-packages file."""
+  (tmp_path / 'train.py').write_text(NUMPY_INPUT)
+  result = judge([], ['train.py'], str(tmp_path))
+  input_fails = result.failed('signatures') + result.failed('input_fn')
+  assert input_fails, result.stdout
+  for line in input_fails:  # the call's line as the frame has it: its first on Python 3.11, its last on 3.7
+    assert re.search(r"\(input_fn made by TensorFlow's numpy_input_fn, train at train\.py:1[56]\)", line), line
+  assert 'site-packages' not in result.stdout
+  assert 'trained' in result.stdout
