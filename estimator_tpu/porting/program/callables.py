@@ -115,7 +115,10 @@ class Callables(object):
     if isinstance(node, ast.Attribute):
       method = self._own_method(module, fn, node)
       if method is not None:
-        return [Fn(method[0], method[1], bound_positional=1)]
+        # `self.train_op(loss)` in a base class's method runs the method of the class the program made: a
+        # subclass's override (an abstract estimator class whose subclasses give the optimizer) or its own.
+        found = self.runs_on_self(module, enclosing_class(module, fn), node.attr, method)
+        return [Fn(m[0], m[1], bound_positional=1) for m in found]
       method = self.bound_method(module, fn, node, depth)
       if method is not None:
         return [method]
@@ -256,11 +259,62 @@ class Callables(object):
     if owner is None:
       return None
     found = self.find_method(module, owner, node.attr)
-    return found if found and not found[1].decorator_list else None
+    return found if found and all(_is_abstractmethod(d) for d in found[1].decorator_list) else None
+
+  def subclasses(self, module, class_node):
+    """(module, ClassDef) of the scanned classes derived from a class, directly or not."""
+    table = self.program.memo.get('subclasses')
+    if table is None:
+      table = self.program.memo['subclasses'] = collections.defaultdict(list)
+      for each in self.program.modules:
+        for node in ast.walk(each.tree):
+          if isinstance(node, ast.ClassDef):
+            for base in node.bases:
+              found = self.program.find_def(each.canonical(base))
+              if found and isinstance(found[1], ast.ClassDef):
+                table[id(found[1])].append((each, node))
+    found, todo = [], list(table.get(id(class_node), ()))
+    while todo and len(found) < 50:
+      sub = todo.pop(0)
+      if all(sub[1] is not f[1] for f in found):
+        found.append(sub)
+        todo += table.get(id(sub[1]), ())
+    return found
+
+  def runs_on_self(self, module, class_node, name, own):
+    """(module, def) of each method `self.name()` can run in a method of `class_node`, whose own (or inherited)
+    method is `own`: the method of each class the program instantiates among the class and its scanned subclasses;
+    when it instantiates none of them where this reading sees (a factory, another file), the class's own method
+    unless it is abstract, and every override."""
+    family = [(module, class_node)] + self.subclasses(module, class_node) if class_node is not None else []
+    made = self._instantiated()
+    chosen = [self.find_method(m, c, name) for m, c in family if id(c) in made]
+    if not chosen:
+      chosen = ([] if _abstract(own[1]) and len(family) > 1 else [own]) + [
+          self.find_method(m, c, name) for m, c in family[1:]]
+    found = []
+    for method in chosen:
+      if method and all(_is_abstractmethod(d) for d in method[1].decorator_list) and \
+          all(method[1] is not f[1] for f in found) and not (_abstract(method[1]) and len(chosen) > 1):
+        found.append(method)
+    return found or [own]
+
+  def _instantiated(self):
+    """id() of every scanned class a call of the program constructs (`MnistEstimator()`)."""
+    made = self.program.memo.get('instantiated')
+    if made is None:
+      made = self.program.memo['instantiated'] = set()
+      for module, caller, call in self.program.calls():
+        if isinstance(call.func, (ast.Name, ast.Attribute)):
+          found = self.program.find_def(self.program.canonical(module, caller, call.func))
+          if found and isinstance(found[1], ast.ClassDef):
+            made.add(id(found[1]))
+    return made
 
   def find_method(self, module, class_node, name, depth=0):
-    """(module, def) of method `name` of a class, looked for in the class and then its scanned bases."""
-    for statement in class_node.body:
+    """(module, def) of method `name` of a class, looked for in the class and then its scanned bases; the last def
+    of that name in a class body is the one Python keeps."""
+    for statement in reversed(class_node.body):
       if isinstance(statement, (ast.FunctionDef, ast.AsyncFunctionDef)) and statement.name == name:
         return module, statement
     if depth < 4:
@@ -420,6 +474,13 @@ class Callables(object):
     return False
 
 
+def _abstract(fn):
+  """Whether a def only says it is to be overridden: @abstractmethod, or a body (past a docstring) of `pass`, `...`
+  or a raise."""
+  return any(_is_abstractmethod(d) for d in fn.decorator_list) or all(isinstance(s, (ast.Pass, ast.Raise)) or (isinstance(s, ast.Expr) and not isinstance(s.value, ast.Call))
+             for s in fn.body)
+
+
 def enclosing_class(module, fn):
   """The ClassDef whose `self` a function sees: its own class for a method, the class of the method it is nested
   in for a closure (`def create_model_fn(self): def model_fn(...): self._encode(...)`); None elsewhere."""
@@ -431,6 +492,10 @@ def enclosing_class(module, fn):
       return None
     fn = parent
   return None
+
+
+def _is_abstractmethod(decorator):
+  return (syntax.dotted(decorator) or '').split('.')[-1] == 'abstractmethod'
 
 
 def _decorated(definition, decorator):

@@ -1170,3 +1170,50 @@ def test_an_array_of_python_numbers_divided_by_a_number_is_float64(tmp_path, loa
   report, found = findings_of([str(tmp_path / 'train.py')], str(tmp_path))
   assert [(line, code) for path, line, code, severity in found if code == 'in-memory-dtype' and severity == R] == (
       [(15, 'in-memory-dtype')] if float64 else [])
+
+
+ABSTRACT_ESTIMATOR = '''import tensorflow as tf
+
+
+class AbstractEstimator(object):
+
+  def model_fn(self, features, labels, mode, params):
+    loss = tf.reduce_mean(tf.layers.dense(features['x'], 1))
+    return tf.estimator.EstimatorSpec(mode, loss=loss, train_op=self.train_op(loss))
+
+  def train_op(self, loss):
+    %s
+
+
+class MnistEstimator(AbstractEstimator):
+
+  def train_op(self, loss):
+    optimizer = tf.train.AdagradOptimizer(0.1)
+    return optimizer.minimize(loss, global_step=tf.train.get_global_step())
+
+
+  def train(self):
+    tf.estimator.Estimator(self.model_fn).train(lambda params: None, max_steps=10)
+
+
+%s
+'''
+ABSTRACT = 'raise NotImplementedError'
+CONCRETE = 'return tf.train.GradientDescentOptimizer(0.1).minimize(loss)'
+
+
+@pytest.mark.parametrize('base_body, made, lines', [
+    (ABSTRACT, 'MnistEstimator().train()', [18]),
+    (CONCRETE, 'MnistEstimator().train()', [18]),
+    (CONCRETE, 'MnistEstimator().train()\nAbstractEstimator().train()', [11, 18]),
+    (ABSTRACT, '', [18]),  # made in a file not scanned
+    (CONCRETE, '', [11, 18])])
+def test_a_method_model_fn_calls_on_self_runs_the_made_class_s_method(tmp_path, base_body, made, lines):
+  """model_fn, a method of a base class, calls `self.train_op(loss)`: the method that runs is that of each class
+  the program makes (a subclass's override, whose optimizer needs its CrossShardOptimizer; the base's own only
+  where the base is made); where no construction can be seen (another file makes them), every override, and the base's unless abstract."""
+  (tmp_path / 'train.py').write_text(ABSTRACT_ESTIMATOR % (base_body, made))
+  report, found = findings_of([str(tmp_path / 'train.py')], str(tmp_path))
+  assert sorted(line for path, line, code, severity in found if code.startswith('optimizer')
+                and severity == R) == lines
+  assert not [f for f in report.findings if f.rule == 6 and f.severity == U]
