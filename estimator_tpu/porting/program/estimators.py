@@ -326,6 +326,11 @@ def estimator_kind(program, module, fn, node, index=None, depth=0):
   kind, bound, owner_module, owner = program.lookup(module, fn, node.id)
   if kind == 'value':
     return estimator_kind(program, owner_module, owner, bound, index, depth + 1)
+  if kind == 'import':  # `from model import classifier` (or `*`): a module-level estimator of a scanned file
+    module_name, _, name = bound.rpartition('.')
+    imported = program.find_module(module_name) if module_name else None
+    if imported is not None and name in imported.assignments:
+      return estimator_kind(program, imported, None, imported.assignments[name][-1], index, depth + 1)
   if kind == 'other':
     for value, path in values.assignments(program, owner_module, owner, node.id):
       for origin in values.origins(program, owner_module, owner, value, tuple(path)):

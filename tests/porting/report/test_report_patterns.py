@@ -1217,3 +1217,26 @@ def test_a_method_model_fn_calls_on_self_runs_the_made_class_s_method(tmp_path, 
   assert sorted(line for path, line, code, severity in found if code.startswith('optimizer')
                 and severity == R) == lines
   assert not [f for f in report.findings if f.rule == 6 and f.severity == U]
+
+
+IMPORTED_ESTIMATOR_MODEL = '''import tensorflow as tf
+
+
+def input_fn(params):
+  return tf.data.Dataset.from_tensors(({'x': [1.0]}, [1])).repeat().batch(params['batch_size'], drop_remainder=True)
+
+
+classifier = tf.estimator.DNNClassifier(hidden_units=[4], feature_columns=[tf.feature_column.numeric_column('x')])
+'''
+
+
+@pytest.mark.parametrize('imports', ['from model import *', 'from model import classifier, input_fn'])
+def test_an_estimator_a_scanned_module_makes_at_module_level_is_driven_where_it_is_imported(tmp_path, imports):
+  """`from model import *` (or the names), then classifier.evaluate(input_fn=...) without steps: the estimator is
+  model.py's, so its evaluate needs steps on a TPU (rule 9), as if it were built in the same file."""
+  (tmp_path / 'model.py').write_text(IMPORTED_ESTIMATOR_MODEL)
+  (tmp_path / 'train.py').write_text(imports + '\n\nclassifier.train(input_fn=input_fn, max_steps=10)\n'
+                                     'result = classifier.evaluate(input_fn=input_fn)\n')
+  report, found = findings_of([str(tmp_path / 'train.py'), str(tmp_path / 'model.py')], str(tmp_path))
+  assert [(path, line) for path, line, code, severity in found if code == 'evaluate-without-steps'] == [
+      ('train.py', 4)]
