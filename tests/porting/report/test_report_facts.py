@@ -121,6 +121,9 @@ def test_sequence_mask_needs_maxlen_on_xla():
   assert compile_on_xla(lambda l: tf.reduce_sum(tf.cast(tf.sequence_mask(l, 5), tf.float32)), lengths)[0] == 10
   with pytest.raises(tf.errors.InvalidArgumentError, match='compile-time constant'):
     compile_on_xla(lambda l: tf.reduce_sum(tf.cast(tf.sequence_mask(l), tf.float32)), lengths)
+  # A maxlen computed from the batch (the longest length) is no constant either: the same error.
+  with pytest.raises(tf.errors.InvalidArgumentError, match='compile-time constant'):
+    compile_on_xla(lambda l: tf.reduce_sum(tf.cast(tf.sequence_mask(l, tf.reduce_max(l)), tf.float32)), lengths)
 
 
 def test_string_lookups_do_not_compile_on_xla():
@@ -160,8 +163,8 @@ def test_init_from_checkpoint_in_the_tpu_step_restores_inside_the_tpu_computatio
                     reason='tf.contrib.seq2seq is TensorFlow 1 only (TensorFlow 2 has it in TensorFlow Addons, not '
                            'installed here)')
 def test_a_seq2seq_decode_needs_maximum_iterations_on_xla():
-  """Rule 18: contrib.seq2seq's dynamic_decode under XLA refuses to run without maximum_iterations; with it, the
-  same decode compiles."""
+  """Rule 18: contrib.seq2seq's dynamic_decode under XLA refuses to run without maximum_iterations, and with one
+  computed from the batch; with a constant, the same decode compiles."""
   import numpy as np
   from tensorflow.contrib import seq2seq  # pylint: disable=g-import-not-at-top
 
@@ -181,6 +184,14 @@ def test_a_seq2seq_decode_needs_maximum_iterations_on_xla():
       assert np.isfinite(session.run(outputs, {source: data})[0])
   with pytest.raises(ValueError, match='maximum_iterations is required for XLA compilation'):
     compile_on_xla(lambda x: decode(x, None), data)
+  # A bound computed from the batch (the longest length, as seq2seq models write it) is no compile-time constant.
+  with pytest.raises(tf.errors.InvalidArgumentError, match='compile-time constant'):
+    with tf.Graph().as_default():
+      source, lengths = tf.placeholder(tf.float32, [3, 5, 2]), tf.placeholder(tf.int32, [3])
+      outputs = tf.xla.experimental.compile(lambda x, l: decode(x, tf.reduce_max(l)), inputs=[source, lengths])
+      with tf.Session() as session:
+        session.run(tf.global_variables_initializer())
+        session.run(outputs, {source: data, lengths: [5, 4, 3]})
 
 
 @pytest.mark.skipif(not tf.__version__.startswith('1.'),

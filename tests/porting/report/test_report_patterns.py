@@ -1240,3 +1240,40 @@ def test_an_estimator_a_scanned_module_makes_at_module_level_is_driven_where_it_
   report, found = findings_of([str(tmp_path / 'train.py'), str(tmp_path / 'model.py')], str(tmp_path))
   assert [(path, line) for path, line, code, severity in found if code == 'evaluate-without-steps'] == [
       ('train.py', 4)]
+
+
+BATCH_BOUND = '''import tensorflow as tf
+from tensorflow.contrib import seq2seq
+
+
+class Decoder(object):
+
+  def __init__(self, features):
+    self.lengths = features['length']
+    self.max_len = %s
+    mask = tf.sequence_mask(self.lengths, self.max_len, dtype=tf.float32)
+    cell = tf.nn.rnn_cell.GRUCell(4)
+    decoder = seq2seq.BasicDecoder(cell, seq2seq.TrainingHelper(features['x'], self.lengths),
+                                   cell.zero_state(8, tf.float32))
+    outputs, _, _ = seq2seq.dynamic_decode(decoder, maximum_iterations=self.max_len + 1)
+    self.loss = tf.reduce_sum(outputs.rnn_output * mask[:, :, None])
+
+
+def model_fn(features, labels, mode, params):
+  loss = Decoder(features).loss
+  return tf.estimator.EstimatorSpec(mode, loss=loss, train_op=tf.train.AdamOptimizer().minimize(loss))
+
+
+tf.estimator.Estimator(model_fn, params={}).train(lambda params: None, max_steps=1)
+'''
+
+
+@pytest.mark.parametrize('bound, found', [('tf.reduce_max(self.lengths)', True), ('20', False)])
+def test_a_mask_width_or_decode_bound_computed_from_the_batch_is_no_constant(tmp_path, bound, found):
+  """maxlen and maximum_iterations given, but computed from the batch (the longest length, reduce_max): XLA needs
+  both when it compiles (test_report_facts.py), so each is a change, as if it were left out; a constant is none."""
+  (tmp_path / 'train.py').write_text(BATCH_BOUND % bound)
+  report, findings = findings_of([str(tmp_path / 'train.py')], str(tmp_path))
+  assert [(line, code) for path, line, code, severity in findings if code in (
+      'sequence-mask-without-maxlen', 'decode-without-maximum-iterations')] == (
+          [(10, 'sequence-mask-without-maxlen'), (14, 'decode-without-maximum-iterations')] if found else [])
