@@ -270,6 +270,28 @@ def never_iterated(module, fn, call):
   return True
 
 
+def discarded(program, module, fn, call):
+  """Whether what a call makes is never used: a statement of its own, or assigned to names that nothing reads
+  (in its scope, the functions nested in it, or another scanned file importing it), as a TrainSpec built beside a
+  train_and_evaluate left commented out: its input_fn never runs."""
+  parent = module.parents.get(id(call))
+  if isinstance(parent, ast.Expr):
+    return True
+  if not (isinstance(parent, ast.Assign) and all(isinstance(t, ast.Name) for t in parent.targets)):
+    return False
+  names = set(t.id for t in parent.targets)
+  for node in ast.walk(fn if fn is not None else module.tree):
+    if isinstance(node, ast.Name) and node.id in names and isinstance(node.ctx, ast.Load):
+      return False
+  if fn is None:  # a module-level name another scanned file can import
+    for other in program.modules:
+      for node in ast.walk(other.tree) if other is not module else ():
+        if (isinstance(node, ast.Name) and node.id in names) or (isinstance(node, ast.alias) and (
+            node.name in names or node.name == '*')) or (isinstance(node, ast.Attribute) and node.attr in names):
+          return False
+  return True
+
+
 def _shown_only(call):
   func = call.func
   name = func.id if isinstance(func, ast.Name) else func.attr if isinstance(func, ast.Attribute) else None

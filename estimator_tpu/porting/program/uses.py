@@ -128,6 +128,8 @@ class Uses(object):
     if id(call) in index.sites:
       return
     if apis.is_train_spec(name) or apis.is_eval_spec(name):
+      if estimators.discarded(self.program, module, fn, call):
+        return  # a spec nothing hands to train_and_evaluate: its input_fn never runs
       mode = TRAIN if apis.is_train_spec(name) else EVAL
       self._input_fn(module, fn, call, syntax.argument(call, 0, 'input_fn'), mode, [])
     elif apis.is_experiment(name):

@@ -448,8 +448,8 @@ class _CallSite(object):
   def _spec(self, name):
     # Checks rule 8 (iterations per loop), rule 9 (steps).
     mode = TRAIN if apis.is_train_spec(name) else EVAL
-    if syntax.has_star_args(self.call):
-      return
+    if syntax.has_star_args(self.call) or estimator_facts.discarded(self.program, self.module, self.fn, self.call):
+      return  # (a spec nothing uses runs nothing)
     self._integer_steps(syntax.argument(self.call, 1, 'max_steps' if mode == TRAIN else 'steps'))
     if mode == TRAIN:
       state, why = self._step_count(syntax.argument(self.call, 1, 'max_steps'))

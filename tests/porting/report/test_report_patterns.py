@@ -1277,3 +1277,37 @@ def test_a_mask_width_or_decode_bound_computed_from_the_batch_is_no_constant(tmp
   assert [(line, code) for path, line, code, severity in findings if code in (
       'sequence-mask-without-maxlen', 'decode-without-maximum-iterations')] == (
           [(10, 'sequence-mask-without-maxlen'), (14, 'decode-without-maximum-iterations')] if found else [])
+
+
+UNUSED_SPECS = '''import tensorflow as tf
+
+
+def model_fn(features, labels, mode, params):
+  loss = tf.reduce_mean(features['x'])
+  return tf.estimator.tpu.TPUEstimatorSpec(mode, loss=loss, train_op=tf.no_op())
+
+
+def make_dataset(params):
+  return tf.data.Dataset.from_tensors({'x': [1.0]}).repeat().batch(params['batch_size'], drop_remainder=True)
+
+
+estimator = tf.estimator.tpu.TPUEstimator(model_fn, config=tf.estimator.tpu.RunConfig(), train_batch_size=8,
+                                          eval_batch_size=8)
+train_spec = tf.estimator.TrainSpec(input_fn=lambda: make_dataset({'batch_size': 8}))
+eval_spec = tf.estimator.EvalSpec(input_fn=lambda: make_dataset({'batch_size': 8}), steps=2)
+%s
+estimator.train(make_dataset, max_steps=10)
+'''
+
+
+@pytest.mark.parametrize('used', [True, False])
+def test_specs_nothing_uses_run_nothing(tmp_path, used):
+  """A TrainSpec and EvalSpec built beside a train_and_evaluate left commented out: their input_fns never run and
+  the TrainSpec's max_steps bounds nothing, so neither is a change; handed to train_and_evaluate, both are."""
+  (tmp_path / 'train.py').write_text(UNUSED_SPECS % (
+      'tf.estimator.train_and_evaluate(estimator, train_spec, eval_spec)' if used else
+      '# tf.estimator.train_and_evaluate(estimator, train_spec, eval_spec)'))
+  report, found = findings_of([str(tmp_path / 'train.py')], str(tmp_path))
+  assert sorted((line, code) for path, line, code, severity in found if severity == R and line in (15, 16)) == (
+      [(15, 'input-fn-without-params'), (15, 'train-spec-without-max-steps'), (16, 'input-fn-without-params')]
+      if used else [])
