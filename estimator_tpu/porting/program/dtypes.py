@@ -90,6 +90,8 @@ def _source(program, origin, depth):
   if cast_to is not None:  # a cast: to uint8 or float64 is where that dtype comes from, to anything else settles it
     target = program.canonical(module, fn, cast_to) if isinstance(cast_to, (ast.Name, ast.Attribute)) else \
         syntax.literal(cast_to)
+    if target is None and isinstance(cast_to, ast.Name) and program.lookup(module, fn, cast_to.id)[0] is None:
+      target = cast_to.id  # a builtin type: dtype=float is float64 in NumPy, dtype=int int64
     if target in apis.UINT8_NAMES or target == 'uint8':
       return [(UINT8, origin, 'made uint8 here')]
     if target in apis.HOST_FLOAT64_NAMES or target in ('float64', 'float'):

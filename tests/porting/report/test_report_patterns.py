@@ -1311,3 +1311,31 @@ def test_specs_nothing_uses_run_nothing(tmp_path, used):
   assert sorted((line, code) for path, line, code, severity in found if severity == R and line in (15, 16)) == (
       [(15, 'input-fn-without-params'), (15, 'train-spec-without-max-steps'), (16, 'input-fn-without-params')]
       if used else [])
+
+
+BUILTIN_DTYPES = '''import numpy as np
+import tensorflow as tf
+
+
+def model_fn(features, labels, mode, params):
+  predictions = tf.layers.dense(features['x'], 1)
+  loss = tf.reduce_mean(predictions)
+  return tf.estimator.EstimatorSpec(mode, loss=loss, predictions={'y': predictions}, train_op=tf.no_op())
+
+
+estimator = tf.estimator.Estimator(model_fn, params={})
+estimator.train(lambda params: None, max_steps=1)
+samples = np.array([[6.4, 3.2], [5.8, 3.1]], dtype=%s)
+for p in estimator.predict(tf.estimator.inputs.numpy_input_fn({'x': samples}, shuffle=False)):
+  print(p)
+'''
+
+
+@pytest.mark.parametrize('dtype, float64', [('float', True), ('np.float64', True), ('int', False),
+                                            ('np.float32', False)])
+def test_a_builtin_type_as_a_numpy_dtype_is_numpy_s_default_of_that_kind(tmp_path, dtype, float64):
+  """np.array(..., dtype=float) is float64 (NumPy's float), which the infeed refuses; dtype=int is int64."""
+  (tmp_path / 'train.py').write_text(BUILTIN_DTYPES % dtype)
+  report, found = findings_of([str(tmp_path / 'train.py')], str(tmp_path))
+  assert [line for path, line, code, severity in found if severity == R and code == 'in-memory-dtype'] == (
+      [14] if float64 else [])
