@@ -201,6 +201,15 @@ def is_sklearn_loader(name):
   return bool(name) and name.startswith('sklearn.datasets.load_')
 
 
+# contrib.learn's CSV loaders (datasets/base.py): a Dataset(data, target) whose .data has the features_dtype and
+# .target the target_dtype the call names, (filename, target_dtype, features_dtype): attribute -> (position, keyword).
+CSV_DATASET_LOADERS = frozenset(['tensorflow.contrib.learn.datasets.base.load_csv_with_header',
+                                 'tensorflow.contrib.learn.datasets.base.load_csv_without_header',
+                                 'tensorflow.contrib.learn.datasets.load_csv_with_header',
+                                 'tensorflow.contrib.learn.datasets.load_csv_without_header'])
+CSV_DATASET_DTYPES = {'data': (2, 'features_dtype'), 'target': (1, 'target_dtype')}
+
+
 # Functions that split arrays into parts of the same dtypes.
 SPLITTERS = frozenset(['sklearn.model_selection.train_test_split', 'sklearn.cross_validation.train_test_split'])
 # Tensors made from in-memory data, keeping its dtype unless dtype= is given.

@@ -88,15 +88,7 @@ def _source(program, origin, depth):
   cast_to = node.args[0] if name == 'astype' and node.args else (
       syntax.keyword(node, 'dtype') if canonical not in apis.PANDAS_READERS else None)
   if cast_to is not None:  # a cast: to uint8 or float64 is where that dtype comes from, to anything else settles it
-    target = program.canonical(module, fn, cast_to) if isinstance(cast_to, (ast.Name, ast.Attribute)) else \
-        syntax.literal(cast_to)
-    if target is None and isinstance(cast_to, ast.Name) and program.lookup(module, fn, cast_to.id)[0] is None:
-      target = cast_to.id  # a builtin type: dtype=float is float64 in NumPy, dtype=int int64
-    if target in apis.UINT8_NAMES or target == 'uint8':
-      return [(UINT8, origin, 'made uint8 here')]
-    if target in apis.HOST_FLOAT64_NAMES or target in ('float64', 'float'):
-      return [(FLOAT64, origin, 'made float64 here')]
-    return []
+    return _cast_sources(program, module, fn, cast_to, origin)
   if canonical in apis.PANDAS_READERS:
     return _pandas_source(program, origin)
   if canonical in apis.NUMPY_FLOAT_READERS:
@@ -121,6 +113,20 @@ def _source(program, origin, depth):
     return _sources(program, module, fn, node.args[0], depth + 1)
   if isinstance(node.func, ast.Attribute) and name in _SAME_DATA and not apis.is_tf(canonical):
     return _sources(program, module, fn, node.func.value, depth + 1)
+  return []
+
+
+def _cast_sources(program, module, fn, cast_to, origin):
+  """The dtype a cast (astype(T), dtype=T) gives the array `origin` makes: uint8 or float64 come from here, any other
+  settles it ([])."""
+  target = program.canonical(module, fn, cast_to) if isinstance(cast_to, (ast.Name, ast.Attribute)) else \
+      syntax.literal(cast_to)
+  if target is None and isinstance(cast_to, ast.Name) and program.lookup(module, fn, cast_to.id)[0] is None:
+    target = cast_to.id  # a builtin type: dtype=float is float64 in NumPy, dtype=int int64
+  if target in apis.UINT8_NAMES or target == 'uint8':
+    return [(UINT8, origin, 'made uint8 here')]
+  if target in apis.HOST_FLOAT64_NAMES or target in ('float64', 'float'):
+    return [(FLOAT64, origin, 'made float64 here')]
   return []
 
 
@@ -156,6 +162,14 @@ def _attribute_source(program, origin, depth):
   module, fn, node = origin
   if node.attr == 'values':
     return _sources(program, module, fn, node.value, depth + 1)
+  if node.attr in apis.CSV_DATASET_DTYPES:
+    for inner in values.origins(program, module, fn, _chain_root(node)):
+      if isinstance(inner.node, ast.Call) and program.canonical(
+          inner.module, inner.fn, inner.node.func) in apis.CSV_DATASET_LOADERS:
+        dtype = syntax.argument(inner.node, *apis.CSV_DATASET_DTYPES[node.attr])
+        # the loader's dtype argument makes the array's dtype, as a cast does
+        return _cast_sources(program, inner.module, inner.fn, dtype, inner) \
+            if dtype is not None else []
   if node.attr in ('data', 'images'):
     for inner in values.origins(program, module, fn, _chain_root(node)):
       if isinstance(inner.node, ast.Call) and apis.is_sklearn_loader(

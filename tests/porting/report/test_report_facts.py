@@ -360,3 +360,19 @@ def test_premade_estimators_take_their_feature_columns_where_the_table_says():
         assert names[position] == name, (cls, names)
         checked += 1
   assert checked >= 8
+
+
+@pytest.mark.skipif(not tf.__version__.startswith('1.'),
+                    reason='tf.contrib.learn exists in TensorFlow 1.x only (TF %s)' % tf.__version__)
+def test_contrib_learn_csv_loaders_give_data_and_target_the_dtypes_they_are_given(tmp_path):
+  """Rule 15 (apis.CSV_DATASET_LOADERS): load_csv_with(out)_header(filename, target_dtype, features_dtype) returns
+  .data of features_dtype and .target of target_dtype."""
+  import numpy as np
+  from tensorflow.contrib.learn.python.learn.datasets import base  # pylint: disable=g-import-not-at-top
+  (tmp_path / 'plain.csv').write_text(u'1.5,2.0,1\n0.5,1.0,0\n')
+  (tmp_path / 'header.csv').write_text(u'2,2,a,b\n1.5,2.0,1\n0.5,1.0,0\n')
+  for loader, name in ((base.load_csv_without_header, 'plain.csv'), (base.load_csv_with_header, 'header.csv')):
+    loaded = loader(str(tmp_path / name), np.int32, np.float64)
+    assert (loaded.data.dtype, loaded.target.dtype) == (np.float64, np.int32)
+    assert apis.CSV_DATASET_DTYPES == {'data': (2, 'features_dtype'), 'target': (1, 'target_dtype')}
+    assert 'tensorflow.contrib.learn.datasets.base.' + loader.__name__ in apis.CSV_DATASET_LOADERS

@@ -1339,3 +1339,37 @@ def test_a_builtin_type_as_a_numpy_dtype_is_numpy_s_default_of_that_kind(tmp_pat
   report, found = findings_of([str(tmp_path / 'train.py')], str(tmp_path))
   assert [line for path, line, code, severity in found if severity == R and code == 'in-memory-dtype'] == (
       [14] if float64 else [])
+
+
+CSV_LOADER_DATA = '''import numpy as np
+import tensorflow as tf
+
+
+def load():
+  return tf.contrib.learn.datasets.base.load_csv_without_header(
+      filename='train.csv', target_dtype=np.int32, features_dtype=%s)
+
+
+def model_fn(features, targets, mode, params):
+  loss = tf.reduce_mean(tf.layers.dense(features, 1))
+  return tf.contrib.learn.ModelFnOps(mode, loss=loss, train_op=tf.no_op())
+
+
+def train_inputs():
+  train_set = load()
+  return tf.constant(train_set.data), tf.constant(train_set.target)
+
+
+tf.contrib.learn.Estimator(model_fn=model_fn, params={}).fit(input_fn=train_inputs, steps=10)
+'''
+
+
+@pytest.mark.parametrize('dtype, float64', [('np.float64', True), ('float', True), ('np.float32', False)])
+def test_a_contrib_learn_csv_loader_gives_its_data_the_features_dtype_it_names(tmp_path, dtype, float64):
+  """load_csv_without_header(filename, target_dtype, features_dtype): .data is an array of features_dtype, .target
+  of target_dtype (contrib/learn/python/learn/datasets/base.py); float64 features are a rule-15 change where they
+  enter TensorFlow."""
+  (tmp_path / 'train.py').write_text(CSV_LOADER_DATA % dtype)
+  report, found = findings_of([str(tmp_path / 'train.py')], str(tmp_path))
+  assert [line for path, line, code, severity in found if severity == R and code == 'in-memory-dtype'] == (
+      [17] if float64 else [])
