@@ -47,6 +47,10 @@ def origins(program, module, fn, node, path=(), depth=0):
       return origins(program, found, None, found.assignments[node.attr][-1], path, depth + 1)
   if isinstance(node, ast.Call) and not isinstance(node.func, ast.Lambda):
     canonical = program.canonical(module, fn, node.func) or ''
+    if path and isinstance(path[0], int) and canonical in apis.SPLITTERS and not syntax.has_star_args(node) and \
+        path[0] < 2 * len(node.args):
+      # `x_train, x_test, y_train, y_test = train_test_split(x, y)`: parts 2i and 2i + 1 are rows of argument i
+      return origins(program, module, fn, node.args[path[0] // 2], path[1:], depth + 1)
     # A library's call is known by its name; so is a program's copy of TensorFlow's MNIST reader, whose body
     # (a DataSets object filled in field by field) would lose what its labels are.
     if not canonical.startswith(('tensorflow', 'numpy', 'pandas')) and not apis.is_mnist_reader(canonical):

@@ -1373,3 +1373,40 @@ def test_a_contrib_learn_csv_loader_gives_its_data_the_features_dtype_it_names(t
   report, found = findings_of([str(tmp_path / 'train.py')], str(tmp_path))
   assert [line for path, line, code, severity in found if severity == R and code == 'in-memory-dtype'] == (
       [17] if float64 else [])
+
+
+SPLIT_ARRAYS = '''import tensorflow as tf
+from sklearn import datasets
+from sklearn.model_selection import train_test_split
+
+iris = datasets.load_iris()
+train_x, test_x, train_y, test_y = train_test_split(iris.data, iris.target, test_size=0.3)
+
+
+def model_fn(features, targets, mode, params):
+  loss = tf.reduce_mean(tf.layers.dense(features, 1))
+  return tf.contrib.learn.ModelFnOps(mode, loss=loss, train_op=tf.no_op())
+
+
+def train_inputs():
+  return tf.constant(train_x), tf.constant(train_y)
+
+
+def test_inputs():
+  return tf.constant(test_x), tf.constant(test_y)
+
+
+estimator = tf.contrib.learn.Estimator(model_fn=model_fn, params={})
+estimator.fit(input_fn=train_inputs, steps=10)
+estimator.evaluate(input_fn=test_inputs, steps=1)
+'''
+
+
+def test_each_part_of_a_split_has_the_dtype_of_the_array_it_comes_from(tmp_path):
+  """train_test_split(x, y) returns x's two parts, then y's: the float64 features are a rule-15 change where they
+  enter TensorFlow, load_iris's int64 targets are none."""
+  (tmp_path / 'train.py').write_text(SPLIT_ARRAYS)
+  report, found = findings_of([str(tmp_path / 'train.py')], str(tmp_path))
+  assert [(line, [f.message for f in report.findings if f.line == line and f.code == code][0].split('`')[1])
+          for path, line, code, severity in found if severity == R and code == 'in-memory-dtype'] == [
+              (15, 'train_x'), (19, 'test_x')]
