@@ -91,6 +91,7 @@ class Callables(object):
 
   def __init__(self, program):
     self.program = program
+    self._returning = set()  # id() of the calls class_of is following into the functions they run
 
   def resolve(self, module, fn, node, depth=0):
     """The functions an expression (a model_fn= or input_fn= argument, ...) can stand for.
@@ -337,7 +338,21 @@ class Callables(object):
       if found is None and isinstance(node.func, ast.Name):
         kind, bound, owner_module, _ = self.program.lookup(module, fn, node.func.id)
         found = (owner_module, bound) if kind in ('class', 'def') else None
-      return found if found and isinstance(found[1], ast.ClassDef) else None
+      if found and isinstance(found[1], ast.ClassDef):
+        return found
+      # `model = self.select_model(flags)`: a function of the program that returns an instance it makes
+      if id(node) in self._returning:
+        return None  # (a call met again while it is followed: recursion)
+      self._returning.add(id(node))
+      try:
+        for callee in self.called_defs(module, fn, node):
+          for value in self.program.returned_values(callee.node):
+            made = self.class_of(callee.module, callee.node, value, depth + 1)
+            if made:
+              return made
+      finally:
+        self._returning.discard(id(node))
+      return None
     if isinstance(node, ast.Attribute) and isinstance(node.value, ast.Name) and node.value.id == 'self':
       return self._attribute_class(module, fn, node.attr, depth)
     if isinstance(node, ast.Name):

@@ -1410,3 +1410,48 @@ def test_each_part_of_a_split_has_the_dtype_of_the_array_it_comes_from(tmp_path)
   assert [(line, [f.message for f in report.findings if f.line == line and f.code == code][0].split('`')[1])
           for path, line, code, severity in found if severity == R and code == 'in-memory-dtype'] == [
               (15, 'train_x'), (19, 'test_x')]
+
+
+SELECTED_MODEL_MAIN = '''import tensorflow as tf
+
+
+class Supervisor(object):
+
+  def select_model(self, name):
+    if name == 'simple':
+      from nets import SimpleNet
+      return SimpleNet()
+    tf.logging.warn('no such model')
+
+  def run(self, name):
+    model = self.select_model(name)
+    estimator = tf.estimator.Estimator(model_fn=model.model_fn, params={})
+    estimator.train(input_fn=model.input_fn, max_steps=10)
+
+
+Supervisor().run('simple')
+'''
+SELECTED_MODEL_NETS = '''import tensorflow as tf
+
+
+class SimpleNet(object):
+
+  def input_fn(self, params):
+    return tf.data.Dataset.from_tensors(({'x': [1.0]}, [1.0])).repeat().batch(params['batch_size'], drop_remainder=True)
+
+  def model_fn(self, features, labels, mode):
+    loss = tf.reduce_mean(tf.layers.dense(features['x'], 1))
+    train_op = tf.train.AdamOptimizer().minimize(loss, tf.train.get_global_step())
+    return tf.estimator.EstimatorSpec(mode, loss=loss, train_op=train_op)
+'''
+
+
+def test_a_model_object_a_method_of_the_program_returns_is_read_through_its_class(tmp_path):
+  """model = self.select_model(name), which returns SimpleNet() (imported inside it): model.model_fn is SimpleNet's
+  method, read as any model_fn (no params, its optimizer), not an unresolvable attribute."""
+  (tmp_path / 'main.py').write_text(SELECTED_MODEL_MAIN)
+  (tmp_path / 'nets.py').write_text(SELECTED_MODEL_NETS)
+  report, found = findings_of([str(tmp_path / 'main.py'), str(tmp_path / 'nets.py')], str(tmp_path))
+  assert sorted((path, line, code) for path, line, code, severity in found if severity == R) == [
+      ('main.py', 14, 'plain-estimator'), ('nets.py', 9, 'model-fn-without-params'),
+      ('nets.py', 11, 'optimizer-not-cross-shard')]
