@@ -123,6 +123,9 @@ class Callables(object):
       method = self.bound_method(module, fn, node, depth)
       if method is not None:
         return [method]
+      chosen = self._chosen_module_functions(module, fn, node)
+      if chosen:
+        return chosen
       canonical = self.program.canonical(module, fn, node)
       found = self.program.find_def(canonical)
       if found and not isinstance(found[1], ast.ClassDef):
@@ -166,6 +169,21 @@ class Callables(object):
     if kind == 'param':
       return self._resolve_parameter(node.id, target, depth)
     return [Unresolved('`%s` is not bound to a function the scanned files define' % node.id)]
+
+  def _chosen_module_functions(self, module, fn, node):
+    """`model.get_inputs` where a function imports one of several modules as `model` by a condition (`if name ==
+    'simple': import pkg.simple as model` / `elif ...: import pkg.intermediate as model`): the function of each."""
+    if not isinstance(node.value, ast.Name):
+      return []
+    kind, _, owner_module, owner = self.program.lookup(module, fn, node.value.id)
+    if kind != 'import' or owner is None:
+      return []
+    imported = [bound for each, bound in self.program.local_bindings(owner_module, owner).get(node.value.id, [])
+                if each == 'import']
+    if len(set(imported)) < 2:
+      return []
+    found = [self.program.find_def('%s.%s' % (name, node.attr)) for name in sorted(set(imported))]
+    return [Fn(f[0], f[1]) for f in found if f and not isinstance(f[1], ast.ClassDef)]
 
   def _resolve_path(self, module, fn, value, path, depth):
     """The callables element `path` of a value holds (`train_fn, eval_fn = make_input_fns()`: path (1,))."""

@@ -1455,3 +1455,43 @@ def test_a_model_object_a_method_of_the_program_returns_is_read_through_its_clas
   assert sorted((path, line, code) for path, line, code, severity in found if severity == R) == [
       ('main.py', 14, 'plain-estimator'), ('nets.py', 9, 'model-fn-without-params'),
       ('nets.py', 11, 'optimizer-not-cross-shard')]
+
+
+CHOSEN_MODULE_MAIN = '''import tensorflow as tf
+
+
+def train(name):
+  if name == 'simple':
+    import simple as model
+  else:
+    import deep as model
+  estimator = model.get_estimator()
+  estimator.train(lambda: model.get_inputs(), max_steps=10)
+'''
+CHOSEN_MODULE_MODEL = '''import tensorflow as tf
+
+
+def get_inputs(batch_size=64):
+  return tf.data.Dataset.from_tensors(({'x': [1.0]}, [1.0])).repeat().batch(batch_size)
+
+
+def model_fn(features, labels, mode, params):
+  loss = tf.reduce_mean(tf.layers.dense(features['x'], 1))
+  return tf.estimator.EstimatorSpec(mode, loss=loss, train_op=tf.no_op())
+
+
+def get_estimator():
+  return tf.estimator.Estimator(model_fn, params={})
+'''
+
+
+def test_a_module_a_function_imports_by_a_condition_is_each_of_them(tmp_path):
+  """`if ...: import simple as model / else: import deep as model`, then model.get_inputs(): both modules' input
+  functions are the input (each batches at its own size, without drop_remainder), not only the last import's."""
+  (tmp_path / 'main.py').write_text(CHOSEN_MODULE_MAIN)
+  for name in ('simple', 'deep'):
+    (tmp_path / (name + '.py')).write_text(CHOSEN_MODULE_MODEL)
+  report, found = findings_of([str(tmp_path / p) for p in ('main.py', 'simple.py', 'deep.py')], str(tmp_path))
+  assert sorted((path, code) for path, line, code, severity in found if severity == R and line == 5) == [
+      ('deep.py', 'batch-size-not-params'), ('deep.py', 'batch-without-drop-remainder'),
+      ('simple.py', 'batch-size-not-params'), ('simple.py', 'batch-without-drop-remainder')]
