@@ -210,6 +210,13 @@ CSV_DATASET_LOADERS = frozenset(['tensorflow.contrib.learn.datasets.base.load_cs
 CSV_DATASET_DTYPES = {'data': (2, 'features_dtype'), 'target': (1, 'target_dtype')}
 
 
+# scikit-learn's scalers (StandardScaler, MinMaxScaler, ...): transform and fit_transform return float64 arrays
+# (FLOAT_DTYPES, float64 first, for integer input too) unless the input is float32.
+def is_sklearn_scaler(name):
+  return bool(name) and name.startswith('sklearn.preprocessing.') and name.rpartition('.')[2] in (
+      'StandardScaler', 'MinMaxScaler', 'MaxAbsScaler', 'RobustScaler', 'Normalizer')
+
+
 # Functions that split arrays into parts of the same dtypes.
 SPLITTERS = frozenset(['sklearn.model_selection.train_test_split', 'sklearn.cross_validation.train_test_split'])
 # Tensors made from in-memory data, keeping its dtype unless dtype= is given.

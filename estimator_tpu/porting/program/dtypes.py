@@ -97,6 +97,12 @@ def _source(program, origin, depth):
     return []  # the data sets object itself; its .labels are judged in _attribute_source
   if apis.is_keras_image_dataset(canonical):
     return [(UINT8, origin, '`%s` gives uint8 images and labels' % canonical.replace('tensorflow.', 'tf.', 1))]
+  if isinstance(node.func, ast.Attribute) and name in ('transform', 'fit_transform') and any(
+      isinstance(o.node, ast.Call) and apis.is_sklearn_scaler(program.canonical(o.module, o.fn, o.node.func))
+      for o in values.origins(program, module, fn, node.func.value)):
+    return [(FLOAT64, origin, 'scikit-learn\'s scalers return float64')]
+  if canonical == 'pandas.DataFrame' and node.args:  # a frame of an array keeps its dtype
+    return _sources(program, module, fn, node.args[0], depth + 1)
   if canonical in apis.SPLITTERS:  # train_test_split(X, y): its parts keep the arrays' dtypes
     return [s for argument in node.args for s in _sources(program, module, fn, argument, depth + 1)]
   if not canonical and name in ('dict', 'list', 'tuple') and node.args:

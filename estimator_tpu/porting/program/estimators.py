@@ -232,10 +232,12 @@ class Index(object):
     runs = site.modes & mode_branches.ALL
     if site.kind in ('tpu', 'tpu_subclass'):
       site.ported = True
-      use_tpu = syntax.keyword(site.call, 'use_tpu')
-      if use_tpu is not None and syntax.literal(use_tpu) is False:
-        site.tpu_modes = frozenset()
+      if cpu_only(site) and any(other.kind in ('tpu', 'tpu_subclass') and not cpu_only(other)
+                                for other in self.sites.values()):
+        site.tpu_modes = frozenset()  # the CPU branch of a program that builds its TPU estimator elsewhere
         return
+      # (a TPUEstimator with use_tpu=False and no other: the program never reaches a TPU, and every mode it runs
+      # is the port's, as for an unported estimator; the use_tpu it is given is the change)
       eval_on_tpu = syntax.keyword(site.call, 'eval_on_tpu')
       if eval_on_tpu is not None and syntax.literal(eval_on_tpu) is False:
         runs = runs - {EVAL}
@@ -247,6 +249,12 @@ class Index(object):
 
 # Where a generator's value goes without running it: printing or formatting it shows '<generator object ...>'.
 _SHOWN_ONLY = frozenset(['print', 'str', 'repr', 'format', 'type', 'id'])
+
+
+def cpu_only(site):
+  """Whether a TPUEstimator is built with use_tpu=False written out: it runs model_fn on the CPU only."""
+  use_tpu = syntax.keyword(site.call, 'use_tpu')
+  return site.kind in ('tpu', 'tpu_subclass') and use_tpu is not None and syntax.literal(use_tpu) is False
 
 
 def never_iterated(module, fn, call):

@@ -18,6 +18,7 @@ CODES = (
     Code('estimator-factory', 1, 'a function that builds and trains a premade (boosted trees) estimator'),
     Code('keras-estimator', 1, 'model_to_estimator, which makes a plain Estimator'),
     Code('tpu-estimator-without-config', 1, 'a TPUEstimator without config='),
+    Code('tpu-estimator-use-tpu-false', 1, 'the only TPUEstimator is built with use_tpu=False'),
     Code('tpu-estimator-without-train-batch-size', 1, 'a TPUEstimator that trains without train_batch_size'),
     Code('tpu-estimator-without-batch-size', 1, 'a TPUEstimator that evaluates or predicts on a TPU without the '
          'eval/predict batch size'),

@@ -211,9 +211,13 @@ class _SiteCheck(object):
     site, add, call = self.site, self.collector, self.site.call
     if syntax.has_star_args(call) or not site.tpu_modes and site.known:
       return
-    use_tpu = syntax.keyword(call, 'use_tpu')
-    if use_tpu is not None and syntax.literal(use_tpu) is False:
-      return  # runs model_fn on the CPU only: nothing about batches or the TPU config applies
+    if estimator_facts.cpu_only(site):
+      if not site.tpu_modes:
+        return  # the CPU branch of a program with a TPU one: nothing about batches or the TPU config applies
+      add.required(site.module, call, 'tpu-estimator-use-tpu-false',
+                   'TPUEstimator(use_tpu=False), and the program builds no other: every run stays on the CPU '
+                   '(TPUEstimator runs model_fn there) -> use_tpu=True on a TPU (from a flag, e.g. '
+                   'use_tpu=FLAGS.use_tpu), with what a TPU run needs (below).')
     if syntax.argument(call, 2, 'config') is None:
       add.required(site.module, call, 'tpu-estimator-without-config',
                    'TPUEstimator without config= -> pass config=tf.estimator.tpu.RunConfig('
@@ -222,6 +226,10 @@ class _SiteCheck(object):
       add.required(site.module, call, 'tpu-estimator-without-train-batch-size',
                    'TPUEstimator without train_batch_size -> pass the global '
                    'train_batch_size: with use_tpu it refuses to run without one.')
+    for mode, name in ((TRAIN, 'train_batch_size'), (EVAL, 'eval_batch_size'), (PREDICT, 'predict_batch_size')):
+      size = syntax.keyword(call, name)
+      if size is not None and mode in site.tpu_modes:  # (tpu_context.py: each must divide over the replicas)
+        input_fn_checks.check_even_batches(add, site.module, site.fn, size)
     missing = [(mode, name) for mode, name in ((EVAL, 'eval_batch_size'), (PREDICT, 'predict_batch_size'))
                if syntax.keyword(call, name) is None]
     needed = [name for mode, name in missing if site.known and mode in site.tpu_modes]

@@ -376,3 +376,17 @@ def test_contrib_learn_csv_loaders_give_data_and_target_the_dtypes_they_are_give
     assert (loaded.data.dtype, loaded.target.dtype) == (np.float64, np.int32)
     assert apis.CSV_DATASET_DTYPES == {'data': (2, 'features_dtype'), 'target': (1, 'target_dtype')}
     assert 'tensorflow.contrib.learn.datasets.base.' + loader.__name__ in apis.CSV_DATASET_LOADERS
+
+
+def test_scikit_learn_scalers_return_float64():
+  """Rule 15 (apis.is_sklearn_scaler): transform / fit_transform of scikit-learn's scalers give float64 for integer
+  and float64 input (only float32 input stays float32), a dtype the infeed refuses."""
+  import numpy as np
+  from sklearn import preprocessing  # pylint: disable=g-import-not-at-top
+  for name in ('StandardScaler', 'MinMaxScaler', 'MaxAbsScaler', 'RobustScaler', 'Normalizer'):
+    assert apis.is_sklearn_scaler('sklearn.preprocessing.' + name)
+    for data in (np.arange(12).reshape(6, 2), np.arange(12.).reshape(6, 2)):
+      scaler = getattr(preprocessing, name)()
+      assert scaler.fit_transform(data).dtype == np.float64, name
+      assert scaler.transform(data).dtype == np.float64, name
+    assert getattr(preprocessing, name)().fit_transform(np.ones((6, 2), np.float32)).dtype == np.float32, name

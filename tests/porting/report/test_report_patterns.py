@@ -1495,3 +1495,68 @@ def test_a_module_a_function_imports_by_a_condition_is_each_of_them(tmp_path):
   assert sorted((path, code) for path, line, code, severity in found if severity == R and line == 5) == [
       ('deep.py', 'batch-size-not-params'), ('deep.py', 'batch-without-drop-remainder'),
       ('simple.py', 'batch-size-not-params'), ('simple.py', 'batch-without-drop-remainder')]
+
+
+SCALED_FRAME = '''import pandas as pd
+import tensorflow as tf
+from sklearn.model_selection import train_test_split
+from sklearn.preprocessing import StandardScaler
+
+bank = pd.read_csv('bank.csv', dtype={'Class': 'int32', 'a': 'float32', 'b': 'float32'})
+scaler = StandardScaler()
+scaled = scaler.fit_transform(bank.drop('Class', axis=1))%s
+frame = pd.DataFrame(scaled, columns=bank.columns[:-1])
+x_train, x_test, y_train, y_test = train_test_split(frame, bank['Class'], test_size=0.3)
+columns = [tf.feature_column.numeric_column(c) for c in ('a', 'b')]
+classifier = tf.estimator.DNNClassifier(hidden_units=[8], feature_columns=columns)
+classifier.train(input_fn=tf.estimator.inputs.pandas_input_fn(x=x_train, y=y_train, batch_size=16, num_epochs=None),
+                 steps=10)
+'''
+
+
+@pytest.mark.parametrize('cast, float64', [('', True), ('.astype("float32")', False)])
+def test_what_a_scikit_learn_scaler_returns_is_float64_in_the_frame_made_of_it(tmp_path, cast, float64):
+  """StandardScaler().fit_transform(...) returns float64 (test_report_facts.py), kept by the DataFrame made of it
+  and by the split: features the infeed refuses, where they enter TensorFlow (cast to float32, none); the int32
+  labels are fine."""
+  (tmp_path / 'train.py').write_text(SCALED_FRAME % cast)
+  report, found = findings_of([str(tmp_path / 'train.py')], str(tmp_path))
+  messages = [f.message for f in report.findings if f.code == 'in-memory-dtype' and f.severity == R]
+  assert [m.split(' hold')[0] for m in messages] == (['`x`'] if float64 else [])
+
+
+HALF_PORTED = '''import tensorflow as tf
+
+
+def model_fn(features, labels, mode, params):
+  loss = tf.reduce_mean(tf.layers.dense(features['x'], 1))
+  train_op = tf.train.AdamOptimizer().minimize(loss, tf.train.get_global_step())
+  return tf.estimator.tpu.TPUEstimatorSpec(mode, loss=loss, train_op=train_op, predictions={'y': loss})
+
+
+def input_fn(params):
+  return tf.data.Dataset.from_tensors(({'x': [1.0]}, [1.0])).repeat().batch(params['batch_size'], drop_remainder=True)
+
+
+config = tf.estimator.tpu.RunConfig(tpu_config=tf.estimator.tpu.TPUConfig(iterations_per_loop=10))
+estimator = tf.estimator.tpu.TPUEstimator(model_fn, config=config, use_tpu=False, train_batch_size=64,
+                                          predict_batch_size=1)
+%s
+estimator.train(input_fn, max_steps=10)
+print(list(estimator.predict(input_fn)))
+'''
+
+
+@pytest.mark.parametrize('tpu_branch', [False, True])
+def test_a_tpu_estimator_kept_on_the_cpu_is_the_port_unless_the_program_has_a_tpu_one(tmp_path, tpu_branch):
+  """TPUEstimator(use_tpu=False) as the program's only estimator: no run reaches a TPU, so use_tpu is the change
+  and every mode it runs counts (the optimizer CrossShardOptimizer must wrap; predict_batch_size=1 does not split
+  over 8 cores, tpu_context.py); beside a TPUEstimator that can run on the TPU, it is the CPU branch, and only the
+  shared model_fn's optimizer is a change (the TPU one trains with it)."""
+  (tmp_path / 'train.py').write_text(HALF_PORTED % (
+      'tpu_estimator = tf.estimator.tpu.TPUEstimator(model_fn, config=config, use_tpu=True, train_batch_size=64)\n'
+      'tpu_estimator.train(input_fn, max_steps=10)' if tpu_branch else ''))
+  report, found = findings_of([str(tmp_path / 'train.py')], str(tmp_path))
+  assert sorted((line, code) for path, line, code, severity in found if severity == R) == [
+      (6, 'optimizer-not-cross-shard')] + ([] if tpu_branch else [
+          (15, 'batch-not-divisible'), (15, 'tpu-estimator-use-tpu-false')])

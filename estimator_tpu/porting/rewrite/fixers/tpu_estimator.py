@@ -12,6 +12,7 @@ from estimator_tpu.porting.program import apis
 from estimator_tpu.porting.program import neighbours
 from estimator_tpu.porting.program import syntax
 from estimator_tpu.porting.report import REQUIRED
+from estimator_tpu.porting.report import input_fn_checks
 from estimator_tpu.porting.rewrite import edits as edits_lib
 from estimator_tpu.porting.rewrite import plans as plans_lib
 from estimator_tpu.porting.rewrite import changes
@@ -177,12 +178,24 @@ def _port_estimator(port, site):
                                                          'runs on the CPU, with the ported model_fn.' if on_cpu else
                                                          'TPUEstimator, with use_tpu and the global batch sizes the '
                                                          'input_fns were given.'))
+  uneven = ['%s=%s' % (k, v) for k, v in keywords if k.endswith('_batch_size') and _number(v) is not None and
+            _number(v) % input_fn_checks.CORES]
+  if uneven:  # the input's own batch size, now the estimator's: TPUEstimator refuses it on 8 cores (tpu_context.py)
+    port.todo(module, call, (), 16, '%s does not split over the %d cores of a v2-8 or v3-8: a multiple of %d (the '
+              'global batch; each core gets batch / cores)' % (' and '.join(uneven), input_fn_checks.CORES, input_fn_checks.CORES))
   if missing:
     port.todo(module, call, ESTIMATOR_CODES, 1, 'pass %s: the global batch of the %s input_fn (it could not be '
               'traced here)' % (' and '.join('%s=...' % m for m in missing), '/'.join(m.split('_')[0]
                                                                                       for m in missing)))
   if 'train_batch_size' in missing and any(plan.mode == plans_lib.TRAIN for plan in port.plans.uses_of(site)):
     port.untraced_training_batch.add(site)  # engine.blocked(): it trains, so it stays a plain Estimator
+
+
+def _number(text):
+  try:
+    return int(text)
+  except (TypeError, ValueError):
+    return None
 
 
 def _run_config_statements(port, f, statement, name, tpu_api, names):
