@@ -402,7 +402,7 @@ def premade_family(name):
 # Ops whose output shape depends on a value (a Range up to the data's maximum) unless given a fixed size.
 SEQUENCE_MASK = frozenset(['tensorflow.sequence_mask'])
 # Reductions whose value is a size read from the data of a batch (the longest length): a maxlen or
-# maximum_iterations computed with them is no compile-time constant under XLA (tests/porting/report/test_report_facts.py).
+# maximum_iterations computed with them is no compile-time constant under XLA (test_report_facts.py).
 BATCH_REDUCTIONS = frozenset(['tensorflow.reduce_max', 'tensorflow.math.reduce_max'])
 
 # Decoders that loop until every sequence ends: under XLA they need a maximum_iterations fixed when compiling

@@ -510,8 +510,9 @@ class Callables(object):
 def _abstract(fn):
   """Whether a def only says it is to be overridden: @abstractmethod, or a body (past a docstring) of `pass`, `...`
   or a raise."""
-  return any(_is_abstractmethod(d) for d in fn.decorator_list) or all(isinstance(s, (ast.Pass, ast.Raise)) or (isinstance(s, ast.Expr) and not isinstance(s.value, ast.Call))
-             for s in fn.body)
+  return any(_is_abstractmethod(d) for d in fn.decorator_list) or all(
+      isinstance(s, (ast.Pass, ast.Raise)) or (isinstance(s, ast.Expr) and not isinstance(s.value, ast.Call))
+      for s in fn.body)
 
 
 def enclosing_class(module, fn):

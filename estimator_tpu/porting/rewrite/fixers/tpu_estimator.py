@@ -181,8 +181,10 @@ def _port_estimator(port, site):
   uneven = ['%s=%s' % (k, v) for k, v in keywords if k.endswith('_batch_size') and _number(v) is not None and
             _number(v) % input_fn_checks.CORES]
   if uneven:  # the input's own batch size, now the estimator's: TPUEstimator refuses it on 8 cores (tpu_context.py)
-    port.todo(module, call, (), 16, '%s does not split over the %d cores of a v2-8 or v3-8: a multiple of %d (the '
-              'global batch; each core gets batch / cores)' % (' and '.join(uneven), input_fn_checks.CORES, input_fn_checks.CORES))
+    cores = input_fn_checks.CORES
+    port.todo(module, call, (), 16, '%s: not a multiple of the %d cores of a v2-8 or v3-8, which TPUEstimator '
+              'refuses -> a multiple of %d (the global batch; each core gets batch / cores)'
+              % (' and '.join(uneven), cores, cores))
   if missing:
     port.todo(module, call, ESTIMATOR_CODES, 1, 'pass %s: the global batch of the %s input_fn (it could not be '
               'traced here)' % (' and '.join('%s=...' % m for m in missing), '/'.join(m.split('_')[0]
