@@ -158,10 +158,9 @@ class Callables(object):
       if found and not isinstance(found[1], ast.ClassDef):
         return [Fn(found[0], found[1])]
       # `from input_fn import train_input_fn`, a module-level value there (`train_input_fn = lambda: ...`)
-      module_name, _, name = target.rpartition('.')
-      imported = self.program.find_module(module_name) if module_name else None
-      if imported is not None and name in imported.assignments:
-        return self.resolve(imported, None, imported.assignments[name][-1], depth + 1)
+      imported = self.program.find_value(target)
+      if imported is not None:
+        return self.resolve(imported[0], None, imported[1], depth + 1)
       elsewhere = self.program.neighbours.left_out(target)
       return [Unresolved('`%s` comes from %s' % (node.id, elsewhere or
                                                   '%s, which is not among the scanned files' % target),
@@ -280,7 +279,7 @@ class Callables(object):
     found = self.find_method(module, owner, node.attr)
     return found if found and all(_is_abstractmethod(d) for d in found[1].decorator_list) else None
 
-  def subclasses(self, module, class_node):
+  def subclasses(self, class_node):
     """(module, ClassDef) of the scanned classes derived from a class, directly or not."""
     table = self.program.memo.get('subclasses')
     if table is None:
@@ -305,7 +304,7 @@ class Callables(object):
     method is `own`: the method of each class the program instantiates among the class and its scanned subclasses;
     when it instantiates none of them where this reading sees (a factory, another file), the class's own method
     unless it is abstract, and every override."""
-    family = [(module, class_node)] + self.subclasses(module, class_node) if class_node is not None else []
+    family = [(module, class_node)] + self.subclasses(class_node) if class_node is not None else []
     made = self._instantiated()
     chosen = [self.find_method(m, c, name) for m, c in family if id(c) in made]
     if not chosen:

@@ -20,6 +20,8 @@ from estimator_tpu.porting.program import values
 
 TRAIN, EVAL, PREDICT, EXPORT = mode_branches.TRAIN, mode_branches.EVAL, mode_branches.PREDICT, mode_branches.EXPORT
 EVERYTHING = frozenset([TRAIN, EVAL, PREDICT, EXPORT])
+# TPUEstimator's global batch size for each mode (tpu_context.py checks each divides over the replicas).
+BATCH_SIZE_KEYWORDS = ((TRAIN, 'train_batch_size'), (EVAL, 'eval_batch_size'), (PREDICT, 'predict_batch_size'))
 # Estimator method -> the modes it runs model_fn in.
 METHOD_MODES = {'train': {TRAIN}, 'evaluate': {EVAL}, 'predict': {PREDICT}, 'export': {EXPORT},
                 'train_and_evaluate': {TRAIN, EVAL}, 'experiment': {TRAIN, EVAL}, 'fit': {TRAIN},
@@ -357,10 +359,9 @@ def estimator_kind(program, module, fn, node, index=None, depth=0):
   if kind == 'value':
     return estimator_kind(program, owner_module, owner, bound, index, depth + 1)
   if kind == 'import':  # `from model import classifier` (or `*`): a module-level estimator of a scanned file
-    module_name, _, name = bound.rpartition('.')
-    imported = program.find_module(module_name) if module_name else None
-    if imported is not None and name in imported.assignments:
-      return estimator_kind(program, imported, None, imported.assignments[name][-1], index, depth + 1)
+    imported = program.find_value(bound)
+    if imported is not None:
+      return estimator_kind(program, imported[0], None, imported[1], index, depth + 1)
   if kind == 'other':
     for value, path in values.assignments(program, owner_module, owner, node.id):
       for origin in values.origins(program, owner_module, owner, value, tuple(path)):

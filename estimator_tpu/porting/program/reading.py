@@ -117,6 +117,15 @@ class Program(object):
       return None
     return module, module.top_level[name]
 
+  def find_value(self, canonical):
+    """(module, expression) of what a scanned module assigns at module level to a canonical `module.name` (its last
+    assignment), else None: `from inputs import train_input_fn`, where inputs.py assigns it a lambda."""
+    module_name, _, name = (canonical or '').rpartition('.')
+    module = self.find_module(module_name) if module_name else None
+    if module is None or name not in module.assignments:
+      return None
+    return module, module.assignments[name][-1]
+
   def find_definition(self, canonical):
     """(module, FunctionDef/ClassDef) for a canonical `module.name`: in the program's files, else in a project
     module beside them (read for its definitions); else None."""

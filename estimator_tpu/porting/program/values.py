@@ -42,9 +42,9 @@ def origins(program, module, fn, node, path=(), depth=0):
   if isinstance(node, ast.Attribute) and isinstance(node.value, ast.Name):
     # `metadata.DEFAULTS`: a module-level value of a scanned module the program imports.
     kind, bound, _, _ = program.lookup(module, fn, node.value.id)
-    found = program.find_module(bound) if kind == 'import' else None
-    if found is not None and node.attr in found.assignments:
-      return origins(program, found, None, found.assignments[node.attr][-1], path, depth + 1)
+    found = program.find_value('%s.%s' % (bound, node.attr)) if kind == 'import' else None
+    if found is not None:
+      return origins(program, found[0], None, found[1], path, depth + 1)
   if isinstance(node, ast.Call) and not isinstance(node.func, ast.Lambda):
     canonical = program.canonical(module, fn, node.func) or ''
     if path and isinstance(path[0], int) and canonical in apis.SPLITTERS and not syntax.has_star_args(node) and \
@@ -70,10 +70,8 @@ def _name_origins(program, module, fn, node, path, depth):
   if kind == 'param':
     return _parameter_origins(program, bound, name, path, depth)
   if kind == 'import':
-    found = program.find_module(bound.rpartition('.')[0])
-    if found is not None and bound.rpartition('.')[2] in found.assignments:
-      return origins(program, found, None, found.assignments[bound.rpartition('.')[2]][-1], path, depth + 1)
-    return []
+    found = program.find_value(bound)
+    return origins(program, found[0], None, found[1], path, depth + 1) if found is not None else []
   if kind not in ('value', 'other'):
     return []
   # Read in the scope that assigns it: the assignments that can reach this read (x = load(); x = x / 255.0).

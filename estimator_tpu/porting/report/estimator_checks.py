@@ -17,6 +17,7 @@ from estimator_tpu.porting.report import input_fn_checks
 
 TRAIN, EVAL, PREDICT = uses_lib.TRAIN, uses_lib.EVAL, uses_lib.PREDICT
 METHODS = uses_lib.METHODS
+BATCH_SIZE_KEYWORDS = estimator_facts.BATCH_SIZE_KEYWORDS
 
 
 def check_call_sites(collector, uses):
@@ -226,12 +227,11 @@ class _SiteCheck(object):
       add.required(site.module, call, 'tpu-estimator-without-train-batch-size',
                    'TPUEstimator without train_batch_size -> pass the global '
                    'train_batch_size: with use_tpu it refuses to run without one.')
-    for mode, name in ((TRAIN, 'train_batch_size'), (EVAL, 'eval_batch_size'), (PREDICT, 'predict_batch_size')):
+    for mode, name in BATCH_SIZE_KEYWORDS:
       size = syntax.keyword(call, name)
       if size is not None and mode in site.tpu_modes:  # (tpu_context.py: each must divide over the replicas)
         input_fn_checks.check_even_batches(add, site.module, site.fn, size)
-    missing = [(mode, name) for mode, name in ((EVAL, 'eval_batch_size'), (PREDICT, 'predict_batch_size'))
-               if syntax.keyword(call, name) is None]
+    missing = [(mode, name) for mode, name in BATCH_SIZE_KEYWORDS[1:] if syntax.keyword(call, name) is None]
     needed = [name for mode, name in missing if site.known and mode in site.tpu_modes]
     if needed:
       add.required(site.module, call, 'tpu-estimator-without-batch-size',

@@ -198,6 +198,10 @@ class _DeviceWalk(object):
     # Checks rule 4 (static shapes), rule 7 (summaries on the host), rule 15 (TPU dtypes), rule 18 (XLA ops).
     add = self.collector
     short = canonical.replace('tensorflow.', 'tf.', 1)
+    batch_bound = None  # a mask width or decode bound computed from the batch: the reduction that computes it
+    if canonical in apis.SEQUENCE_MASK or canonical in apis.DYNAMIC_DECODE:
+      batch_bound = self._batch_reduction(module, fn, syntax.argument(
+          call, *((1, 'maxlen') if canonical in apis.SEQUENCE_MASK else (3, 'maximum_iterations'))))
     if apis.is_estimator_spec(canonical) or apis.is_tpu_estimator_spec(canonical):
       self._check_spec(module, fn, call, canonical, runs)
     elif apis.is_summary(canonical):
@@ -219,23 +223,22 @@ class _DeviceWalk(object):
                    '`%s(lengths)` without maxlen inside model_fn: its width is the largest length '
                    'in the batch, a value XLA needs at compile time ("Range must be a compile-time constant") -> '
                    'pass maxlen, the padded length (e.g. tf.shape(x)[1] of static-shaped input).' % short)
-    elif canonical in apis.SEQUENCE_MASK and self._from_the_batch(module, fn, syntax.argument(call, 1, 'maxlen')):
+    elif canonical in apis.SEQUENCE_MASK and batch_bound:
       add.required(module, call, 'sequence-mask-without-maxlen',
                    '`%s(lengths, maxlen)` inside model_fn with a maxlen computed from the batch (%s): the mask\'s '
                    'width changes with the data, and XLA needs it at compile time ("must be a compile-time '
                    'constant") -> a constant maxlen, the padded length of static-shaped input.'
-                   % (short, self._batch_reduction))
+                   % (short, batch_bound))
     elif canonical in apis.DYNAMIC_DECODE and syntax.argument(call, 3, 'maximum_iterations') is None:
       add.required(module, call, 'decode-without-maximum-iterations',
                    '`%s(...)` without maximum_iterations inside model_fn: it decodes until every sequence ends, '
                    'and XLA needs the loop\'s bound when it compiles ("maximum_iterations is required for XLA '
                    'compilation.") -> pass maximum_iterations (e.g. the padded target length).' % short)
-    elif canonical in apis.DYNAMIC_DECODE and self._from_the_batch(
-        module, fn, syntax.argument(call, 3, 'maximum_iterations')):
+    elif canonical in apis.DYNAMIC_DECODE and batch_bound:
       add.required(module, call, 'decode-without-maximum-iterations',
                    '`%s(...)` inside model_fn with maximum_iterations computed from the batch (%s): XLA sizes the '
                    'decode loop\'s arrays with it when it compiles ("must be a compile-time constant") -> a '
-                   'constant maximum_iterations (e.g. the padded target length).' % (short, self._batch_reduction))
+                   'constant maximum_iterations (e.g. the padded target length).' % (short, batch_bound))
     elif canonical in apis.INIT_FROM_CHECKPOINT:
       add.required(module, call, 'init-from-checkpoint-in-model-fn',
                    '`%s(...)` inside model_fn: on a TPU its restore is built inside the TPU computation, which '
@@ -499,24 +502,23 @@ class _DeviceWalk(object):
              if not (params_lib.key_read(value) is not None and isinstance(value, ast.Call))]
     return _combine(kinds) if kinds else (UNKNOWN, '`%s` is only known at run time' % name.id)
 
-  def _from_the_batch(self, module, fn, node, depth=0):
-    """Whether a size is computed from the data of the batch: a reduction over a tensor (`tf.reduce_max(lengths)`,
-    the longest sequence), followed through names, `self.` attributes and arithmetic. Remembers the reduction as
-    `self._batch_reduction` for the message."""
+  def _batch_reduction(self, module, fn, node, depth=0):
+    """The reduction (rendered) a size is computed with from the data of the batch (`tf.reduce_max(lengths)`, the
+    longest sequence), followed through names, `self.` attributes and arithmetic; None when it is not."""
     if node is None or depth > 4:
-      return False
+      return None
     for origin in values.origins(self.program, module, fn, node):
       for inner in ast.walk(origin.node):
         if isinstance(inner, ast.Call) and self.program.canonical(
             origin.module, origin.fn, inner.func) in apis.BATCH_REDUCTIONS and inner.args and \
             not isinstance(inner.args[0], (ast.List, ast.Tuple)) and not syntax.is_literal(inner.args[0]):
-          self._batch_reduction = syntax.render(inner)
-          return True
+          return syntax.render(inner)
         if inner is not origin.node and isinstance(inner, (ast.Name, ast.Attribute)) and \
-            isinstance(getattr(inner, 'ctx', None), ast.Load) and \
-            self._from_the_batch(origin.module, origin.fn, inner, depth + 1):
-          return True
-    return False
+            isinstance(getattr(inner, 'ctx', None), ast.Load):
+          found = self._batch_reduction(origin.module, origin.fn, inner, depth + 1)
+          if found:
+            return found
+    return None
 
   def report_unseen_optimizer(self):
     """A TRAIN spec whose train_op is built outside the scanned files: say the optimizer could not be checked."""

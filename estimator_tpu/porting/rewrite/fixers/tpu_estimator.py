@@ -9,6 +9,7 @@ import collections
 import libcst as cst
 
 from estimator_tpu.porting.program import apis
+from estimator_tpu.porting.program import estimators
 from estimator_tpu.porting.program import neighbours
 from estimator_tpu.porting.program import syntax
 from estimator_tpu.porting.report import REQUIRED
@@ -34,8 +35,6 @@ SETTINGS = collections.OrderedDict([
     ('num_shards', (('num_shards', 'num_tpu_cores'), 'integer', 'None', 'TPU cores (TPUConfig.num_shards); '
                     'None: those of the TPU.', 'NUM_SHARDS')),
 ])
-MODE_KEYWORDS = [(plans_lib.TRAIN, 'train_batch_size'), (plans_lib.EVAL, 'eval_batch_size'),
-                 (plans_lib.PREDICT, 'predict_batch_size')]
 RUN_CONFIG_WHY = 'a tpu RunConfig: where the TPU is (rule 2), and TPUConfig (rule 8: steps per TPU loop).'
 CLUSTER_HELPER = '''
 def tpu_cluster_resolver(tpu_name, zone=None, project=None):
@@ -146,7 +145,7 @@ def _port_estimator(port, site):
   missing = []
   # Advice only: it runs off the TPU, with a model_fn the port changed (a plain Estimator refuses its spec).
   on_cpu = not port.findings(module, call, ESTIMATOR_CODES, severity=REQUIRED)
-  for mode, keyword in () if on_cpu else MODE_KEYWORDS:
+  for mode, keyword in () if on_cpu else estimators.BATCH_SIZE_KEYWORDS:
     # TPUEstimator with use_tpu refuses to be built without train_batch_size, trained or not.
     if any(plan.mode == mode for plan in port.plans.uses_of(site)) or mode == plans_lib.TRAIN:
       expression = port.plans.batch_expression(site, mode)
@@ -178,8 +177,8 @@ def _port_estimator(port, site):
                                                          'runs on the CPU, with the ported model_fn.' if on_cpu else
                                                          'TPUEstimator, with use_tpu and the global batch sizes the '
                                                          'input_fns were given.'))
-  uneven = ['%s=%s' % (k, v) for k, v in keywords if k.endswith('_batch_size') and _number(v) is not None and
-            _number(v) % input_fn_checks.CORES]
+  uneven = ['%s=%s' % (k, v) for k, v in keywords if k.endswith('_batch_size') and (_number(v) or 0) %
+            input_fn_checks.CORES]
   if uneven:  # the input's own batch size, now the estimator's: TPUEstimator refuses it on 8 cores (tpu_context.py)
     cores = input_fn_checks.CORES
     port.todo(module, call, (), 16, '%s: not a multiple of the %d cores of a v2-8 or v3-8, which TPUEstimator '
