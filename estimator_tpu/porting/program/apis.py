@@ -418,6 +418,16 @@ SHAPE_CALLS = frozenset(['reshape', 'zeros', 'ones', 'fill', 'slice', 'placehold
                          'ensure_shape', 'uniform', 'normal'])
 # Input sources whose elements are described by a structure of dtypes.
 GENERATOR_SOURCES = frozenset(['tensorflow.data.Dataset.from_generator'])
+# Image decoders: the height and width of what they return are the file's, unknown to the graph (decode_image's
+# rank too, since it may return a GIF's frames).
+IMAGE_DECODERS = frozenset(name for name in UINT8_PRODUCERS if 'decode_' in name)
+# Calls of an input that give its tensors a static shape again: a reshape, set_shape or ensure_shape, a resize or
+# crop to a fixed size (the name's last part, or a method's name).
+SHAPE_SETTERS = frozenset(['reshape', 'set_shape', 'ensure_shape', 'resize_images', 'resize', 'resize_bilinear',
+                           'resize_nearest_neighbor', 'resize_bicubic', 'resize_area', 'resize_with_pad',
+                           'resize_image_with_pad', 'resize_image_with_crop_or_pad', 'resize_with_crop_or_pad',
+                           'random_crop', 'crop_to_bounding_box', 'pad_to_bounding_box', 'padded_batch',
+                           'crop_and_resize'])
 CSV_DECODERS = frozenset(['tensorflow.decode_csv', 'tensorflow.io.decode_csv'])
 # Parse-spec features -> the position of their dtype argument: a tf.string feature hands strings on unless the input
 # decodes or looks it up.

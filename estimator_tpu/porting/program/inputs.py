@@ -88,6 +88,10 @@ class InputReading(object):
     self.queues = []  # (module, call, canonical) of queue-based batching
     self.local_paths = []  # (module, call, path) of sources that read a local path
     self.in_memory = []  # (module, fn, call, dtypes.dtype_problems) of Dataset.from_tensor_slices / from_tensors
+    # (module, call, what) where the input makes tensors whose shape the graph does not know (a generator's elements
+    # without output_shapes, py_func outputs, decoded images), and whether anything in it sets a shape again
+    self.unknown_shapes = []
+    self.sets_shapes = False
 
 
 def read_input_fn(program, target):
@@ -101,6 +105,14 @@ def read_input_fn(program, target):
     walk.visit(target.module, target.node, 0, tainted, ())
     program.memo[key] = walk.reading
   return program.memo[key]
+
+
+def _sets_shape(canonical, call):
+  """A TensorFlow call that gives a tensor a static shape again (tf.reshape, a resize to a size, set_shape): not
+  NumPy's reshape or an image library's resize, which run in Python before the tensor is made."""
+  if canonical and apis.is_tf(canonical):
+    return apis.last(canonical) in apis.SHAPE_SETTERS
+  return isinstance(call.func, ast.Attribute) and call.func.attr in ('set_shape', 'ensure_shape', 'padded_batch')
 
 
 # `drops` not given to _InputWalk._batch: drop_remainder's argument decides.
@@ -143,6 +155,8 @@ class _InputWalk(object):
       self._call(module, fn, node, tainted, chain)
       if depth < FOLLOW_DEPTH:
         self._follow(module, fn, node, depth, tainted, chain)
+      elif not self.reading.sets_shapes and self._deeper_shape_setters(module, fn, node):
+        self.reading.sets_shapes = True
     elif isinstance(node, ast.Attribute) and isinstance(node.ctx, ast.Load):
       self._attribute(module, fn, node)
     elif isinstance(node, ast.Name) and isinstance(node.ctx, ast.Load):
@@ -235,6 +249,9 @@ class _InputWalk(object):
         self.visit(callee.module, callee.node, depth + 1, callee_tainted, chain + (step,))
     if isinstance(call.func, ast.Attribute) and call.func.attr in DATASET_FUNCTION_METHODS:
       for argument in list(call.args) + [kw.value for kw in call.keywords]:
+        if isinstance(argument, ast.Call) and argument.args and \
+            self.program.canonical(module, fn, argument.func) == 'functools.partial':
+          argument = argument.args[0]  # map(functools.partial(f, ...)) runs f
         if isinstance(argument, (ast.Name, ast.Attribute, ast.Lambda)):
           for target in self.program.callables.resolve(module, fn, argument):
             if isinstance(target, callables.Fn):
@@ -263,6 +280,7 @@ class _InputWalk(object):
     if any(word in called for word in ('decode_', 'parse_', 'string_split', 'strings.split')):
       reading.parses = True
     self._strings(module, fn, call, canonical)
+    self._shapes(module, fn, call, canonical)
     if canonical in apis.UINT8_PRODUCERS:
       reading.uint8.append((module, call))
     if canonical in apis.QUEUE_BATCHING:
@@ -325,6 +343,45 @@ class _InputWalk(object):
         self.reading.strings.append((module, call, 'string columns (%s, %s:%d)' % (
             detail, origin.module.path, origin.node.lineno)))
     self.reading.in_memory.append((module, fn, call, problems))
+
+  def _shapes(self, module, fn, call, canonical):
+    """Tensors whose static shape is unknown: the infeed of a TPU needs every dimension (TPUEstimator refuses
+    features or labels whose shape is not fully defined), and batching fixes only the batch dimension."""
+    name = apis.last(canonical) if canonical else (call.func.attr if isinstance(call.func, ast.Attribute) else '')
+    if _sets_shape(canonical, call):
+      self.reading.sets_shapes = True
+    elif canonical in apis.GENERATOR_SOURCES:
+      shapes = syntax.argument(call, 2, 'output_shapes')
+      if shapes is None:
+        self.reading.unknown_shapes.append((module, call, '`Dataset.from_generator` without output_shapes: every '
+                                            'element\'s shape is unknown, even its rank'))
+      else:
+        dynamic = dtypes.dynamic_shapes(self.program, module, fn, shapes)
+        if dynamic:
+          self.reading.unknown_shapes.append((module, call, '`Dataset.from_generator` with output_shapes %s'
+                                              % dynamic))
+    elif canonical in apis.PYTHON_CALLBACK_OPS:
+      self.reading.unknown_shapes.append((module, call, '`%s`, whose outputs have no static shape (not even a rank)'
+                                          % syntax.render(call.func)))
+    elif canonical in apis.IMAGE_DECODERS:
+      self.reading.unknown_shapes.append((module, call, '`%s`, whose images have the height and width of each file%s'
+                                          % (syntax.render(call.func), ' (and no known rank)'
+                                             if name == 'decode_image' else '')))
+
+  def _deeper_shape_setters(self, module, fn, call, depth=0):
+    """Whether the program's functions a call runs, past the depth the walk follows, set a shape (a preprocessing
+    helper's resize or set_shape three calls down still gives the input its static shape)."""
+    if depth > FOLLOW_DEPTH:
+      return False
+    for callee in self.program.callables.called_defs(module, fn, call):
+      if not isinstance(callee.node, syntax.FUNCTION_NODES):
+        continue
+      for node, _ in syntax.walk_local(callee.node):
+        if isinstance(node, ast.Call) and (
+            _sets_shape(self.program.canonical(callee.module, callee.node, node.func), node) or
+            self._deeper_shape_setters(callee.module, callee.node, node, depth + 1)):
+          return True
+    return False
 
   def _strings(self, module, fn, call, canonical):
     """Sources of string tensors: decode_csv with string defaults, from_generator yielding tf.string, tf.string

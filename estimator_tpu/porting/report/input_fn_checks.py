@@ -126,6 +126,29 @@ class _Checks(object):
     self.report_dtypes()
     self.report_strings()
     self.report_flags()
+    self.report_unknown_shapes()
+
+  def report_unknown_shapes(self):
+    """Tensors of unknown shape the input hands on, with nothing in it that sets a shape again."""
+    # Checks rule 4 (static shapes).
+    reading = self.reading
+    if reading.sets_shapes or (self.modes is not None and not self.modes):
+      return
+    if self.modes is not None and not self.modes & set([TRAIN, EVAL]) and not reading.batches:
+      return  # a generator of whole batches that only predicts: TPUEstimator.predict pads the batch dimension
+    seen = set()
+    for module, node, what in reading.unknown_shapes:
+      if id(node) in seen:
+        continue
+      seen.add(id(node))
+      message = ('the input makes %s, and nothing in it sets a shape: TPUEstimator refuses features and labels '
+                 'whose shape is not fully defined ("must have static shape"), and batching fixes only the batch '
+                 'dimension -> give every dimension a size here (output_shapes, set_shape, or a resize or pad to a '
+                 'fixed size).' % what)
+      if self.modes is None:
+        self.collector.unknown(module, node, 'input-unknown-shapes', 'if this input feeds a TPU: ' + message)
+      else:
+        self.collector.required(module, node, 'input-unknown-shapes', message)
 
   def _in_memory(self, module, fn, call, problems):
     # Checks rule 15 (TPU dtypes).

@@ -390,3 +390,37 @@ def test_scikit_learn_scalers_return_float64():
       assert scaler.fit_transform(data).dtype == np.float64, name
       assert scaler.transform(data).dtype == np.float64, name
     assert getattr(preprocessing, name)().fit_transform(np.ones((6, 2), np.float32)).dtype == np.float32, name
+
+
+def test_generator_py_func_and_decoded_images_have_no_static_shape_until_one_is_set():
+  """Rule 4 (input-unknown-shapes): a generator's elements without output_shapes (or with a None in them), py_func
+  outputs and decoded images have shapes the graph does not know, and batching with drop_remainder=True fixes only
+  the batch dimension; TPUEstimator refuses features or labels whose shape is not fully defined. A tf.reshape,
+  set_shape or resize to a size gives the static shape back."""
+  def generator():
+    yield [1.0, 2.0], 1
+
+  with tf.Graph().as_default():
+    untyped = tf.data.Dataset.from_generator(generator, (tf.float32, tf.int32)).batch(4, drop_remainder=True)
+    assert not any(shape.is_fully_defined() for shape in tf.data.get_output_shapes(untyped))
+    with_none = tf.data.Dataset.from_generator(generator, (tf.float32, tf.int32), ((2,), None)).batch(
+        4, drop_remainder=True)
+    assert [shape.is_fully_defined() for shape in tf.data.get_output_shapes(with_none)] == [True, False]
+    shaped = tf.data.Dataset.from_generator(generator, (tf.float32, tf.int32), ((2,), ())).batch(
+        4, drop_remainder=True)
+    assert all(shape.is_fully_defined() for shape in tf.data.get_output_shapes(shaped))
+
+    numbers = tf.data.Dataset.from_tensor_slices(tf.zeros([8, 2]))
+    through_python = numbers.map(lambda x: tf.py_func(lambda v: v, [x], tf.float32))
+    assert tf.data.get_output_shapes(through_python.batch(4, drop_remainder=True)).ndims is None
+    reshaped = through_python.map(lambda x: tf.reshape(x, [2])).batch(4, drop_remainder=True)
+    assert tf.data.get_output_shapes(reshaped).is_fully_defined()
+
+    image = tf.image.decode_image(tf.constant(b''))
+    assert image.shape.ndims is None
+    png = tf.image.decode_png(tf.constant(b''), channels=3)
+    assert png.shape.as_list() == [None, None, 3]
+    assert tf.image.resize_images(png, [8, 8]).shape.as_list() == [8, 8, 3]
+
+  source = inspect.getsource(tpu_estimator._ModelFnWrapper._validate_model_features_and_labels)
+  assert 'is_fully_defined()' in source and 'must have static shape' in source

@@ -1560,3 +1560,100 @@ def test_a_tpu_estimator_kept_on_the_cpu_is_the_port_unless_the_program_has_a_tp
   assert sorted((line, code) for path, line, code, severity in found if severity == R) == [
       (6, 'optimizer-not-cross-shard')] + ([] if tpu_branch else [
           (15, 'batch-not-divisible'), (15, 'tpu-estimator-use-tpu-false')])
+
+
+UNKNOWN_SHAPES = '''import functools
+import numpy as np
+import tensorflow as tf
+
+
+def examples():
+  for _ in range(8):
+    yield np.zeros([4], np.float32), 1
+
+
+def generated_input(params):
+  dataset = tf.data.Dataset.from_generator(examples, (tf.float32, tf.int32))
+  return dataset.batch(params['batch_size'], drop_remainder=True)
+
+
+def labelled_input(params):
+  dataset = tf.data.Dataset.from_generator(examples, (tf.float32, tf.int32), output_shapes=((4,), None))
+  return dataset.batch(params['batch_size'], drop_remainder=True)
+
+
+def shaped_input(params):
+  dataset = tf.data.Dataset.from_generator(examples, (tf.float32, tf.int32), output_shapes=((4,), ()))
+  return dataset.batch(params['batch_size'], drop_remainder=True)
+
+
+def _set_shapes(image, label):
+  image.set_shape([28, 28, 1])
+  return image, label
+
+
+def python_input(params):
+  dataset = tf.data.Dataset.from_tensor_slices((np.zeros([8], np.int32), np.zeros([8], np.int32)))
+  dataset = dataset.map(lambda x, y: tf.py_func(np.square, [x, y], [tf.int32, tf.int32]))
+  return dataset.batch(params['batch_size'], drop_remainder=True)
+
+
+def python_input_shaped(params):
+  dataset = tf.data.Dataset.from_tensor_slices((np.zeros([8], np.int32), np.zeros([8], np.int32)))
+  dataset = dataset.map(lambda x, y: tf.py_func(np.square, [x, y], [tf.int32, tf.int32]))
+  dataset = dataset.map(functools.partial(_set_shapes))
+  return dataset.batch(params['batch_size'], drop_remainder=True)
+
+
+def _decode(path, label):
+  image = tf.image.decode_png(tf.read_file(path), channels=1)
+  return tf.cast(image, tf.float32), label
+
+
+def _decode_and_resize(path, label):
+  image = tf.image.decode_png(tf.read_file(path), channels=1)
+  return tf.image.resize_images(tf.cast(image, tf.float32), [28, 28]), label
+
+
+def image_input(params):
+  dataset = tf.data.Dataset.from_tensor_slices((['a.png'], [0])).map(_decode)
+  return dataset.batch(params['batch_size'], drop_remainder=True)
+
+
+def resized_image_input(params):
+  dataset = tf.data.Dataset.from_tensor_slices((['a.png'], [0])).map(_decode_and_resize)
+  return dataset.batch(params['batch_size'], drop_remainder=True)
+
+
+def model_fn(features, labels, mode, params):
+  loss = tf.reduce_mean(tf.cast(features, tf.float32))
+  optimizer = tf.tpu.CrossShardOptimizer(tf.train.GradientDescentOptimizer(0.1))
+  train_op = optimizer.minimize(loss, tf.train.get_global_step())
+  return tf.estimator.tpu.TPUEstimatorSpec(mode, loss=loss, train_op=train_op)
+
+
+def main():
+  config = tf.estimator.tpu.RunConfig(tpu_config=tf.estimator.tpu.TPUConfig(iterations_per_loop=10))
+  estimator = tf.estimator.tpu.TPUEstimator(model_fn=model_fn, config=config, use_tpu=True, train_batch_size=64)
+  estimator.train(generated_input, max_steps=10)
+  estimator.train(labelled_input, max_steps=10)
+  estimator.train(shaped_input, max_steps=10)
+  estimator.train(python_input, max_steps=10)
+  estimator.train(python_input_shaped, max_steps=10)
+  estimator.train(image_input, max_steps=10)
+  estimator.train(resized_image_input, max_steps=10)
+'''
+
+
+def test_input_tensors_of_unknown_shape_are_rule_4_unless_the_input_sets_a_shape(tmp_path):
+  """A generator without output_shapes or with a None in them, py_func outputs and decoded images reach the infeed
+  with shapes the graph does not know (tests/porting/report/test_report_facts.py checks TensorFlow's side); a
+  set_shape in a function mapped through functools.partial, or a resize to a size, gives the shape back, and numbers
+  in output_shapes give it from the start."""
+  (tmp_path / 'train.py').write_text(UNKNOWN_SHAPES)
+  report, found = findings_of([str(tmp_path / 'train.py')], str(tmp_path))
+  unknown = [(line, severity) for _, line, code, severity in found if code == 'input-unknown-shapes']
+  assert unknown == [(12, R), (17, R), (33, R), (45, R)]
+  messages = {f.line: f.message for f in report.findings if f.code == 'input-unknown-shapes'}
+  assert 'without output_shapes' in messages[12] and 'None dimensions' in messages[17]
+  assert '`tf.py_func`' in messages[33] and 'height and width' in messages[45]
