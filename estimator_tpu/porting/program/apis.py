@@ -421,6 +421,8 @@ GENERATOR_SOURCES = frozenset(['tensorflow.data.Dataset.from_generator'])
 # Image decoders: the height and width of what they return are the file's, unknown to the graph (decode_image's
 # rank too, since it may return a GIF's frames).
 IMAGE_DECODERS = frozenset(name for name in UINT8_PRODUCERS if 'decode_' in name)
+# Byte decoders: the length of what they return is the record's, unknown to the graph.
+RAW_DECODERS = frozenset(['tensorflow.decode_raw', 'tensorflow.io.decode_raw'])
 # Calls of an input that give its tensors a static shape again: a reshape, set_shape or ensure_shape, a resize or
 # crop to a fixed size (the name's last part, or a method's name).
 SHAPE_SETTERS = frozenset(['reshape', 'set_shape', 'ensure_shape', 'resize_images', 'resize', 'resize_bilinear',

@@ -516,14 +516,15 @@ def _abstract(fn):
 
 def enclosing_class(module, fn):
   """The ClassDef whose `self` a function sees: its own class for a method, the class of the method it is nested
-  in for a closure (`def create_model_fn(self): def model_fn(...): self._encode(...)`); None elsewhere."""
+  in for a closure (`def create_model_fn(self): def model_fn(...): self._encode(...)`) or a lambda written in it;
+  None elsewhere."""
   while fn is not None:
     parent = module.parents.get(id(fn))
     if isinstance(parent, ast.ClassDef):
       return parent
-    if 'self' in syntax.param_names(fn) or not isinstance(parent, syntax.FUNCTION_NODES):
+    if 'self' in syntax.param_names(fn):
       return None
-    fn = parent
+    fn = module.enclosing.get(id(fn))  # a lambda's too (`train(input_fn=lambda: self._input_fn(data))`)
   return None
 
 

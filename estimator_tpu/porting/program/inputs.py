@@ -363,6 +363,9 @@ class _InputWalk(object):
     elif canonical in apis.PYTHON_CALLBACK_OPS:
       self.reading.unknown_shapes.append((module, call, '`%s`, whose outputs have no static shape (not even a rank)'
                                           % syntax.render(call.func)))
+    elif canonical in apis.RAW_DECODERS:
+      self.reading.unknown_shapes.append((module, call, '`%s`, whose length is each record\'s'
+                                          % syntax.render(call.func)))
     elif canonical in apis.IMAGE_DECODERS:
       self.reading.unknown_shapes.append((module, call, '`%s`, whose images have the height and width of each file%s'
                                           % (syntax.render(call.func), ' (and no known rank)'

@@ -6,9 +6,17 @@ whose script is scanned (it runs from there), unless the program finds functions
 A function only dead code names is dead: an Experiment builder a commented-out learn_runner call used to run, the
 estimator and input_fns only it builds. A change there would change nothing the program runs, so the report asks
 for none. Names are matched by their last part (`model.build_estimator` is build_estimator), which can only make
-more code live, never less. Methods and nested functions live and die with their class or function.
+more code live, never less, except that a plain name a module defines itself is that module's def (`main` in
+train.py is train.py's main, not a main of another file). Methods and nested functions live and die with their class
+or function.
+
+A script another scanned training script imports (mnist_tpu.py's `import mnist`, where mnist.py has a `__main__`
+block of its own) runs as a module there: its `__main__` block does not run, so what only that block reaches is dead.
+A test file (test_*.py, *_test.py) that imports a script is not where the program runs from, and neither is a script
+that does not train (export.py importing model_fn from the training script main.py).
 """
 import ast
+import os
 
 DEFS = (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)
 # Ways a program runs a function it does not name.
@@ -38,55 +46,139 @@ def in_dead_code(program, module, node):
 
 def _names(node):
   """Every name an expression or statement reads: plain names and the last part of attributes."""
+  return set(name for name, _ in _reads(node))
+
+
+def _reads(node, external=frozenset()):
+  """(name, plain) for every name an expression or statement reads: plain names (True) and the last part of
+  attributes (False), except attributes of a module from outside the program (`tf.app.run` runs no `run` of it;
+  `external`: the local names of such imports)."""
   found = set()
   for child in ast.walk(node):
     if isinstance(child, ast.Name) and isinstance(child.ctx, ast.Load):
-      found.add(child.id)
+      found.add((child.id, True))
     elif isinstance(child, ast.Attribute):
-      found.add(child.attr)
+      root = child.value
+      while isinstance(root, ast.Attribute):
+        root = root.value
+      if not (isinstance(root, ast.Name) and root.id in external):
+        found.add((child.attr, False))
   return found
 
 
+def _external_names(program, module):
+  """The local names `module` binds to imports of modules the program does not scan (tensorflow, absl, numpy)."""
+  names = set()
+  for name, canonical in module.aliases.items():
+    if name in module.written_imports and not any(
+        program.find_module(canonical.rsplit('.', cut)[0]) for cut in range(canonical.count('.') + 1)):
+      names.add(name)
+  return names
+
+
+def _is_main_block(statement):
+  return isinstance(statement, ast.If) and '__main__' in ast.dump(statement.test)
+
+
 def _is_script(module):
-  return any(isinstance(statement, ast.If) and '__main__' in ast.dump(statement.test)
-             for statement in module.tree.body)
+  return any(_is_main_block(statement) for statement in module.tree.body)
+
+
+def _is_test(module):
+  stem = os.path.splitext(os.path.basename(module.path))[0]
+  return stem.startswith('test_') or stem.endswith('_test')
+
+
+def _imported(program, module):
+  """The ids of the other scanned modules `module` imports."""
+  found = set()
+  for node in ast.walk(module.tree):
+    if isinstance(node, ast.Import):
+      names = [alias.name for alias in node.names]
+    elif isinstance(node, ast.ImportFrom):
+      base = module.absolute(node.module, node.level)
+      names = [base] + ['%s.%s' % (base, alias.name) if base else alias.name for alias in node.names]
+    else:
+      continue
+    for name in names:
+      target = program.find_module(name) if name else None
+      if target is not None and target is not module:
+        found.add(id(target))
+  return found
+
+
+TRAINING_CALLS = frozenset(['train', 'train_and_evaluate', 'fit'])
+
+
+def _trains(module):
+  """Whether a module calls training itself (estimator.train, train_and_evaluate, fit, learn_runner.run)."""
+  for node in ast.walk(module.tree):
+    if isinstance(node, ast.Call):
+      name = node.func.attr if isinstance(node.func, ast.Attribute) else getattr(node.func, 'id', '')
+      if name in TRAINING_CALLS or (name == 'run' and 'learn_runner' in ast.dump(node.func)):
+        return True
+  return False
+
+
+def _imported_scripts(program, scripts):
+  """The ids of the scripts a scanned training script (not a test) imports, when some script is imported by none:
+  the program trains from the importer, and uses the other as a module. A script imported only by scripts that do
+  not train (an export or serving script importing model_fn from the training script) still runs as a script."""
+  importers = [module for module in program.modules
+               if id(module) in scripts and not _is_test(module) and _trains(module)]
+  imported = set()
+  for module in importers:
+    imported |= _imported(program, module) & scripts
+  if not [module for module in importers if id(module) not in imported]:
+    return set()  # scripts that import one another: which runs cannot be told
+  return imported
 
 
 def _dead(program):
   defs = {}  # name -> [(module, module-level def or class)]
-  live_names = set(['main'])  # tf.app.run() and absl's app.run(main) run __main__.main without naming it
+  scripts = set(id(module) for module in program.modules if _is_script(module))
+  as_modules = _imported_scripts(program, scripts)
+  # tf.app.run() and absl's app.run(main) run __main__.main without naming it: the main of each script that runs
+  # (of every module, when none has a __main__ block)
+  live_reads = set((id(module), 'main', True) for module in program.modules
+                   if 'main' in module.top_level and id(module) not in as_modules and
+                   (id(module) in scripts or not scripts))
   named_anywhere = set()
+  external = dict((id(module), _external_names(program, module)) for module in program.modules)
   for module in program.modules:
     for statement in module.tree.body:
       if isinstance(statement, DEFS):
         defs.setdefault(statement.name, []).append((module, statement))
         named_anywhere |= _names(statement) - {statement.name}
         for decorator in statement.decorator_list:
-          live_names |= _names(decorator)
-      else:
-        live_names |= _names(statement)
-  named_anywhere |= live_names
-  scripts = set(id(module) for module in program.modules if _is_script(module))
+          live_reads |= set((id(module), name, plain) for name, plain in _reads(decorator, external[id(module)]))
+      elif not (id(module) in as_modules and _is_main_block(statement)):
+        live_reads |= set((id(module), name, plain) for name, plain in _reads(statement, external[id(module)]))
+  named_anywhere |= set(name for _, name, _ in live_reads)
   # A program whose script is scanned runs from it: a def of its other modules that nothing names is not run either,
   # unless the program finds functions by a computed name (getattr, importlib, globals()).
   closed = bool(scripts) and not any(_names(module.tree) & DYNAMIC_LOOKUPS for module in program.modules)
   live = set()
-  frontier = list(live_names)
+  frontier = list(live_reads)
   for name, found in defs.items():
     for module, definition in found:
       if definition.decorator_list or (name not in named_anywhere and id(module) not in scripts and not closed):
         # Run from elsewhere, for all the scanned files can tell: nothing here names it (or a decorator
         # registers it).
         live.add(id(definition))
-        frontier.extend(_names(definition))
+        frontier.extend((id(module), read, plain) for read, plain in _reads(definition, external[id(module)]))
   seen = set()
   while frontier:
-    name = frontier.pop()
-    if name in seen:
+    read = frontier.pop()
+    if read in seen:
       continue
-    seen.add(name)
-    for _, definition in defs.get(name, []):
+    seen.add(read)
+    module_id, name, plain = read
+    found = defs.get(name, [])
+    own = [(module, definition) for module, definition in found if id(module) == module_id]
+    for module, definition in (own if plain and own else found):
       if id(definition) not in live:
         live.add(id(definition))
-        frontier.extend(_names(definition) - seen)
+        frontier.extend((id(module), inner, inner_plain)
+                        for inner, inner_plain in _reads(definition, external[id(module)]))
   return set(id(definition) for found in defs.values() for _, definition in found if id(definition) not in live)

@@ -45,6 +45,18 @@ def origins(program, module, fn, node, path=(), depth=0):
     found = program.find_value('%s.%s' % (bound, node.attr)) if kind == 'import' else None
     if found is not None:
       return origins(program, found[0], None, found[1], path, depth + 1)
+  if isinstance(node, ast.Subscript) and isinstance(node.value, ast.Name):
+    # `_NUM_EXAMPLES['validation']` of a dict written out: the value at that key
+    key = syntax.subscript_key(node)
+    found = []
+    if key is not syntax.NO_VALUE:
+      for container in origins(program, module, fn, node.value, (), depth + 1):
+        if isinstance(container.node, ast.Dict):
+          for dict_key, value in zip(container.node.keys, container.node.values):
+            if dict_key is not None and syntax.literal(dict_key) == key:
+              found += origins(program, container.module, container.fn, value, path, depth + 1)
+    if found:
+      return found
   if isinstance(node, ast.Call) and not isinstance(node.func, ast.Lambda):
     canonical = program.canonical(module, fn, node.func) or ''
     if path and isinstance(path[0], int) and canonical in apis.SPLITTERS and not syntax.has_star_args(node) and \

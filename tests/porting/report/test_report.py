@@ -207,10 +207,12 @@ def test_messages_say_what_is_there_and_what_to_change():
   report = scan_paths([os.path.join(FIXTURES, 'custom_estimator')])
   for finding in report.findings:
     assert ' -> ' in finding.message, finding  # what to change, cannot-tell findings included
-  messages = [f.message for f in report.findings if f.line == 22 and f.rule == 3]
-  assert messages == ["the batch size is `batch_size`, an argument of train_input_fn(), not params['batch_size'] -> "
-                      "batch with params['batch_size']: TPUEstimator sets it to the per-core batch on a TPU (the "
-                      "global batch on CPU) and splits train_batch_size over the cores itself."]
+  # train_input_fn batches with its batch_size argument, which the lambda at line 70 hands it: the lambda's change
+  # (it takes params and hands params['batch_size'] on) is the one edit, and line 22 stays as it is
+  assert not [f for f in report.findings if f.line == 22 and f.rule == 3]
+  messages = [f.message for f in report.findings if f.line == 70 and f.rule == 3]
+  assert messages == ["the lambda given as input_fn takes no `params` -> add a `params` argument and batch with "
+                      "params['batch_size']: TPUEstimator refuses an input_fn without it."]
 
 
 # --- Resolving names --------------------------------------------------------------------------------------------

@@ -394,7 +394,7 @@ def test_scikit_learn_scalers_return_float64():
 
 def test_generator_py_func_and_decoded_images_have_no_static_shape_until_one_is_set():
   """Rule 4 (input-unknown-shapes): a generator's elements without output_shapes (or with a None in them), py_func
-  outputs and decoded images have shapes the graph does not know, and batching with drop_remainder=True fixes only
+  outputs, decode_raw's bytes and decoded images have shapes the graph does not know, and batching with drop_remainder=True fixes only
   the batch dimension; TPUEstimator refuses features or labels whose shape is not fully defined. A tf.reshape,
   set_shape or resize to a size gives the static shape back."""
   def generator():
@@ -416,6 +416,7 @@ def test_generator_py_func_and_decoded_images_have_no_static_shape_until_one_is_
     reshaped = through_python.map(lambda x: tf.reshape(x, [2])).batch(4, drop_remainder=True)
     assert tf.data.get_output_shapes(reshaped).is_fully_defined()
 
+    assert tf.decode_raw(tf.constant(b''), tf.uint8).shape.as_list() == [None]
     image = tf.image.decode_image(tf.constant(b''))
     assert image.shape.ndims is None
     png = tf.image.decode_png(tf.constant(b''), channels=3)

@@ -1625,6 +1625,11 @@ def resized_image_input(params):
   return dataset.batch(params['batch_size'], drop_remainder=True)
 
 
+def raw_input(params):
+  dataset = tf.data.FixedLengthRecordDataset(['a.bin'], 784).map(lambda x: tf.decode_raw(x, tf.uint8))
+  return dataset.map(lambda x: tf.cast(x, tf.float32)).batch(params['batch_size'], drop_remainder=True)
+
+
 def model_fn(features, labels, mode, params):
   loss = tf.reduce_mean(tf.cast(features, tf.float32))
   optimizer = tf.tpu.CrossShardOptimizer(tf.train.GradientDescentOptimizer(0.1))
@@ -1642,6 +1647,7 @@ def main():
   estimator.train(python_input_shaped, max_steps=10)
   estimator.train(image_input, max_steps=10)
   estimator.train(resized_image_input, max_steps=10)
+  estimator.train(raw_input, max_steps=10)
 '''
 
 
@@ -1653,7 +1659,187 @@ def test_input_tensors_of_unknown_shape_are_rule_4_unless_the_input_sets_a_shape
   (tmp_path / 'train.py').write_text(UNKNOWN_SHAPES)
   report, found = findings_of([str(tmp_path / 'train.py')], str(tmp_path))
   unknown = [(line, severity) for _, line, code, severity in found if code == 'input-unknown-shapes']
-  assert unknown == [(12, R), (17, R), (33, R), (45, R)]
+  assert unknown == [(12, R), (17, R), (33, R), (45, R), (65, R)]
   messages = {f.line: f.message for f in report.findings if f.code == 'input-unknown-shapes'}
   assert 'without output_shapes' in messages[12] and 'None dimensions' in messages[17]
   assert '`tf.py_func`' in messages[33] and 'height and width' in messages[45]
+  assert "each record's" in messages[65]
+
+
+IMPORTED_SCRIPT = {
+    'cpu_train.py': '''import tensorflow as tf
+
+
+def create_model(features):
+  return tf.layers.dense(features, 10)
+
+
+def model_fn(features, labels, mode, params):
+  loss = tf.reduce_mean(create_model(features))
+  train_op = tf.train.AdamOptimizer().minimize(loss, tf.train.get_global_step())
+  return tf.estimator.EstimatorSpec(mode, loss=loss, train_op=train_op)
+
+
+def run():
+  estimator = tf.estimator.Estimator(model_fn)
+  estimator.train(lambda: tf.data.Dataset.range(64).batch(8), max_steps=1)
+
+
+def main(_):
+  run()
+
+
+if __name__ == '__main__':
+  tf.app.run()
+''',
+    'tpu_train.py': '''import tensorflow as tf
+import cpu_train
+
+
+def model_fn(features, labels, mode, params):
+  loss = tf.reduce_mean(cpu_train.create_model(features))
+  optimizer = tf.tpu.CrossShardOptimizer(tf.train.AdamOptimizer())
+  train_op = optimizer.minimize(loss, tf.train.get_global_step())
+  return tf.estimator.tpu.TPUEstimatorSpec(mode, loss=loss, train_op=train_op)
+
+
+def input_fn(params):
+  return tf.data.Dataset.range(64).batch(params['batch_size'], drop_remainder=True)
+
+
+def main(_):
+  config = tf.estimator.tpu.RunConfig(tpu_config=tf.estimator.tpu.TPUConfig(iterations_per_loop=10))
+  estimator = tf.estimator.tpu.TPUEstimator(model_fn=model_fn, config=config, train_batch_size=64)
+  estimator.train(input_fn, max_steps=10)
+
+
+if __name__ == '__main__':
+  tf.app.run()
+''',
+    'export.py': '''import tensorflow as tf
+from cpu_train import model_fn
+
+
+def main(_):
+  tf.estimator.Estimator(model_fn, model_dir='out').export_saved_model('saved', None)
+
+
+if __name__ == '__main__':
+  tf.app.run()
+'''}
+
+
+def test_a_script_a_training_script_imports_runs_as_a_module_there(tmp_path):
+  """tpu_train.py (already ported) imports cpu_train.py for create_model: run from tpu_train.py, cpu_train.py's
+  __main__ block does not run, so its Estimator and training are no change of this program (the control exits 0).
+  Imported only by export.py, which does not train, cpu_train.py is a script of the program: its findings stay."""
+  for name, text in IMPORTED_SCRIPT.items():
+    (tmp_path / name).write_text(text)
+  report, found = findings_of([str(tmp_path / 'tpu_train.py'), str(tmp_path / 'cpu_train.py')], str(tmp_path))
+  assert [f for f in found if f[3] == R] == []
+  report, found = findings_of([str(tmp_path / 'export.py'), str(tmp_path / 'cpu_train.py')], str(tmp_path))
+  required = [(path, line, code) for path, line, code, severity in found if severity == R]
+  assert ('cpu_train.py', 15, 'plain-estimator') in required
+  assert ('cpu_train.py', 10, 'optimizer-not-cross-shard') in required
+
+
+LAMBDA_INPUT = '''import tensorflow as tf
+
+
+def input_fn(files, batch_size):
+  return tf.data.TFRecordDataset(files).map(lambda x: tf.zeros([4])).batch(batch_size, drop_remainder=True)
+
+
+def model_fn(features, labels, mode, params):
+  loss = tf.reduce_mean(features)
+  optimizer = tf.tpu.CrossShardOptimizer(tf.train.GradientDescentOptimizer(0.1))
+  return tf.estimator.tpu.TPUEstimatorSpec(mode, loss=loss, train_op=optimizer.minimize(loss))
+
+
+estimator = tf.estimator.tpu.TPUEstimator(model_fn, train_batch_size=64, eval_batch_size=64)
+estimator.train(lambda: input_fn(['train.tfrecord'], 64), max_steps=10)
+estimator.evaluate(lambda params: input_fn(['eval.tfrecord'], 64), steps=10)
+'''
+
+
+def test_a_lambda_input_fn_without_params_is_the_one_change_its_batch_size_argument_needs(tmp_path):
+  """docs/PORT_REPORT.md's lambda row: `lambda: input_fn(files, 64)` becomes `lambda params: input_fn(files,
+  params['batch_size'])`, and input_fn's batch(batch_size) stays as it is; a lambda that takes params already but
+  hands input_fn a number keeps the finding at the batching call (the lambda has no change of its own)."""
+  (tmp_path / 'train.py').write_text(LAMBDA_INPUT.replace('estimator.evaluate(', '# estimator.evaluate('))
+  report, found = findings_of([str(tmp_path / 'train.py')], str(tmp_path))
+  rule_3 = [(line, code) for _, line, code, severity in found if severity == R and code in (
+      'input-fn-without-params', 'batch-size-not-params')]
+  assert rule_3 == [(15, 'input-fn-without-params')]
+  (tmp_path / 'train.py').write_text(LAMBDA_INPUT.replace('estimator.train(', '# estimator.train('))
+  report, found = findings_of([str(tmp_path / 'train.py')], str(tmp_path))
+  rule_3 = [(line, code) for _, line, code, severity in found if severity == R and code in (
+      'input-fn-without-params', 'batch-size-not-params')]
+  assert rule_3 == [(5, 'batch-size-not-params')]
+
+
+METHOD_INPUT = '''import tensorflow as tf
+
+
+class Trainer(object):
+
+  def __init__(self, estimator):
+    self.estimator = estimator
+
+  def _input_fn(self, files):
+    return tf.data.TFRecordDataset(files).map(lambda x: tf.zeros([4])).batch(64)
+
+  def train(self):
+    self.estimator.train(input_fn=lambda: self._input_fn(['train.tfrecord']), max_steps=10)
+
+
+def model_fn(features, labels, mode, params):
+  loss = tf.reduce_mean(features)
+  optimizer = tf.tpu.CrossShardOptimizer(tf.train.GradientDescentOptimizer(0.1))
+  return tf.estimator.tpu.TPUEstimatorSpec(mode, loss=loss, train_op=optimizer.minimize(loss))
+
+
+Trainer(tf.estimator.tpu.TPUEstimator(model_fn, train_batch_size=64)).train()
+'''
+
+
+def test_a_lambda_written_in_a_method_sees_that_class_self(tmp_path):
+  """`lambda: self._input_fn(...)` in a method runs the class's _input_fn: its batch without drop_remainder and
+  its fixed size are read as the input's."""
+  (tmp_path / 'train.py').write_text(METHOD_INPUT)
+  report, found = findings_of([str(tmp_path / 'train.py')], str(tmp_path))
+  assert [(line, code) for _, line, code, severity in found if severity == R and line == 10] == [
+      (10, 'batch-size-not-params'), (10, 'batch-without-drop-remainder')]
+
+
+DICT_SIZE = '''import tensorflow as tf
+
+_NUM_EXAMPLES = {
+    'train': 32561,
+    'validation': 16281,
+}
+
+
+def input_fn(files, batch_size, params=None):
+  return tf.data.TFRecordDataset(files).map(lambda x: tf.zeros([4])).batch(batch_size, drop_remainder=True)
+
+
+def model_fn(features, labels, mode, params):
+  loss = tf.reduce_mean(features)
+  optimizer = tf.tpu.CrossShardOptimizer(tf.train.GradientDescentOptimizer(0.1))
+  return tf.estimator.tpu.TPUEstimatorSpec(mode, loss=loss, train_op=optimizer.minimize(loss))
+
+
+estimator = tf.estimator.tpu.TPUEstimator(model_fn, train_batch_size=64, eval_batch_size=64)
+estimator.evaluate(lambda params: input_fn(['eval.tfrecord'], _NUM_EXAMPLES['validation']), steps=1)
+'''
+
+
+def test_a_batch_size_read_from_a_dict_at_a_literal_key_is_the_value_written_there(tmp_path):
+  """`_NUM_EXAMPLES['validation']`, 16281 in a module-level dict: not a multiple of 8 cores (rule 16, placed at the
+  statement that writes it)."""
+  (tmp_path / 'train.py').write_text(DICT_SIZE)
+  report, found = findings_of([str(tmp_path / 'train.py')], str(tmp_path))
+  assert [(line, code) for _, line, code, severity in found if code == 'batch-not-divisible'] == [
+      (3, 'batch-not-divisible')]
+  assert '16281' in [f.message for f in report.findings if f.code == 'batch-not-divisible'][0]
