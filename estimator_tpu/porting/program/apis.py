@@ -100,6 +100,11 @@ def is_flags(name):
   return bool(name) and (name in FLAGS_NAMES or name.endswith('.flags.FLAGS'))
 
 
+# Functions that wrap an estimator in a new plain tf.estimator.Estimator around its model_fn (extenders.py).
+ESTIMATOR_WRAPPERS = frozenset(['tensorflow.estimator.add_metrics', 'tensorflow.contrib.estimator.add_metrics',
+                                'tensorflow.contrib.estimator.forward_features'])
+
+
 def is_train_and_evaluate(name):
   return is_tf(name) and name.endswith('estimator.train_and_evaluate')
 

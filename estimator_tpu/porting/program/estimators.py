@@ -105,6 +105,7 @@ class Index(object):
     self.sites = collections.OrderedDict()  # id(call) -> Site
     self.drivers = []
     self.run_configs = []  # (module, function, call, canonical name) of every RunConfig (tf's) the program makes
+    self.wrappers = []  # (module, function, call) of every add_metrics/forward_features: a plain Estimator around one
     self._sites_cache = {}
     self._array_calls = []  # fit/evaluate/predict calls given arrays, judged once every site is known
     self._collecting = True
@@ -150,6 +151,8 @@ class Index(object):
     canonical = program.canonical(module, fn, call.func)
     if apis.is_run_config(canonical):
       self.run_configs.append((module, fn, call, canonical))
+    if canonical in apis.ESTIMATOR_WRAPPERS:
+      self.wrappers.append((module, fn, call))
     kind = site_kind(canonical)
     if kind is None:
       found = program.callables.class_of(module, fn, call)
@@ -210,6 +213,10 @@ class Index(object):
     for origin in values.origins(self.program, module, fn, node):
       if isinstance(origin.node, ast.Call) and id(origin.node) in self.sites:
         found.append(self.sites[id(origin.node)])
+      elif isinstance(origin.node, ast.Call) and depth < 3 and syntax.argument(origin.node, 0, 'estimator') is not None \
+          and self.program.canonical(origin.module, origin.fn, origin.node.func) in apis.ESTIMATOR_WRAPPERS:
+        # add_metrics(estimator, metric_fn): what drives the wrapper runs the estimator's model_fn
+        found += self.sites_of(origin.module, origin.fn, syntax.argument(origin.node, 0, 'estimator'), depth + 1)
       elif isinstance(origin.node, ast.Attribute) and depth < 3:
         for method, value in values.self_assignments(origin.module, origin.fn, origin.node.attr) \
             if isinstance(origin.node.value, ast.Name) and origin.node.value.id == 'self' else []:
@@ -347,6 +354,13 @@ def estimator_kind(program, module, fn, node, index=None, depth=0):
   if isinstance(node, ast.Call):
     if program.callables.constructs(module, fn, node, lambda n: site_kind(n) is not None):
       return BUILT
+    inner = syntax.argument(node, 0, 'estimator')
+    if inner is not None and depth <= 3 and program.canonical(module, fn, node.func) in apis.ESTIMATOR_WRAPPERS:
+      # add_metrics(estimator, metric_fn): the estimator the name held where the wrapper is called
+      for origin in values.origins(program, module, fn, inner):
+        if isinstance(origin.node, ast.Call) and estimator_kind(program, origin.module, origin.fn, origin.node, index,
+                                                                depth + 1):
+          return BUILT
     found = program.callables.class_of(module, fn, node)
     if found and estimator_base(program, found[0], found[1]):
       return BUILT

@@ -15,6 +15,7 @@ CODES = (
     Code('plain-estimator', 1, 'a tf.estimator.Estimator (or tf.contrib.learn one) that runs on the TPU'),
     Code('cpu-estimator-shares-model-fn', 1, 'a plain Estimator kept on the CPU with a model_fn the port changes'),
     Code('premade-estimator', 1, 'a premade estimator, which has no TPU version'),
+    Code('estimator-wrapper', 1, 'add_metrics / forward_features: a plain Estimator around the estimator'),
     Code('estimator-factory', 1, 'a function that builds and trains a premade (boosted trees) estimator'),
     Code('keras-estimator', 1, 'model_to_estimator, which makes a plain Estimator'),
     Code('tpu-estimator-without-config', 1, 'a TPUEstimator without config='),

@@ -39,10 +39,28 @@ def check_call_sites(collector, uses):
     _check_model_fn_argument(collector, argument)
   for site in index.sites.values():
     _SiteCheck(collector, uses, site).check()
+  for module, fn, call in index.wrappers:
+    _check_wrapper(collector, index, module, fn, call)
   for use in uses.input_fns:
     _check_input_fn_argument(collector, use)
   for module, fn, call in program.calls():
     _CallSite(collector, uses, module, fn, call).check()
+
+
+def _check_wrapper(collector, index, module, fn, call):
+  """add_metrics(estimator, metric_fn) and forward_features return a new plain tf.estimator.Estimator around the
+  estimator's model_fn (extenders.py): a TPUEstimator cannot be wrapped so, and on a TPU its metrics belong in the
+  TPU model_fn's eval_metrics."""
+  # Checks rule 1 (TPUEstimator).
+  inner = syntax.argument(call, 0, 'estimator')
+  if inner is None or not any(site.tpu_modes for site in index.sites_of(module, fn, inner)):
+    return
+  name = apis.last(collector.program.canonical(module, fn, call.func))
+  collector.required(module, call, 'estimator-wrapper', '`%s(...)` wraps the estimator in a new plain '
+                     'tf.estimator.Estimator (extenders.py), which runs it on the CPU and cannot wrap a TPUEstimator '
+                     '-> drop the wrapper: %s in the TPU model_fn itself (its metric_fn, in eval_metrics).'
+                     % (syntax.render(call.func), 'put these metrics' if name == 'add_metrics' else
+                        'forward these features to the predictions'))
 
 
 def _check_model_fn_argument(collector, argument):

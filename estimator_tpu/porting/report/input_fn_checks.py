@@ -146,10 +146,14 @@ class _Checks(object):
                  'whose shape is not fully defined ("must have static shape"), and batching fixes only the batch '
                  'dimension -> give every dimension a size here (output_shapes, set_shape, or a resize or pad to a '
                  'fixed size).' % what)
-      if self.modes is None:
-        self.collector.unknown(module, node, 'input-unknown-shapes', 'if this input feeds a TPU: ' + message)
-      else:
-        self.collector.required(module, node, 'input-unknown-shapes', message)
+      self._required_if_fed(module, node, 'input-unknown-shapes', message)
+
+  def _required_if_fed(self, module, node, code, message):
+    """Required where the input feeds a TPU; a cannot-tell where the scanned files do not pass it to an estimator."""
+    if self.modes is None:
+      self.collector.unknown(module, node, code, 'if this input feeds a TPU: ' + message)
+    else:
+      self.collector.required(module, node, code, message)
 
   def _in_memory(self, module, fn, call, problems):
     # Checks rule 15 (TPU dtypes).
@@ -265,10 +269,7 @@ class _Checks(object):
                'dimensions change from batch to batch, and XLA compiles a TPU program for one static shape (even '
                'with drop_remainder=True) -> pad to fixed lengths (padded_shapes with numbers, truncating longer '
                'elements), or bucket by length into a few fixed shapes.' % dynamic)
-    if self.modes is None:
-      self.collector.unknown(module, call, 'padded-batch-dynamic-shapes', 'if this input feeds a TPU: ' + message)
-    else:
-      self.collector.required(module, call, 'padded-batch-dynamic-shapes', message)
+    self._required_if_fed(module, call, 'padded-batch-dynamic-shapes', message)
 
   def _source(self, origin):
     """(severity, where a batch size that is not from params comes from), for the message."""

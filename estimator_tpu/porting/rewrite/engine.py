@@ -137,6 +137,11 @@ class Port(object):
         # multiplies by it: TypeError).
         blocked[site_key(site)] = ('its training batch size could not be traced, and TPUEstimator cannot train '
                                    'without train_batch_size (the global batch of its training input_fn)')
+      if site in self._wrapped():
+        # add_metrics(estimator, ...) builds a plain Estimator around it, which runs the ported model_fn and
+        # input_fn without TPUEstimator's params (no batch_size) and refuses its TPUEstimatorSpec in evaluation.
+        blocked[site_key(site)] = ('`%s` wraps it in a plain Estimator: move those metrics into model_fn and drop '
+                                   'the wrapper first (see its TODO)' % self._wrapped()[site])
       without = self.plans.inputs_without_params(site) or self._input_fn_left_without_params(site)
       if without:
         blocked[site_key(site)] = ('its input_fn %s takes no params, which TPUEstimator refuses: write an '
@@ -151,6 +156,17 @@ class Port(object):
         blocked[site_key(site)] = ('its model_fn is also run by an Estimator left plain, which would refuse the '
                                    'ported model_fn\'s TPUEstimatorSpec: port that estimator first (see its TODO)')
     return blocked
+
+  def _wrapped(self):
+    """{site: the wrapper's name} of the estimators an add_metrics/forward_features call wraps."""
+    if not hasattr(self, '_wrapped_sites'):
+      index = self.uses.index
+      self._wrapped_sites = {}
+      for module, fn, call in index.wrappers:
+        inner = syntax.argument(call, 0, 'estimator')
+        for site in index.sites_of(module, fn, inner) if inner is not None else []:
+          self._wrapped_sites[site] = syntax.render(call.func)
+    return self._wrapped_sites
 
   def _input_fn_left_without_params(self, site):
     """An input_fn of the program that feeds this estimator and still takes no params after the run (its change

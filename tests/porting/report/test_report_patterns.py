@@ -1843,3 +1843,16 @@ def test_a_batch_size_read_from_a_dict_at_a_literal_key_is_the_value_written_the
   assert [(line, code) for _, line, code, severity in found if code == 'batch-not-divisible'] == [
       (3, 'batch-not-divisible')]
   assert '16281' in [f.message for f in report.findings if f.code == 'batch-not-divisible'][0]
+
+
+def test_add_metrics_is_its_own_rule_1_change_and_drives_the_estimator_it_wraps():
+  """docs/PORT_REPORT.md's add_metrics row: `add_metrics(est, metric_fn)` builds a plain Estimator around est's
+  model_fn (extenders.py), one rule-1 change at that call; what the program does with the wrapper is what est runs
+  (its evaluation, here: the EstimatorSpec's rule-5 change, and the evaluate call's steps)."""
+  folder = os.path.join(os.path.dirname(PORT_FIXTURES), 'programs', 'metrics_wrapper')
+  report, found = findings_of([os.path.join(folder, 'train.py')], folder)
+  required = [(line, code) for _, line, code, severity in found if severity == R]
+  assert (40, 'estimator-wrapper') in required and (42, 'estimator-wrapper') in required
+  assert (28, 'estimator-spec') in required  # evaluation runs model_fn through the wrapper
+  assert (44, 'evaluate-without-steps') in required
+  assert [f.rule for f in report.findings if f.code == 'estimator-wrapper'] == [1, 1]
