@@ -131,8 +131,8 @@ def _cast_sources(program, module, fn, cast_to, origin):
     target = cast_to.id  # a builtin type: dtype=float is float64 in NumPy, dtype=int int64
   if target in apis.UINT8_NAMES or target == 'uint8':
     return [(UINT8, origin, 'made uint8 here')]
-  if target in apis.HOST_FLOAT64_NAMES or target in ('float64', 'float'):
-    return [(FLOAT64, origin, 'made float64 here')]
+  if target in apis.HOST_FLOAT64_NAMES or target in ('float64', 'float', 'numpy.float', 'numpy.float_'):
+    return [(FLOAT64, origin, 'made float64 here')]  # np.float: NumPy's old alias of Python's float
   return []
 
 

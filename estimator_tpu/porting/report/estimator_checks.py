@@ -625,6 +625,13 @@ class _CallSite(object):
     # questions as train/evaluate with an input_fn (their positions after the arrays are seldom used: keywords).
     if syntax.has_star_args(self.call) or attr not in ('fit', 'partial_fit', 'evaluate'):
       return
+    if any(modes & site.tpu_modes for site in found):
+      # Checks rule 4 (static shapes).
+      self.collector.required(self.module, self.call, 'input-from-arrays-batch',
+                              'the data feeder feeds placeholders whose batch dimension is None ([None] + the '
+                              'array\'s own shape, data_feeder.py), which a TPU refuses (TPUEstimator takes features '
+                              'and labels of static shape only) -> the input_fn(params) written instead batches with '
+                              'drop_remainder=True (pad evaluation data to full batches).')
     mode = EVAL if attr == 'evaluate' else TRAIN
     self._steps_and_hooks(mode, found, syntax.keyword(self.call, 'hooks' if mode == EVAL else 'monitors'),
                           syntax.keyword(self.call, 'steps'),

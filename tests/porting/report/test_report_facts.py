@@ -378,6 +378,22 @@ def test_contrib_learn_csv_loaders_give_data_and_target_the_dtypes_they_are_give
     assert 'tensorflow.contrib.learn.datasets.base.' + loader.__name__ in apis.CSV_DATASET_LOADERS
 
 
+@pytest.mark.skipif(not tf.__version__.startswith('1.'),
+                    reason='tf.contrib.learn exists in TensorFlow 1.x only (TF %s)' % tf.__version__)
+def test_contrib_learns_data_feeder_feeds_placeholders_without_a_static_batch():
+  """Rule 4 (input-from-arrays-batch): fit/evaluate(x=arrays) feed placeholders of shape [None] + the array's own
+  (data_feeder.py), whatever batch_size says, and keep the arrays' dtype (float64 from np.float, NumPy's old alias
+  of Python's float): features and labels with no static batch, which TPUEstimator refuses."""
+  import numpy as np
+  from tensorflow.contrib.learn.python.learn.learn_io import data_feeder  # pylint: disable=g-import-not-at-top
+  x = np.zeros((30, 4), getattr(np, 'float', float))
+  with tf.Graph().as_default():
+    feeder = data_feeder.DataFeeder(x, np.zeros(30, np.int64), n_classes=3, batch_size=8)
+    features, labels = feeder.input_builder()
+    assert features.shape.as_list() == [None, 4] and labels.shape.as_list()[0] is None
+    assert features.dtype == tf.float64
+
+
 def test_scikit_learn_scalers_return_float64():
   """Rule 15 (apis.is_sklearn_scaler): transform / fit_transform of scikit-learn's scalers give float64 for integer
   and float64 input (only float32 input stays float32), a dtype the infeed refuses."""

@@ -1856,3 +1856,36 @@ def test_add_metrics_is_its_own_rule_1_change_and_drives_the_estimator_it_wraps(
   assert (28, 'estimator-spec') in required  # evaluation runs model_fn through the wrapper
   assert (44, 'evaluate-without-steps') in required
   assert [f.rule for f in report.findings if f.code == 'estimator-wrapper'] == [1, 1]
+
+
+CONTRIB_ARRAYS = '''import numpy as np
+import tensorflow as tf
+
+
+def main():
+  training = tf.contrib.learn.datasets.base.load_csv_with_header(
+      filename='train.csv', target_dtype=np.int, features_dtype=np.float)
+  columns = [tf.contrib.layers.real_valued_column('', dimension=4)]
+  classifier = tf.contrib.learn.DNNClassifier(feature_columns=columns, hidden_units=[10], n_classes=3)
+  classifier.fit(x=training.data, y=training.target, steps=100)
+  print(classifier.evaluate(x=training.data, y=training.target, steps=1))
+  print(list(classifier.predict(x=training.data)))
+
+
+main()
+'''
+
+
+def test_arrays_fed_to_contrib_learn_are_a_static_shape_and_a_dtype_change_where_they_are_given(tmp_path):
+  """fit/evaluate(x=arrays): the data feeder's placeholders have a None batch dimension (rule 4 at the call, as for
+  numpy_input_fn(num_epochs=...)); features_dtype=np.float (NumPy's old alias of float) makes .data float64 (rule
+  15 at the call). Prediction alone needs no rule-4 change (TPUEstimator.predict pads a short batch)."""
+  (tmp_path / 'iris.py').write_text(CONTRIB_ARRAYS)
+  report, found = findings_of([str(tmp_path / 'iris.py')], str(tmp_path))
+  by_line = {}
+  for _, line, code, severity in found:
+    if severity == R and line in (10, 11, 12):
+      by_line.setdefault(line, []).append(code)
+  assert 'input-from-arrays-batch' in by_line[10] and 'in-memory-dtype' in by_line[10]
+  assert 'input-from-arrays-batch' in by_line[11] and 'in-memory-dtype' in by_line[11]
+  assert 'input-from-arrays-batch' not in by_line.get(12, [])
