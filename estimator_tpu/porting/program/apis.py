@@ -408,7 +408,15 @@ def premade_family(name):
 SEQUENCE_MASK = frozenset(['tensorflow.sequence_mask'])
 # Reductions whose value is a size read from the data of a batch (the longest length): a maxlen or
 # maximum_iterations computed with them is no compile-time constant under XLA (test_report_facts.py).
-BATCH_REDUCTIONS = frozenset(['tensorflow.reduce_max', 'tensorflow.math.reduce_max'])
+BATCH_REDUCTIONS = frozenset(['tensorflow.reduce_max', 'tensorflow.math.reduce_max', 'tensorflow.reduce_sum',
+                              'tensorflow.math.reduce_sum', 'tensorflow.reduce_min', 'tensorflow.math.reduce_min'])
+# Ops whose arguments are a shape, size, depth or padding, which XLA needs at compile time: (position, keyword) of
+# each such argument.
+SHAPE_ARGUMENTS = {'tensorflow.range': ((0, 'start'), (1, 'limit')), 'tensorflow.one_hot': ((1, 'depth'),),
+                   'tensorflow.zeros': ((0, 'shape'),), 'tensorflow.ones': ((0, 'shape'),),
+                   'tensorflow.fill': ((0, 'dims'),), 'tensorflow.reshape': ((1, 'shape'),),
+                   'tensorflow.pad': ((1, 'paddings'),)}
+SHAPE_ARGUMENTS_BY_NAME = dict((last(name), arguments) for name, arguments in SHAPE_ARGUMENTS.items())
 
 # Decoders that loop until every sequence ends: under XLA they need a maximum_iterations fixed when compiling
 # (contrib seq2seq decoder.py raises "maximum_iterations is required for XLA compilation.").

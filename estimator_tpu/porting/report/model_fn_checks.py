@@ -202,6 +202,9 @@ class _DeviceWalk(object):
     if canonical in apis.SEQUENCE_MASK or canonical in apis.DYNAMIC_DECODE:
       batch_bound = self._batch_reduction(module, fn, syntax.argument(
           call, *((1, 'maxlen') if canonical in apis.SEQUENCE_MASK else (3, 'maximum_iterations'))))
+    elif canonical in apis.SHAPE_ARGUMENTS:
+      batch_bound = next(filter(None, (self._batch_reduction(module, fn, syntax.argument(call, *argument))
+                                       for argument in apis.SHAPE_ARGUMENTS[canonical])), None)
     if apis.is_estimator_spec(canonical) or apis.is_tpu_estimator_spec(canonical):
       self._check_spec(module, fn, call, canonical, runs)
     elif apis.is_summary(canonical):
@@ -218,6 +221,11 @@ class _DeviceWalk(object):
                    '`%s` inside model_fn returns a shape that depends on the data; XLA compiles '
                    'a TPU program for fixed shapes only -> keep shapes static (e.g. multiply by a 0/1 mask, or '
                    'tf.where(cond, x, y) with three arguments).' % short)
+    elif canonical in apis.SHAPE_ARGUMENTS and batch_bound:
+      add.required(module, call, 'dynamic-shape-op',
+                   '`%s(...)` inside model_fn with a size computed from the data (%s): XLA needs every shape, '
+                   'size and padding at compile time ("must be a compile-time constant") -> a constant (the padded '
+                   'length of static-shaped input), with a 0/1 mask for what is padding.' % (short, batch_bound))
     elif canonical in apis.SEQUENCE_MASK and syntax.argument(call, 1, 'maxlen') is None:
       add.required(module, call, 'sequence-mask-without-maxlen',
                    '`%s(lengths)` without maxlen inside model_fn: its width is the largest length '
@@ -508,10 +516,11 @@ class _DeviceWalk(object):
     if node is None or depth > 4:
       return None
     for origin in values.origins(self.program, module, fn, node):
-      for inner in ast.walk(origin.node):
+      for inner in self._walk_past_shapes(origin.module, origin.fn, origin.node):
         if isinstance(inner, ast.Call) and self.program.canonical(
             origin.module, origin.fn, inner.func) in apis.BATCH_REDUCTIONS and inner.args and \
-            not isinstance(inner.args[0], (ast.List, ast.Tuple)) and not syntax.is_literal(inner.args[0]):
+            not isinstance(inner.args[0], (ast.List, ast.Tuple)) and not syntax.is_literal(inner.args[0]) and \
+            not self._static_size(origin.module, origin.fn, inner.args[0]):
           return syntax.render(inner)
         if inner is not origin.node and isinstance(inner, (ast.Name, ast.Attribute)) and \
             isinstance(getattr(inner, 'ctx', None), ast.Load):
@@ -519,6 +528,28 @@ class _DeviceWalk(object):
           if found:
             return found
     return None
+
+  def _walk_past_shapes(self, module, fn, node):
+    """The nodes of an expression, not those inside a tensor's shape (tf.shape(x)[2], x.shape[1]): a TPU's
+    tensors have static shapes, so whatever x is computed from, its shape is a constant."""
+    pending = [node]
+    while pending:
+      current = pending.pop()
+      if current is not node and self._static_size(module, fn, current, shallow=True):
+        continue
+      yield current
+      pending.extend(ast.iter_child_nodes(current))
+
+  def _static_size(self, module, fn, node, shallow=False):
+    """Whether a reduced value is a tensor's shape (tf.shape(x), x.shape): static on a TPU, so XLA folds it.
+    `shallow`: whether `node` itself is one."""
+    for inner in [node] if shallow else ast.walk(node):
+      if isinstance(inner, ast.Call) and apis.last(self.program.canonical(module, fn, inner.func) or '') in (
+          'shape', 'size', 'shape_n'):
+        return True
+      if isinstance(inner, ast.Attribute) and inner.attr == 'shape':
+        return True
+    return False
 
   def report_unseen_optimizer(self):
     """A TRAIN spec whose train_op is built outside the scanned files: say the optimizer could not be checked."""

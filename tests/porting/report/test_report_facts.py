@@ -441,3 +441,22 @@ def test_generator_py_func_and_decoded_images_have_no_static_shape_until_one_is_
 
   source = inspect.getsource(tpu_estimator._ModelFnWrapper._validate_model_features_and_labels)
   assert 'is_fully_defined()' in source and 'must have static shape' in source
+
+
+@pytest.mark.parametrize('name,computation', [
+    ('range', lambda mask: tf.reduce_sum(tf.cast(tf.range(tf.reduce_sum(mask)), tf.float32))),
+    ('one_hot', lambda mask: tf.reduce_sum(tf.one_hot(mask[0], tf.reduce_max(mask) + 1))),
+    ('zeros', lambda mask: tf.reduce_sum(tf.zeros([tf.reduce_sum(mask)]))),
+    ('reshape', lambda mask: tf.reduce_sum(tf.reshape(tf.cast(mask, tf.float32), [tf.reduce_sum(mask[0]), -1]))),
+    ('pad', lambda mask: tf.reduce_sum(tf.pad(tf.cast(mask, tf.float32), [[0, tf.reduce_sum(mask[0])], [0, 0]]))),
+])
+def test_a_shape_computed_from_the_data_is_no_compile_time_constant(name, computation):
+  """Rule 4 (dynamic-shape-op, apis.SHAPE_ARGUMENTS): a size, depth, shape or padding computed by reducing the data
+  (the number of words a mask holds, the longest id) does not compile on XLA, whose shapes are fixed at compile time;
+  the same op given a number does."""
+  import numpy as np
+  mask = np.array([[1, 1, 0], [1, 0, 0]], np.int32)
+  with pytest.raises(tf.errors.InvalidArgumentError, match='compile-time constant'):
+    compile_on_xla(computation, mask)
+  assert name in apis.SHAPE_ARGUMENTS_BY_NAME
+  assert compile_on_xla(lambda m: tf.reduce_sum(tf.zeros([3])) + tf.cast(tf.reduce_sum(m), tf.float32), mask)[0] == 3

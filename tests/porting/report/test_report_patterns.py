@@ -1889,3 +1889,40 @@ def test_arrays_fed_to_contrib_learn_are_a_static_shape_and_a_dtype_change_where
   assert 'input-from-arrays-batch' in by_line[10] and 'in-memory-dtype' in by_line[10]
   assert 'input-from-arrays-batch' in by_line[11] and 'in-memory-dtype' in by_line[11]
   assert 'input-from-arrays-batch' not in by_line.get(12, [])
+
+
+DATA_SHAPES = '''import tensorflow as tf
+
+
+def model_fn(features, labels, mode, params):
+  mask = features['mask']
+  n_words = tf.reduce_sum(mask)
+  positions = tf.range(n_words)
+  longest = tf.reduce_max(features['ids'])
+  hot = tf.one_hot(features['ids'], depth=longest + 1)
+  padding = tf.zeros([params['batch_size'], n_words])
+  num_classes = tf.shape(hot)[2]
+  flat = tf.reshape(hot, [-1, num_classes])
+  fixed = tf.one_hot(features['ids'], depth=30)
+  loss = tf.reduce_mean(flat) + tf.reduce_mean(fixed) + tf.cast(tf.reduce_sum(positions), tf.float32) + \\
+      tf.reduce_mean(padding)
+  optimizer = tf.tpu.CrossShardOptimizer(tf.train.GradientDescentOptimizer(0.1))
+  return tf.estimator.tpu.TPUEstimatorSpec(mode, loss=loss, train_op=optimizer.minimize(loss))
+
+
+def input_fn(params):
+  ids = tf.zeros([64, 5], tf.int32)
+  return tf.data.Dataset.from_tensor_slices(({'mask': ids, 'ids': ids}, ids[:, 0])).batch(
+      params['batch_size'], drop_remainder=True)
+
+
+tf.estimator.tpu.TPUEstimator(model_fn, train_batch_size=64).train(input_fn, max_steps=1)
+'''
+
+
+def test_a_size_computed_by_reducing_the_data_is_a_dynamic_shape_and_a_tensors_shape_is_not(tmp_path):
+  """tf.range / one_hot depth / zeros of a size a reduction of the data gives (test_report_facts.py: XLA refuses
+  each) are rule 4; a size read from a tensor's shape (tf.shape(x)[2]) is static on a TPU, and a number is."""
+  (tmp_path / 'train.py').write_text(DATA_SHAPES)
+  report, found = findings_of([str(tmp_path / 'train.py')], str(tmp_path))
+  assert [line for _, line, code, severity in found if code == 'dynamic-shape-op'] == [7, 9, 10]
