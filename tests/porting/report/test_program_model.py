@@ -116,7 +116,7 @@ def test_every_code_is_registered_with_a_rule_and_every_registered_code_is_made(
       continue
     with open(path) as f:
       text = f.read()
-    made.update(re.findall(r"\.(?:required|advice|unknown)\(\s*[\w.]+,\s*[\w.\[\]]+,\s*'([a-z0-9-]+)'", text))
+    made.update(re.findall(r"\.(?:required|advice|unknown|_required_if_fed)\(\s*[\w.]+,\s*[\w.\[\]]+,\s*'([a-z0-9-]+)'", text))
     made.update(re.findall(r"\.add\(\s*[\w.]+,\s*[\w.]+,\s*'([a-z0-9-]+)'", text))
   assert made == set(codes.BY_CODE), (made - set(codes.BY_CODE), set(codes.BY_CODE) - made)
   assert all(code.rule in rules.BY_NUMBER and code.about for code in codes.CODES)
