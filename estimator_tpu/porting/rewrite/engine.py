@@ -19,6 +19,7 @@ from estimator_tpu.porting.program import params as params_lib
 from estimator_tpu.porting.program import reading
 from estimator_tpu.porting.program import syntax
 from estimator_tpu.porting.program import uses as uses_lib
+from estimator_tpu.porting.program import values
 from estimator_tpu.porting.report import REQUIRED
 from estimator_tpu.porting.report import codes as codes_lib
 from estimator_tpu.porting.report import scan
@@ -137,6 +138,12 @@ class Port(object):
         # multiplies by it: TypeError).
         blocked[site_key(site)] = ('its training batch size could not be traced, and TPUEstimator cannot train '
                                    'without train_batch_size (the global batch of its training input_fn)')
+      if self._strategy_in_config(site):
+        # TF 1.15's Estimator._train_model_distributed calls _call_input_fn(input_fn, mode, input_context), which
+        # TPUEstimator's override does not take (TypeError): with the strategy the CPU runs, it cannot train.
+        blocked[site_key(site)] = ('its RunConfig carries a distribution strategy, with which a TPUEstimator cannot '
+                                   'train on TF 1.15 (and which takes training off the TPU loop): take the strategy '
+                                   'out first')
       if site in self._wrapped():
         # add_metrics(estimator, ...) builds a plain Estimator around it, which runs the ported model_fn and
         # input_fn without TPUEstimator's params (no batch_size) and refuses its TPUEstimatorSpec in evaluation.
@@ -156,6 +163,20 @@ class Port(object):
         blocked[site_key(site)] = ('its model_fn is also run by an Estimator left plain, which would refuse the '
                                    'ported model_fn\'s TPUEstimatorSpec: port that estimator first (see its TODO)')
     return blocked
+
+  def _strategy_in_config(self, site):
+    """Whether the RunConfig an estimator is given holds a distribution strategy (train_distribute=... in the
+    RunConfig or in a .replace of it) that is not None."""
+    config = syntax.argument(site.call, 2, 'config')
+    if config is None:
+      return False
+    for origin in values.origins(self.program, site.module, site.fn, config):
+      for node in ast.walk(origin.node):
+        if isinstance(node, ast.Call) and any(
+            k.arg in apis.STRATEGY_KEYWORDS and not (syntax.is_literal(k.value) and syntax.literal(k.value) is None)
+            for k in node.keywords):
+          return True
+    return False
 
   def _wrapped(self):
     """{site: the wrapper's name} of the estimators an add_metrics/forward_features call wraps."""

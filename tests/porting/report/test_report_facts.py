@@ -460,3 +460,22 @@ def test_a_shape_computed_from_the_data_is_no_compile_time_constant(name, comput
     compile_on_xla(computation, mask)
   assert name in apis.SHAPE_ARGUMENTS_BY_NAME
   assert compile_on_xla(lambda m: tf.reduce_sum(tf.zeros([3])) + tf.cast(tf.reduce_sum(m), tf.float32), mask)[0] == 3
+
+
+def test_a_tpu_estimator_given_a_strategy_cannot_train_on_tf1(tmp_path):
+  """--write (engine.blocked): TPUEstimator with a tpu RunConfig that keeps the CPU's train_distribute trains through
+  Estimator._train_model_distributed, which calls _call_input_fn(input_fn, mode, input_context): on TF 1.15 a
+  TypeError, since TPUEstimator's override there takes no input context (TF 2.15's does), so the port, which writes
+  one program for both, keeps such an estimator plain."""
+  tpu_call = inspect.signature(tpu_estimator.TPUEstimator._call_input_fn).parameters
+  assert 'input_context' in inspect.signature(estimator_lib.Estimator._call_input_fn).parameters
+  if not tf.__version__.startswith('1.'):
+    assert 'input_context' in tpu_call
+    return
+  assert 'input_context' not in tpu_call
+  config = tf.estimator.tpu.RunConfig(model_dir=str(tmp_path), train_distribute=tf.distribute.OneDeviceStrategy(
+      '/cpu:0'), tpu_config=tf.estimator.tpu.TPUConfig(iterations_per_loop=1))
+  estimator = tf.estimator.tpu.TPUEstimator(model_fn=tiny_model_fn, config=config, use_tpu=False,
+                                            train_batch_size=8)
+  with pytest.raises(TypeError, match='_call_input_fn'):
+    estimator.train(batches, max_steps=1)

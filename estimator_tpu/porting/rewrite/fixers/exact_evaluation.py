@@ -1,8 +1,11 @@
 """TPU rule 9 (steps): evaluate() on full batches, padded with rows of weight 0, with the number of steps, where
 the original reads a short last batch; the model_fn of its estimator then weights the loss and the metrics
 (fixers/model_fns.py)."""
+import ast
+
 import libcst as cst
 
+from estimator_tpu.porting.program import apis
 from estimator_tpu.porting.program import syntax
 from estimator_tpu.porting.rewrite import edits as edits_lib
 from estimator_tpu.porting.rewrite import plans as plans_lib
@@ -39,8 +42,31 @@ def plan(port):
                 "by key and takes features['%s'] out (weighting loss and metrics with it), wrap the input_fn in "
                 'tpu_exact_eval_input and pass steps=tpu_eval_steps(input_fn, EVAL_BATCH_SIZE)' % templates.WEIGHT_KEY)
       continue
+    if any(_own_eval_metrics(port, t) for site in plan_.estimators for t in port.uses.model_fns_of(site)):
+      # A TPUEstimatorSpec's eval_metrics the program wrote itself: the port does not rewrite its metric_fn, so
+      # nothing would weight the padded rows (its metrics would count them).
+      port.todo(use.module, use.call, STEPS_CODES, 9, "evaluate on full batches: once model_fn weights its "
+                "eval_metrics (and its loss) with features['%s'] (0 for padding rows), wrap the input_fn in "
+                'tpu_exact_eval_input and pass steps=tpu_eval_steps(input_fn, EVAL_BATCH_SIZE)' % templates.WEIGHT_KEY)
+      continue
     port.padded_evaluations.append(plan_)
     port.exact_eval.update(plan_.estimators)
+
+
+def _own_eval_metrics(port, target):
+  """Whether a model_fn returns a TPUEstimatorSpec with eval_metrics of the program's own (the functions it calls
+  included, one level down)."""
+  program = port.program
+  defs = [(target.module, target.node)]
+  for node, _ in syntax.walk_local(target.node):
+    if isinstance(node, ast.Call):
+      defs += [(c.module, c.node) for c in program.callables.called_defs(target.module, target.node, node)]
+  for module, fn in defs:
+    for node, _ in syntax.walk_local(fn):
+      if isinstance(node, ast.Call) and syntax.keyword(node, 'eval_metrics') is not None and \
+          apis.is_tpu_estimator_spec(program.canonical(module, fn, node.func)):
+        return True
+  return False
 
 
 def pad(port):

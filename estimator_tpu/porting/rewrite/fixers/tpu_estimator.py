@@ -188,8 +188,11 @@ def _port_estimator(port, site):
     port.todo(module, call, ESTIMATOR_CODES, 1, 'pass %s: the global batch of the %s input_fn (it could not be '
               'traced here)' % (' and '.join('%s=...' % m for m in missing), '/'.join(m.split('_')[0]
                                                                                       for m in missing)))
-  if 'train_batch_size' in missing and any(plan.mode == plans_lib.TRAIN for plan in port.plans.uses_of(site)):
-    port.untraced_training_batch.add(site)  # engine.blocked(): it trains, so it stays a plain Estimator
+  if 'train_batch_size' in missing and (any(plan.mode == plans_lib.TRAIN for plan in port.plans.uses_of(site)) or
+                                        estimators.TRAIN in site.modes):
+    # engine.blocked(): it trains (or the program may train it: a use the scanned files do not show, or one the
+    # port's plans do not follow), so it stays a plain Estimator
+    port.untraced_training_batch.add(site)
 
 
 def _number(text):
