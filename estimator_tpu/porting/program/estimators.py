@@ -213,10 +213,10 @@ class Index(object):
     for origin in values.origins(self.program, module, fn, node):
       if isinstance(origin.node, ast.Call) and id(origin.node) in self.sites:
         found.append(self.sites[id(origin.node)])
-      elif isinstance(origin.node, ast.Call) and depth < 3 and syntax.argument(origin.node, 0, 'estimator') is not None \
-          and self.program.canonical(origin.module, origin.fn, origin.node.func) in apis.ESTIMATOR_WRAPPERS:
+      elif wrapped(self.program, origin.module, origin.fn, origin.node) is not None and depth < 3:
         # add_metrics(estimator, metric_fn): what drives the wrapper runs the estimator's model_fn
-        found += self.sites_of(origin.module, origin.fn, syntax.argument(origin.node, 0, 'estimator'), depth + 1)
+        found += self.sites_of(origin.module, origin.fn, wrapped(self.program, origin.module, origin.fn, origin.node),
+                               depth + 1)
       elif isinstance(origin.node, ast.Attribute) and depth < 3:
         for method, value in values.self_assignments(origin.module, origin.fn, origin.node.attr) \
             if isinstance(origin.node.value, ast.Name) and origin.node.value.id == 'self' else []:
@@ -347,6 +347,14 @@ def made_by_tf_input_fn(target):
   return bool(made_by) and apis.last(made_by) in ('numpy_input_fn', 'pandas_input_fn')
 
 
+def wrapped(program, module, fn, node):
+  """The estimator expression an add_metrics/forward_features call wraps (a new plain Estimator around its
+  model_fn, extenders.py); None for any other node."""
+  if not isinstance(node, ast.Call) or program.canonical(module, fn, node.func) not in apis.ESTIMATOR_WRAPPERS:
+    return None
+  return syntax.argument(node, 0, 'estimator')
+
+
 def estimator_kind(program, module, fn, node, index=None, depth=0):
   """BUILT when an expression holds an Estimator built by a constructor (or by a project function returning one),
   NAMED for a parameter or attribute only named like one (mnist_tpu.py's train(fv, job, estimator, ...)), else
@@ -354,8 +362,8 @@ def estimator_kind(program, module, fn, node, index=None, depth=0):
   if isinstance(node, ast.Call):
     if program.callables.constructs(module, fn, node, lambda n: site_kind(n) is not None):
       return BUILT
-    inner = syntax.argument(node, 0, 'estimator')
-    if inner is not None and depth <= 3 and program.canonical(module, fn, node.func) in apis.ESTIMATOR_WRAPPERS:
+    inner = wrapped(program, module, fn, node)
+    if inner is not None and depth <= 3:
       # add_metrics(estimator, metric_fn): the estimator the name held where the wrapper is called
       for origin in values.origins(program, module, fn, inner):
         if isinstance(origin.node, ast.Call) and estimator_kind(program, origin.module, origin.fn, origin.node, index,

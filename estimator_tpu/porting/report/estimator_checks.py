@@ -52,7 +52,7 @@ def _check_wrapper(collector, index, module, fn, call):
   estimator's model_fn (extenders.py): a TPUEstimator cannot be wrapped so, and on a TPU its metrics belong in the
   TPU model_fn's eval_metrics."""
   # Checks rule 1 (TPUEstimator).
-  inner = syntax.argument(call, 0, 'estimator')
+  inner = estimator_facts.wrapped(collector.program, module, fn, call)
   if inner is None or not any(site.tpu_modes for site in index.sites_of(module, fn, inner)):
     return
   name = apis.last(collector.program.canonical(module, fn, call.func))

@@ -14,6 +14,7 @@ import libcst as cst
 
 from estimator_tpu.porting.program import apis
 from estimator_tpu.porting.program import callables
+from estimator_tpu.porting.program import estimators
 from estimator_tpu.porting.program import files as files_lib
 from estimator_tpu.porting.program import params as params_lib
 from estimator_tpu.porting.program import reading
@@ -184,7 +185,7 @@ class Port(object):
       index = self.uses.index
       self._wrapped_sites = {}
       for module, fn, call in index.wrappers:
-        inner = syntax.argument(call, 0, 'estimator')
+        inner = estimators.wrapped(self.program, module, fn, call)
         for site in index.sites_of(module, fn, inner) if inner is not None else []:
           self._wrapped_sites[site] = syntax.render(call.func)
     return self._wrapped_sites
