@@ -416,7 +416,6 @@ SHAPE_ARGUMENTS = {'tensorflow.range': ((0, 'start'), (1, 'limit')), 'tensorflow
                    'tensorflow.zeros': ((0, 'shape'),), 'tensorflow.ones': ((0, 'shape'),),
                    'tensorflow.fill': ((0, 'dims'),), 'tensorflow.reshape': ((1, 'shape'),),
                    'tensorflow.pad': ((1, 'paddings'),)}
-SHAPE_ARGUMENTS_BY_NAME = dict((last(name), arguments) for name, arguments in SHAPE_ARGUMENTS.items())
 
 # Decoders that loop until every sequence ends: under XLA they need a maximum_iterations fixed when compiling
 # (contrib seq2seq decoder.py raises "maximum_iterations is required for XLA compilation.").

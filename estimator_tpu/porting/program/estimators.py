@@ -211,12 +211,12 @@ class Index(object):
     self._sites_cache[key] = []
     found = []
     for origin in values.origins(self.program, module, fn, node):
+      inner = wrapped(self.program, origin.module, origin.fn, origin.node)
       if isinstance(origin.node, ast.Call) and id(origin.node) in self.sites:
         found.append(self.sites[id(origin.node)])
-      elif wrapped(self.program, origin.module, origin.fn, origin.node) is not None and depth < 3:
+      elif inner is not None and depth < 3:
         # add_metrics(estimator, metric_fn): what drives the wrapper runs the estimator's model_fn
-        found += self.sites_of(origin.module, origin.fn, wrapped(self.program, origin.module, origin.fn, origin.node),
-                               depth + 1)
+        found += self.sites_of(origin.module, origin.fn, inner, depth + 1)
       elif isinstance(origin.node, ast.Attribute) and depth < 3:
         for method, value in values.self_assignments(origin.module, origin.fn, origin.node.attr) \
             if isinstance(origin.node.value, ast.Name) and origin.node.value.id == 'self' else []:

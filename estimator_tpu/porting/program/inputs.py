@@ -115,6 +115,22 @@ def _sets_shape(canonical, call):
   return isinstance(call.func, ast.Attribute) and call.func.attr in ('set_shape', 'ensure_shape', 'padded_batch')
 
 
+def size_handed_by_lambda(target, site):
+  """Whether a lambda input_fn calls the program's input function with the batch size as an argument
+  (`lambda: input_fn(files, 256)`): where the lambda takes no params, its own rule-3 change (`lambda params:
+  input_fn(files, params['batch_size'])`) is the whole edit, and the function batching with its argument needs none
+  (the report asks for nothing at that batch; the port makes the change by replacing the lambda's argument)."""
+  origin = site.origin
+  if not (isinstance(target.node, ast.Lambda) and origin is not None and origin.kind == 'parameter' and
+          origin.owner is site.fn and bool(site.chain) and site.chain[0].caller is target.node and
+          site.chain[0].callee.node is site.fn and isinstance(origin.node, ast.Name)):
+    return False
+  step = site.chain[0]
+  bound = callables.bind_arguments(step.call, step.callee.node,
+                                   callables.implicit_arguments(step.callee.node, step.call))
+  return bound.get(origin.node.id) is not None
+
+
 # `drops` not given to _InputWalk._batch: drop_remainder's argument decides.
 NOT_GIVEN = object()
 
@@ -377,8 +393,10 @@ class _InputWalk(object):
     if depth > FOLLOW_DEPTH:
       return False
     for callee in self.program.callables.called_defs(module, fn, call):
-      if not isinstance(callee.node, syntax.FUNCTION_NODES):
-        continue
+      key = ('shape setters', id(callee.node), depth)
+      if not isinstance(callee.node, syntax.FUNCTION_NODES) or key in self.visited:
+        continue  # (read already at this depth, and found none: else the walk would have stopped asking)
+      self.visited.add(key)
       for node, _ in syntax.walk_local(callee.node):
         if isinstance(node, ast.Call) and (
             _sets_shape(self.program.canonical(callee.module, callee.node, node.func), node) or

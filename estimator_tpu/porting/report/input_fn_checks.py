@@ -9,7 +9,6 @@ tutorials' uint8 labels.
 import ast
 
 from estimator_tpu.porting.program import apis
-from estimator_tpu.porting.program import callables
 from estimator_tpu.porting.program import dtypes
 from estimator_tpu.porting.program import inputs
 from estimator_tpu.porting.program import syntax
@@ -172,7 +171,9 @@ class _Checks(object):
   def _batch(self, site):
     # Checks rule 3 (params), rule 4 (static shapes).
     module, fn, call, size = site.module, site.fn, site.call, site.size
-    if size is not None and not site.from_params and not self._lambda_hands_size_on(site):
+    # A lambda without params that hands its batch size on: its rule-3 change is the whole edit (docs/PORT_REPORT.md).
+    if size is not None and not site.from_params and (
+        checks.accepts_params(self.reading.target) or not inputs.size_handed_by_lambda(self.reading.target, site)):
       severity, source = self._source(site.origin)
       if severity:
         self.collector.add(module, call, 'batch-size-not-params',
@@ -240,21 +241,6 @@ class _Checks(object):
                              'whether drop_remainder=`%s` of %s is True%s -> make it True where '
                              'the input trains or evaluates on a TPU (XLA compiles one static shape).'
                              % (syntax.render(drop), text, unseen))
-
-  def _lambda_hands_size_on(self, site):
-    """A lambda input_fn without params that calls the program's input function with the batch size as an
-    argument (`lambda: input_fn(files, 256)`): the lambda's own rule-3 change (`lambda params: input_fn(files,
-    params['batch_size'])`) is the whole edit, and the function batching with its argument needs none."""
-    target, origin = self.reading.target, site.origin
-    if not (isinstance(target.node, ast.Lambda) and not checks.accepts_params(target) and origin is not None and
-            origin.kind == 'parameter' and origin.owner is site.fn and bool(site.chain) and
-            site.chain[0].caller is target.node and site.chain[0].callee.node is site.fn and
-            isinstance(origin.node, ast.Name)):
-      return False
-    step = site.chain[0]
-    bound = callables.bind_arguments(step.call, step.callee.node,
-                                     callables.implicit_arguments(step.callee.node, step.call))
-    return bound.get(origin.node.id) is not None
 
   def _padded_shapes(self, module, fn, call):
     """padded_batch pads each batch to its own longest element unless padded_shapes fixes every dimension."""

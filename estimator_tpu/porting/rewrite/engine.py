@@ -89,6 +89,7 @@ class Port(object):
     self.exact_eval = set()  # the estimator Sites whose evaluate() it pads (their model_fns weight, rule 9)
     self.plans = plans_lib.Plans(self)
     self.memo = {}  # what fixers record across the model_fns and files they visit
+    self._wrapped_sites = None  # {site: wrapper}, read once (_wrapped)
     self.untraced_training_batch = set()  # Sites made TPUEstimators whose training batch size stayed a TODO
 
   def _params_refused(self, site):
@@ -181,7 +182,7 @@ class Port(object):
 
   def _wrapped(self):
     """{site: the wrapper's name} of the estimators an add_metrics/forward_features call wraps."""
-    if not hasattr(self, '_wrapped_sites'):
+    if self._wrapped_sites is None:
       index = self.uses.index
       self._wrapped_sites = {}
       for module, fn, call in index.wrappers:

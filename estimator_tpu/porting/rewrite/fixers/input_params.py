@@ -90,13 +90,6 @@ def append_param(fn, name, default=None):
   return fn.with_changes(params=fn.params.with_changes(params=params))
 
 
-def _lambda_hands_size_on(batch):
-  """`lambda: input_fn(files, args.batch_size)`: the report's one change is the lambda's (it takes params and hands
-  params['batch_size'] on), which the port makes by replacing that argument."""
-  return (batch.how == 'argument' and batch.proper is not None and isinstance(batch.proper.node, ast.Lambda) and
-          bool(batch.chain) and batch.chain[0].caller is batch.proper.node)
-
-
 def _fix_batch(port, batch):
   # Ports rule 3 (params), rule 4 (static shapes).
   module = batch.module
@@ -106,7 +99,10 @@ def _fix_batch(port, batch):
   first = ('batch', id(batch.call)) not in done  # a batch call shared by several input_fns is changed once
   done.add(('batch', id(batch.call)))
   call = f.node(batch.call)
-  if not port.findings(module, batch.call, SIZE_CODES) and not _lambda_hands_size_on(batch):
+  # (a lambda that hands its batch size on: the report's one change is the lambda's, made by replacing its argument)
+  handed_on = batch.how == 'argument' and batch.proper is not None and \
+      inputs.size_handed_by_lambda(batch.proper, batch.site)
+  if not port.findings(module, batch.call, SIZE_CODES) and not handed_on:
     batch.how = 'params'  # the report asks for nothing about this batch size: it stays as it is
   elif batch.how == 'params':
     batch.how = None  # read from params, but not params['batch_size'] (params.train_batch_size): left to a human
