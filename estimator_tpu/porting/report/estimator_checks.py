@@ -13,6 +13,7 @@ from estimator_tpu.porting.program import syntax
 from estimator_tpu.porting.program import uses as uses_lib
 from estimator_tpu.porting.program import values
 from estimator_tpu.porting.report import checks
+from estimator_tpu.porting.report import findings
 from estimator_tpu.porting.report import input_fn_checks
 
 TRAIN, EVAL, PREDICT = uses_lib.TRAIN, uses_lib.EVAL, uses_lib.PREDICT
@@ -408,12 +409,15 @@ class _CallSite(object):
     strategies = self._strategies()
     if not apis.is_tpu_run_config(name):
       what = '`%s` (a subclass of `%s`)' % (subclass, _short(name)) if subclass else '`%s`' % _short(name)
-      # One change (docs/PORT_REPORT.md): the TPU RunConfig written here carries no strategy.
-      add.required(self.module, self.call, 'run-config-not-tpu',
-                   '%s -> tf.estimator.tpu.RunConfig(tpu_config=tf.estimator.tpu.'
-                   'TPUConfig(iterations_per_loop=..., num_shards=...)): TPUEstimator refuses any other config%s.'
-                   % (what, '; and without %s: %s' % (', '.join('%s=`%s`' % s for s in strategies), STRATEGY_WHY)
-                      if strategies else ''))
+      # One change (docs/PORT_REPORT.md): the TPU RunConfig written here carries no strategy; and a RunConfig
+      # written inside the call that builds an estimator the port changes is part of that estimator's change.
+      owner = self._estimator_configured()
+      add.add(self.module, self.call, 'run-config-not-tpu', findings.ADVICE if owner else findings.REQUIRED,
+              '%s%s -> tf.estimator.tpu.RunConfig(tpu_config=tf.estimator.tpu.'
+              'TPUConfig(iterations_per_loop=..., num_shards=...)): TPUEstimator refuses any other config%s.'
+              % ('part of the change of `%s` that it configures: ' % owner.short if owner else '', what,
+                 '; and without %s: %s' % (', '.join('%s=`%s`' % s for s in strategies), STRATEGY_WHY)
+                 if strategies else ''))
       add.advice(self.module, self.call, 'run-config-one-step-per-run',
                  'a plain RunConfig runs one step per session.run -> choose '
                  'TPUConfig(iterations_per_loop=N): N steps run on the TPU per host round trip; checkpoints and '
@@ -444,6 +448,26 @@ class _CallSite(object):
       add.required(self.module, self.call, 'run-config-master-and-cluster',
                    'RunConfig gets both master= and cluster= -> pass only one: '
                    'RunConfig refuses the combination.')
+
+  def _estimator_configured(self):
+    """The estimator site whose constructor call this RunConfig is written in (its config), when the estimator
+    itself is a required rule-1 change (plain, premade, model_to_estimator), else None."""
+    node, parent = self.call, self.module.parents.get(id(self.call))
+    while isinstance(parent, ast.Attribute) or isinstance(parent, ast.Call) and parent.func is node:
+      node, parent = parent, self.module.parents.get(id(parent))  # RunConfig().replace(...)
+    if isinstance(parent, ast.keyword) and parent.arg == 'config':
+      owner = self.module.parents.get(id(parent))
+    elif isinstance(parent, ast.Call) and len(parent.args) > 2 and parent.args[2] is node:
+      owner = parent  # Estimator(model_fn, model_dir, config)
+      site = self.index.sites.get(id(owner))
+      if site is None or site.kind != 'estimator':
+        return None
+    else:
+      return None
+    site = self.index.sites.get(id(owner))
+    if site is not None and site.kind in ('estimator', 'premade', 'keras') and site.ported:
+      return site
+    return None
 
   def _strategies(self):
     """[(keyword, code)] of the distribution strategies this RunConfig call surely gets."""

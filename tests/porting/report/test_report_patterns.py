@@ -1926,3 +1926,40 @@ def test_a_size_computed_by_reducing_the_data_is_a_dynamic_shape_and_a_tensors_s
   (tmp_path / 'train.py').write_text(DATA_SHAPES)
   report, found = findings_of([str(tmp_path / 'train.py')], str(tmp_path))
   assert [line for _, line, code, severity in found if code == 'dynamic-shape-op'] == [7, 9, 10]
+
+
+INLINE_RUN_CONFIGS = '''import tensorflow as tf
+
+
+def model_fn(features, labels, mode, params):
+  loss = tf.reduce_mean(features)
+  return tf.estimator.EstimatorSpec(mode, loss=loss, train_op=tf.no_op())
+
+
+def input_fn(params):
+  return tf.data.Dataset.from_tensors(tf.zeros([8, 2])).map(lambda x: (x, tf.zeros([8])))
+
+
+inline = tf.estimator.Estimator(model_fn, config=tf.estimator.RunConfig(model_dir='a'))
+replaced = tf.estimator.DNNClassifier(hidden_units=[4], feature_columns=[tf.feature_column.numeric_column('x')],
+                                      config=tf.estimator.RunConfig().replace(save_summary_steps=5))
+positional = tf.estimator.Estimator(model_fn, 'c', tf.estimator.RunConfig())
+config = tf.estimator.RunConfig(model_dir='d')
+own_statement = tf.estimator.Estimator(model_fn, config=config)
+tpu = tf.estimator.tpu.TPUEstimator(model_fn, config=tf.estimator.RunConfig(), train_batch_size=8)
+for estimator in (inline, replaced, positional, own_statement, tpu):
+  estimator.train(input_fn, max_steps=1)
+'''
+
+
+def test_a_run_config_written_inside_the_call_of_an_estimator_the_port_changes_is_part_of_that_change(tmp_path):
+  """docs/PORT_REPORT.md's RunConfig row: a RunConfig in a statement of its own is a rule-1 change of its own; one
+  written inside the estimator's call (as config=, through .replace(), or Estimator's third argument) is part of the
+  estimator's one change, so advice there; inside a TPUEstimator's call it is the statement's only rule-1 change."""
+  (tmp_path / 'train.py').write_text(INLINE_RUN_CONFIGS)
+  _, found = findings_of([str(tmp_path / 'train.py')], str(tmp_path))
+  run_configs = sorted((line, severity) for _, line, code, severity in found if code == 'run-config-not-tpu')
+  assert run_configs == [(13, 'advice'), (14, 'advice'), (16, 'advice'), (17, R), (19, R)]
+  rule_1 = [line for _, line, code, severity in found if severity == R and code in (
+      'plain-estimator', 'premade-estimator', 'run-config-not-tpu')]
+  assert sorted(rule_1) == [13, 14, 16, 17, 18, 19]
