@@ -9,6 +9,7 @@ checks can say so instead of guessing.
 import ast
 import collections
 
+from estimator_tpu.porting.program import containers
 from estimator_tpu.porting.program import syntax
 
 MAX_DEPTH = 6  # how many builders, assignments and partials deep a callable is followed
@@ -140,7 +141,27 @@ class Callables(object):
       return [Unresolved('`%s` is not a function defined in the scanned files' % syntax.render(node))]
     if isinstance(node, ast.Call):
       return self._resolve_call_result(module, fn, node, depth)
+    if isinstance(node, ast.Subscript):
+      found = self._resolve_item(module, fn, node, depth)
+      if found:
+        return found
     return [Unresolved('`%s` is computed at run time' % syntax.render(node))]
+
+  def _resolve_item(self, module, fn, node, depth):
+    """`input_fns['train']`: the callables a dict display holds at that key, and those the program stores there
+    (containers.stored_at)."""
+    results = []
+    key = syntax.subscript_key(node)
+    if isinstance(node.value, ast.Name) and key is not syntax.NO_VALUE:
+      kind, _, owner_module, owner = self.program.lookup(module, fn, node.value.id)
+      if kind in ('value', 'other'):
+        for value, path in reaching_assignments(self.program, module, fn, node.value, owner_module, owner):
+          if not path and isinstance(value, ast.Dict):
+            for item in containers.displayed_at(value, key):
+              results += self.resolve(owner_module, owner, item, depth + 1)
+    for owner_module, owner, value in containers.stored_at(self.program, module, fn, node):
+      results += self.resolve(owner_module, owner, value, depth + 1)
+    return results
 
   def _resolve_name(self, module, fn, node, depth):
     kind, target, owner_module, owner = self.program.lookup(module, fn, node.id)

@@ -9,6 +9,7 @@ main(), in a `build_model_columns()` helper, in a module-level list, or handed o
 import ast
 
 from estimator_tpu.porting.program import apis
+from estimator_tpu.porting.program import containers
 from estimator_tpu.porting.program import syntax
 from estimator_tpu.porting.program import values
 
@@ -86,8 +87,8 @@ def _from_origin(program, origin, predicate, params, depth):
 
 
 def _stored_into(program, module, fn, name):
-  """(module, fn, value) of everything stored into the container `name` after it is made (values.stored_into)."""
-  stored = values.stored_into(program, module, fn, name)
+  """(module, fn, value) of everything stored into the container `name` after it is made (containers.stored_into)."""
+  stored = containers.stored_into(program, module, fn, name)
   return [(owner_module, owner, value) for owner_module, owner, _, _, value in stored if value is not None]
 
 

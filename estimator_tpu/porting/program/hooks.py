@@ -10,6 +10,7 @@ import ast
 import collections
 
 from estimator_tpu.porting.program import apis
+from estimator_tpu.porting.program import containers
 from estimator_tpu.porting.program import syntax
 from estimator_tpu.porting.program import values
 
@@ -26,7 +27,7 @@ def hooks_in(program, module, fn, node, depth=0):
   if isinstance(node, ast.Name):
     kind, _, owner_module, owner = program.lookup(module, fn, node.id)
     if kind in ('value', 'other'):
-      for what, _, value in values.mutations(program, owner_module, owner, node.id):
+      for what, _, value in containers.mutations(program, owner_module, owner, node.id):
         if what in ('element', 'elements'):
           found += hooks_in(program, owner_module, owner, value, depth + 1) if what == 'elements' else \
               _expand_element(program, owner_module, owner, value, depth + 1)
@@ -115,7 +116,7 @@ def _literal_names(program, module, fn, node):
       value = syntax.literal(item)
       names.append(value if isinstance(value, str) else syntax.render(item))
   if isinstance(node, ast.Name):  # a dict or list filled after it is made: log_tensors['lr'] = lr
-    for _, _, kind, _, value in values.stored_into(program, module, fn, node.id):
+    for _, _, kind, _, value in containers.stored_into(program, module, fn, node.id):
       literal = syntax.literal(value) if kind in ('item', 'element') else None
       names.append(literal if isinstance(literal, str) else syntax.render(value))
   return names

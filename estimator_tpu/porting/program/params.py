@@ -9,6 +9,7 @@ import ast
 import collections
 
 from estimator_tpu.porting.program import apis
+from estimator_tpu.porting.program import containers
 from estimator_tpu.porting.program import neighbours
 from estimator_tpu.porting.program import syntax
 from estimator_tpu.porting.program import values
@@ -170,7 +171,7 @@ def _add_keywords(call, module, fn, params):
 
 
 def _add_mutations(program, module, fn, name, params):
-  for owner_module, owner, what, where, value in values.stored_into(program, module, fn, name):
+  for owner_module, owner, what, where, value in containers.stored_into(program, module, fn, name):
     if what == 'item':
       key = syntax.literal(where.slice.value if type(where.slice).__name__ == 'Index' else where.slice)
       if isinstance(key, str):

@@ -9,7 +9,7 @@ import collections
 
 from estimator_tpu.porting.program import apis
 from estimator_tpu.porting.program import callables
-from estimator_tpu.porting.program import modules
+from estimator_tpu.porting.program import containers
 from estimator_tpu.porting.program import syntax
 
 MAX_DEPTH = 8
@@ -45,6 +45,16 @@ def origins(program, module, fn, node, path=(), depth=0):
     found = program.find_value('%s.%s' % (bound, node.attr)) if kind == 'import' else None
     if found is not None:
       return origins(program, found[0], None, found[1], path, depth + 1)
+    if kind in ('value', 'other', 'param'):
+      # `hparams.batch_size` of `hparams = HParams(batch_size=100)` (or a Namespace): the keyword it was made with.
+      found = []
+      for holder in origins(program, module, fn, node.value, (), depth + 1):
+        if isinstance(holder.node, ast.Call) and _keyword_record(program, holder):
+          given = syntax.keyword(holder.node, node.attr)
+          if given is not None:
+            found += origins(program, holder.module, holder.fn, given, path, depth + 1)
+      if found:
+        return found
   if isinstance(node, ast.Subscript) and isinstance(node.value, ast.Name):
     # `_NUM_EXAMPLES['validation']` of a dict written out: the value at that key
     key = syntax.subscript_key(node)
@@ -52,9 +62,11 @@ def origins(program, module, fn, node, path=(), depth=0):
     if key is not syntax.NO_VALUE:
       for container in origins(program, module, fn, node.value, (), depth + 1):
         if isinstance(container.node, ast.Dict):
-          for dict_key, value in zip(container.node.keys, container.node.values):
-            if dict_key is not None and syntax.literal(dict_key) == key:
-              found += origins(program, container.module, container.fn, value, path, depth + 1)
+          for value in containers.displayed_at(container.node, key):
+            found += origins(program, container.module, container.fn, value, path, depth + 1)
+    # `inputs[split] = make_input_fn(split)` in a loop, then `inputs['train']`: what is stored there.
+    for owner_module, owner, value in containers.stored_at(program, module, fn, node):
+      found += origins(program, owner_module, owner, value, path, depth + 1)
     if found:
       return found
   if isinstance(node, ast.Call) and not isinstance(node.func, ast.Lambda):
@@ -74,6 +86,13 @@ def origins(program, module, fn, node, path=(), depth=0):
       if results:
         return results
   return [Value(module, fn, node)]
+
+
+def _keyword_record(program, value):
+  """Whether a call makes an object whose attributes are the keywords it is given (HParams, argparse.Namespace,
+  types.SimpleNamespace)."""
+  canonical = program.canonical(value.module, value.fn, value.node.func) or ''
+  return apis.is_hparams(canonical) or canonical in ('argparse.Namespace', 'types.SimpleNamespace')
 
 
 def _name_origins(program, module, fn, node, path, depth):
@@ -153,12 +172,6 @@ def assignments(program, module, fn, name):
   return program.assignments(module, fn, name)
 
 
-def module_level(module):
-  """Every node Python runs at module level (not inside defs or classes)."""
-  return [n for s in modules.module_statements(module.tree) if not isinstance(s, syntax.SCOPE_NODES)
-          for n in ast.walk(s)]
-
-
 def self_assignments(module, fn, attribute):
   """(method, value) of every `self.attribute = value` in the class whose method `fn` is."""
   owner = module.parents.get(id(fn)) if fn is not None else None
@@ -175,33 +188,3 @@ def self_assignments(module, fn, attribute):
               found.append((method, child.value))
   return found
 
-
-def stored_into(program, module, fn, name):
-  """(module, function, kind, where, value) of every mutation (below) of the container `name` read in `fn`, in the
-  scope that binds it; [] when `name` is not a value assigned there."""
-  kind, _, owner_module, owner = program.lookup(module, fn, name)
-  if kind not in ('value', 'other'):
-    return []
-  return [(owner_module, owner, what, where, value) for what, where, value in mutations(program, owner_module, owner,
-                                                                                         name)]
-
-
-def mutations(program, module, fn, name):
-  """Values stored into `name` after it is made: `name['key'] = value`, `name.append(v)`, `name.extend(vs)`,
-  `name += vs`, `name.update(...)`, as (kind, key or None, value) with kind 'item', 'element' or 'update'."""
-  statements = module_level(module) if fn is None else [n for n, _ in syntax.walk_local(fn)]
-  found = []
-  for node in statements:
-    if isinstance(node, ast.Assign):
-      for target in node.targets:
-        if isinstance(target, ast.Subscript) and isinstance(target.value, ast.Name) and target.value.id == name:
-          found.append(('item', target, node.value))
-    elif isinstance(node, ast.AugAssign) and isinstance(node.target, ast.Name) and node.target.id == name:
-      found.append(('elements', None, node.value))
-    elif isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute) and \
-        isinstance(node.func.value, ast.Name) and node.func.value.id == name and node.args:
-      kind = {'append': 'element', 'extend': 'elements', 'update': 'update', 'add_hparam': 'hparam'}.get(
-          node.func.attr)
-      if kind:
-        found.append((kind, node, node.args[-1] if kind != 'hparam' else node.args[1:2] and node.args[1]))
-  return found

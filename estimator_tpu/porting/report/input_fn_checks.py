@@ -308,9 +308,10 @@ class _Checks(object):
     # Each statement that makes strings is an edit of its own (a decode_csv per mode branch, say).
     seen = set()
     for module, node, what in strings:
-      if id(node) in seen:
+      statement = (module.path, checks.statement_line(module, node))  # a parse spec's string features: one edit
+      if statement in seen:
         continue
-      seen.add(id(node))
+      seen.add(statement)
       message = ('the input makes %s and hands them to the model as they are: the TPU infeed takes no strings (it '
                  'takes %s), and a TPU has no string type -> turn them into integer ids here, in input_fn on the '
                  'host (a vocabulary lookup or a hash), and feed the ids.' % (what, INFEED_DTYPES))

@@ -1963,3 +1963,73 @@ def test_a_run_config_written_inside_the_call_of_an_estimator_the_port_changes_i
   rule_1 = [line for _, line, code, severity in found if severity == R and code in (
       'plain-estimator', 'premade-estimator', 'run-config-not-tpu')]
   assert sorted(rule_1) == [13, 14, 16, 17, 18, 19]
+
+
+INPUT_FNS_IN_A_DICT = '''import tensorflow as tf
+
+hparams = tf.contrib.training.HParams(learning_rate=0.1, batch_size=100)
+
+
+def make_input_fn(split, batch_size):
+  def input_fn():
+    data = tf.data.TFRecordDataset(split + '.tfrecord').repeat()
+    data = data.batch(batch_size)
+    return data.map(lambda x: ({'x': tf.io.parse_tensor(x, tf.float32)}, tf.zeros([8])))
+  return input_fn
+
+
+def model_fn(features, labels, mode, params):
+  loss = tf.reduce_mean(features['x'])
+  return tf.estimator.EstimatorSpec(mode, loss=loss, train_op=tf.no_op())
+
+
+inputs = {}
+for split in ('train', 'valid'):
+  inputs[split] = make_input_fn(split, batch_size=hparams.batch_size)
+estimator = tf.estimator.Estimator(model_fn)
+estimator.train(inputs['train'], max_steps=10)
+'''
+
+
+def test_input_fns_stored_in_a_dict_by_a_loop_are_followed_to_the_def_and_an_hparams_batch_size_to_its_value(
+    tmp_path):
+  """`inputs[split] = make_input_fn(split, ...)` in a loop, then train(inputs['train']): the input_fn is the nested
+  def (no params: rule 3; its batch without drop_remainder: rule 4), and its batch size, HParams(batch_size=100)'s
+  keyword, does not split over 8 cores (rule 16, where 100 is written)."""
+  (tmp_path / 'train.py').write_text(INPUT_FNS_IN_A_DICT)
+  _, found = findings_of([str(tmp_path / 'train.py')], str(tmp_path))
+  required = [(line, code) for _, line, code, severity in found if severity == R]
+  assert (7, 'input-fn-without-params') in required
+  assert (3, 'batch-not-divisible') in required
+  assert [line for line, code in required if code == 'batch-without-drop-remainder'] == [9]
+  assert not [f for f in found if f[3] == U and f[2].startswith('input-fn')], found
+
+
+PARSE_SPEC_OF_WORDS = '''import tensorflow as tf
+
+
+def parse(record):
+  spec = {'name': tf.io.VarLenFeature(tf.string), 'tags': tf.io.VarLenFeature(tf.string),
+          'count': tf.io.FixedLenFeature([1], tf.int64)}
+  return tf.io.parse_single_example(record, spec)
+
+
+def input_fn(params):
+  data = tf.data.TFRecordDataset('gs://bucket/train.tfrecord').repeat()
+  return data.map(parse).batch(params['batch_size'], drop_remainder=True)
+
+
+def model_fn(features, labels, mode, params):
+  loss = tf.reduce_mean(tf.cast(features['count'], tf.float32))
+  return tf.estimator.tpu.TPUEstimatorSpec(mode, loss=loss, train_op=tf.no_op())
+
+
+tf.estimator.tpu.TPUEstimator(model_fn, train_batch_size=8).train(input_fn, max_steps=10)
+'''
+
+
+def test_the_string_features_of_one_parse_spec_statement_are_one_change(tmp_path):
+  """Two string features written in one parse spec dict: one edit of that statement (ids made there), one finding."""
+  (tmp_path / 'train.py').write_text(PARSE_SPEC_OF_WORDS)
+  _, found = findings_of([str(tmp_path / 'train.py')], str(tmp_path))
+  assert [(line, severity) for _, line, code, severity in found if code == 'strings-to-the-device'] == [(5, R)]
