@@ -121,6 +121,8 @@ def is_eval_spec(name):
 PYTHON_CALLBACK_OPS = frozenset([
     'tensorflow.py_func', 'tensorflow.numpy_function', 'tensorflow.py_function', 'tensorflow.contrib.eager.py_func',
 ])
+# tf.Variable (tf.compat.v1.Variable): inside TPUEstimator's on-device loop its initial value cannot be a tensor.
+VARIABLE_CLASSES = frozenset(['tensorflow.Variable'])
 # Ops whose output shape depends on the data, which XLA cannot compile for a TPU.
 DYNAMIC_SHAPE_OPS = frozenset([
     'tensorflow.unique', 'tensorflow.unique_with_counts', 'tensorflow.boolean_mask', 'tensorflow.dynamic_partition',

@@ -69,6 +69,7 @@ CODES = (
     Code('own-batch-size-in-model-fn', 3, 'model_fn reads the program\'s own params[\'batch_size\']'),
     Code('summary-in-model-fn', 7, 'a summary op inside model_fn'),
     Code('python-in-model-fn', 18, 'py_func and the like inside model_fn'),
+    Code('variable-from-a-tensor', 18, 'a tf.Variable whose initial value is a tensor, inside model_fn'),
     Code('dynamic-shape-op', 4, 'an op whose output shape depends on the data'),
     Code('sequence-mask-without-maxlen', 4, 'tf.sequence_mask without maxlen inside model_fn'),
     Code('decode-without-maximum-iterations', 18, 'a seq2seq dynamic_decode without maximum_iterations inside '

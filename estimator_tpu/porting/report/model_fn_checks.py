@@ -145,6 +145,19 @@ class _DeviceWalk(object):
                   if isinstance(t, callables.Fn)]
     return found
 
+  def _tensor_initial_value(self, module, fn, call):
+    """Whether a tf.Variable call's initial value is a tensor made by a TensorFlow op (not a number, an array or a
+    callable, which tf.Variable converts or calls outside the loop: checked in tests/porting/report)."""
+    initial = syntax.argument(call, 0, 'initial_value')
+    if initial is None:
+      return False
+    for origin in values.origins(self.program, module, fn, initial):
+      if isinstance(origin.node, ast.Call):
+        made_by = self.program.canonical(origin.module, origin.fn, origin.node.func)
+        if apis.is_tf(made_by) and made_by not in apis.VARIABLE_CLASSES:
+          return True
+    return False
+
   def _in_python_callback(self, module, fn, node):
     """Whether `node` is an argument of a py_func-like call: its dtype goes where the call goes (the call's own
     finding, rule 18), not a change of its own."""
@@ -212,6 +225,14 @@ class _DeviceWalk(object):
                    '`%s` inside model_fn: summary ops cannot run inside the TPU computation (on a '
                    'TPU they are silently left out) -> return the tensors in TPUEstimatorSpec(host_call=(fn, '
                    'tensors)) and write the summaries in fn, which runs on the host.' % short)
+    elif canonical in apis.VARIABLE_CLASSES and self._tensor_initial_value(module, fn, call):
+      add.required(module, call, 'variable-from-a-tensor',
+                   '`%s(...)` inside model_fn with a tensor (%s) as its initial value: TPUEstimator builds model_fn '
+                   'inside its loop on the TPU (training_loop.repeat, training_loop.while_loop), where such a variable '
+                   'cannot be made ("Initializer for variable ... is from inside a control-flow construct") -> '
+                   'tf.compat.v1.get_variable(name, shape, initializer=...), or give tf.Variable a callable '
+                   '(tf.Variable(lambda: ...)), which it calls outside the loop.'
+                   % (short, syntax.render(syntax.argument(call, 0, 'initial_value'))))
     elif canonical in apis.PYTHON_CALLBACK_OPS:
       add.required(module, call, 'python-in-model-fn',
                    '`%s` inside model_fn runs Python, which a TPU cannot -> compute it in '

@@ -4,8 +4,10 @@ the report says so. docs/PORT_REPORT.md cites these tests for its judgments."""
 import argparse
 import inspect
 
+import numpy as np
 import pytest
 import tensorflow.compat.v1 as tf
+from tensorflow.python.tpu import training_loop
 from tensorflow_estimator.python.estimator import estimator as estimator_lib
 from tensorflow_estimator.python.estimator.tpu import tpu_estimator
 
@@ -479,3 +481,23 @@ def test_a_tpu_estimator_given_a_strategy_cannot_train_on_tf1(tmp_path):
                                             train_batch_size=8)
   with pytest.raises(TypeError, match='_call_input_fn'):
     estimator.train(batches, max_steps=1)
+
+
+@pytest.mark.parametrize('initial_value, made', [
+    (lambda: tf.zeros([3]), False), (lambda: tf.random.truncated_normal([3]), False), (lambda: 0.0, True),
+    (lambda: [1.0, 2.0], True), (lambda: np.zeros([3], np.float32), True), (lambda: lambda: tf.zeros([3]), True)])
+def test_a_variable_made_inside_tpu_estimators_loop_cannot_take_a_tensor_as_its_initial_value(initial_value, made):
+  """The report's variable-from-a-tensor: TPUEstimator builds model_fn inside training_loop.repeat under
+  tpu.rewrite; a tf.Variable whose initial value is a tensor made there cannot be built (TF 1: 'from inside a
+  control-flow construct'; TF 2's control flow: 'could not be lifted out of a tf.function'), while a number, an
+  array or a callable (called outside the loop) can."""
+  def step(total):
+    variable = tf.Variable(initial_value())
+    return total + tf.reduce_sum(tf.cast(variable, tf.float32))
+
+  with tf.Graph().as_default():
+    if made:
+      tf.tpu.rewrite(lambda: training_loop.repeat(2, step, [tf.constant(0.0)]))
+    else:
+      with pytest.raises(ValueError, match='control-flow construct|could not be lifted'):
+        tf.tpu.rewrite(lambda: training_loop.repeat(2, step, [tf.constant(0.0)]))

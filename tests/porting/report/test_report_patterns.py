@@ -2033,3 +2033,36 @@ def test_the_string_features_of_one_parse_spec_statement_are_one_change(tmp_path
   (tmp_path / 'train.py').write_text(PARSE_SPEC_OF_WORDS)
   _, found = findings_of([str(tmp_path / 'train.py')], str(tmp_path))
   assert [(line, severity) for _, line, code, severity in found if code == 'strings-to-the-device'] == [(5, R)]
+
+
+VARIABLES_IN_MODEL_FN = '''import numpy as np
+import tensorflow as tf
+
+
+def weights(shape):
+  return tf.Variable(tf.truncated_normal(shape, stddev=0.1))
+
+
+def model_fn(features, labels, mode, params):
+  initial = tf.zeros([4])
+  bias = tf.Variable(initial)
+  count = tf.Variable(0.0)
+  table = tf.Variable(np.ones([4], np.float32))
+  scale = tf.Variable(lambda: tf.ones([4]))
+  logits = tf.matmul(features, weights([2, 4])) + bias * scale + table + count
+  loss = tf.reduce_mean(logits)
+  return tf.estimator.tpu.TPUEstimatorSpec(mode, loss=loss, train_op=tf.no_op())
+
+
+tf.estimator.tpu.TPUEstimator(model_fn, config=tf.estimator.tpu.RunConfig(), train_batch_size=8).train(
+    lambda params: tf.data.Dataset.from_tensors(tf.zeros([8, 2])).repeat(), max_steps=1)
+'''
+
+
+def test_a_variable_made_in_model_fn_from_a_tensor_is_required_to_change_and_one_from_a_number_is_not(tmp_path):
+  """tf.Variable(tensor) inside model_fn (also in a helper it calls, and through a name) cannot be built inside
+  TPUEstimator's loop (test_report_facts); a number, an array or a callable as the initial value can."""
+  (tmp_path / 'train.py').write_text(VARIABLES_IN_MODEL_FN)
+  _, found = findings_of([str(tmp_path / 'train.py')], str(tmp_path))
+  assert [(line, severity) for _, line, code, severity in found if code == 'variable-from-a-tensor'] == [
+      (6, R), (11, R)]
