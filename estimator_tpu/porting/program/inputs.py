@@ -116,19 +116,37 @@ def _sets_shape(canonical, call):
 
 
 def size_handed_by_lambda(target, site):
-  """Whether a lambda input_fn calls the program's input function with the batch size as an argument
-  (`lambda: input_fn(files, 256)`): where the lambda takes no params, its own rule-3 change (`lambda params:
-  input_fn(files, params['batch_size'])`) is the whole edit, and the function batching with its argument needs none
-  (the report asks for nothing at that batch; the port makes the change by replacing the lambda's argument)."""
+  """Whether a lambda input_fn (or a def nested in a function) calls the program's input function whose batch
+  size is a parameter (`lambda: input_fn(files, 256)`, or `lambda: input_fn(files)` with batch_size=256 its
+  default): where the lambda takes no params, its own rule-3 change (`lambda params: input_fn(files,
+  batch_size=params['batch_size'])`) is the whole edit, and the function batching with its parameter needs none
+  (the report asks for nothing at that batch; the port makes the change by replacing or adding the lambda's
+  argument)."""
   origin = site.origin
-  if not (isinstance(target.node, ast.Lambda) and origin is not None and origin.kind == 'parameter' and
-          origin.owner is site.fn and bool(site.chain) and site.chain[0].caller is target.node and
-          site.chain[0].callee.node is site.fn and isinstance(origin.node, ast.Name)):
+  if not ((isinstance(target.node, ast.Lambda) or _nested_def(target)) and origin is not None and
+          origin.kind == 'parameter' and origin.owner is site.fn and bool(site.chain) and
+          site.chain[0].caller is target.node and site.chain[0].callee.node is site.fn and
+          isinstance(origin.node, ast.Name)):
     return False
   step = site.chain[0]
   bound = callables.bind_arguments(step.call, step.callee.node,
                                    callables.implicit_arguments(step.callee.node, step.call))
-  return bound.get(origin.node.id) is not None
+  return bound.get(origin.node.id) is not None or origin.node.id in passable_parameters(step.callee.node)
+
+
+def passable_parameters(fn):
+  """The parameters of a def a call can give by keyword."""
+  return set(syntax.positional_names(fn)) | set(a.arg for a in fn.args.kwonlyargs)
+
+
+def _nested_def(target):
+  """Whether an input_fn is a def written inside a function (`def input_fn_train(): return input_function(...)`)."""
+  if not isinstance(target.node, (ast.FunctionDef, ast.AsyncFunctionDef)):
+    return False
+  parent = target.module.parents.get(id(target.node))
+  while parent is not None and not isinstance(parent, syntax.SCOPE_NODES):
+    parent = target.module.parents.get(id(parent))
+  return isinstance(parent, syntax.FUNCTION_NODES)
 
 
 # `drops` not given to _InputWalk._batch: drop_remainder's argument decides.

@@ -106,7 +106,8 @@ def _eval_metrics(code, call, value):
   else:
     name = port.new_name(f, 'metric_fn')
     body = [_weighted_copy(code, s) for s in slice_statements]
-    returned = value.id if isinstance(value, ast.Name) else edits_lib.code_of(f.node(value))
+    # (a dict written in the spec: its tf.metrics calls are weighted as the slice's are)
+    returned = value.id if isinstance(value, ast.Name) else edits_lib.code_of(_weighted(code, value, f.node(value)))
     function = edits_lib.statements('def %s(%s):\n    return %s\n' % (name, ', '.join(tensors), returned))[0]
     function = function.with_changes(body=function.body.with_changes(body=body + list(function.body.body)))
     inserted = [function]
@@ -163,12 +164,17 @@ def _direct_metric_fn(code, slice_statements, roots):
 def _weighted_copy(code, statement):
   """A statement of the metric slice (as LibCST has it), its tf.metrics calls weighted when evaluation is
   padded."""
+  return _weighted(code, statement, code.statement(statement))
+
+
+def _weighted(code, node, copy):
+  """`copy` (LibCST's copy of the ast `node`) with the tf.metrics calls of `node` weighted with the padding's
+  weights, when evaluation is padded."""
   f = code.f
-  copy = code.statement(statement)
   if not code.exact:
     return copy
   weights = code.weights
-  metric_calls = set(id(f.node(n)) for n in ast.walk(statement) if isinstance(n, ast.Call) and
+  metric_calls = set(id(f.node(n)) for n in ast.walk(node) if isinstance(n, ast.Call) and
                      (code.canonical(n.func) or '').startswith('tensorflow.metrics.'))
 
   class Weigh(cst.CSTTransformer):

@@ -124,7 +124,16 @@ def _fix_batch(port, batch):
     step = batch.chain[0]
     parameter = batch.size.id if isinstance(batch.size, ast.Name) else None
     argument = callables.bind_arguments(step.call, step.callee.node).get(parameter)
-    if argument is None:
+    if argument is None and handed_on and parameter in inputs.passable_parameters(step.callee.node):
+      # `lambda: input_fn(files)` with batch_size a defaulted parameter: the lambda hands params['batch_size'] on.
+      caller = port.file_of(step.module)
+      node = caller.node(step.call)
+      port.edits[caller].replace(node, lambda updated: edits_lib.add_keywords(
+          updated, [(parameter, edits_lib.expression(PARAMS_BATCH))]))
+      port.change(caller, node, 3, "%s gets %s=params['batch_size'] (was its default)" % (
+          step.callee.node.name, parameter))
+      port.edits[caller].comment(caller.statement_of(node), params_comment)
+    elif argument is None:
       batch.how = None
     else:
       caller = port.file_of(step.module)
