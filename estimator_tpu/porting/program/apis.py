@@ -343,12 +343,17 @@ NO_XLA_KERNEL = frozenset([
     'tensorflow.raw_ops.GRUBlockCell', 'tensorflow.raw_ops.CudnnRNN',
     # contrib.seq2seq's beam search: its finalize runs GatherTree, which has no XLA kernel (the greedy decoders compile)
     'tensorflow.contrib.seq2seq.BeamSearchDecoder', 'tensorflow.contrib.seq2seq.gather_tree',
+    # sampled losses: their default sampler, LogUniformCandidateSampler, has no XLA kernel
+    'tensorflow.nn.nce_loss', 'tensorflow.nn.sampled_softmax_loss',
 ])
 # What compiles instead, where it is not an RNN cell of its own kind.
 _GREEDY_DECODING = ('decode greedily on the TPU (GreedyEmbeddingHelper with a BasicDecoder and a constant '
                     'maximum_iterations), or predict with the beam search on the CPU')
+_FULL_SOFTMAX = ('a full softmax over the classes on the TPU (tf.nn.sparse_softmax_cross_entropy_with_logits), or '
+                 'candidates sampled on the host (in input_fn) and handed in as sampled_values')
 NO_XLA_KERNEL_FIX = {'tensorflow.contrib.seq2seq.BeamSearchDecoder': _GREEDY_DECODING,
-                     'tensorflow.contrib.seq2seq.gather_tree': _GREEDY_DECODING}
+                     'tensorflow.contrib.seq2seq.gather_tree': _GREEDY_DECODING,
+                     'tensorflow.nn.nce_loss': _FULL_SOFTMAX, 'tensorflow.nn.sampled_softmax_loss': _FULL_SOFTMAX}
 
 
 def no_xla_kernel(name):

@@ -62,6 +62,7 @@ CODES = (
     Code('hooks-evaluate-in-training', 8, 'a hook or monitor handed to training that evaluates the estimator'),
     # model_fn.
     Code('model-fn-without-params', 3, 'a model_fn without a params argument'),
+    Code('model-fn-labels-name', 3, 'a model_fn that takes the labels under another name (contrib.learn\'s targets)'),
     Code('float64-in-model-fn', 15, 'float64 inside model_fn'),
     Code('no-xla-kernel', 18, 'an op without an XLA kernel inside model_fn'),
     Code('flag-in-model-fn', 3, 'model_fn reads a flag'),

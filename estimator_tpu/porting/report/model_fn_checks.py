@@ -41,17 +41,36 @@ def check_model_fn(collector, use):
   # Checks rule 3 (params).
   target = use.target
   module, node = target.module, target.node
+  labels = _labels_under_another_name(target)
+  renamed = ('; and name its second parameter labels, not `%s`: TPUEstimator passes the labels by that keyword '
+             '("model_fn does not take labels")' % labels) if labels else ''
   if use.ported and not checks.accepts_params(target):
     collector.required(module, node, 'model-fn-without-params',
-                       '%s takes no `params` -> add a `params` argument: TPUEstimator refuses a '
+                       '%s takes no `params` -> add a `params` argument%s: TPUEstimator refuses a '
                        'model_fn without it, and passes params[\'batch_size\'] (per core on a TPU) and '
-                       'params[\'use_tpu\'] there.' % checks.describe_fn(node))
+                       'params[\'use_tpu\'] there.' % (checks.describe_fn(node), renamed))
+  elif use.ported and labels:
+    collector.required(module, node, 'model-fn-labels-name',
+                       '%s takes the labels as `%s`, as contrib.learn passed them by position -> name that parameter '
+                       'labels: TPUEstimator (as tf.estimator.Estimator) passes them by that keyword and raises '
+                       '"model_fn does not take labels, but input_fn returns labels" without it.'
+                       % (checks.describe_fn(node), labels))
   if not use.modes:
     return  # the program runs it on the CPU only
   walk = _DeviceWalk(collector, use)
   walk.visit(module, node, 0, mode_branches.ALL)
   if not walk.saw_optimizer:
     walk.report_unseen_optimizer()
+
+
+def _labels_under_another_name(target):
+  """The name of a model_fn's second parameter when it takes no `labels` but a second one that is none of the other
+  names Estimator passes (`model_fn(features, targets, mode)`), else None."""
+  node = target.node
+  names = syntax.positional_names(node)[target.bound_positional:]
+  if 'labels' in names + [a.arg for a in node.args.kwonlyargs] or len(names) < 2:
+    return None
+  return names[1] if names[1] not in ('mode', 'params', 'config') else None
 
 
 class _DeviceWalk(object):

@@ -501,3 +501,34 @@ def test_a_variable_made_inside_tpu_estimators_loop_cannot_take_a_tensor_as_its_
     else:
       with pytest.raises(ValueError, match='control-flow construct|could not be lifted'):
         tf.tpu.rewrite(lambda: training_loop.repeat(2, step, [tf.constant(0.0)]))
+
+
+@pytest.mark.parametrize('loss', [tf.nn.nce_loss, tf.nn.sampled_softmax_loss])
+def test_a_sampled_loss_has_no_xla_kernel_for_its_default_sampler(loss):
+  """Rule 18 (apis.NO_XLA_KERNEL): nce_loss and sampled_softmax_loss draw their candidates with
+  LogUniformCandidateSampler unless given sampled_values, and that op has no XLA kernel."""
+  xla.register_xla_kernels()
+  with tf.Graph().as_default() as graph:
+    weights, biases = tf.zeros([50, 4]), tf.zeros([50])
+    loss(weights, biases, tf.zeros([8, 1], tf.int64), tf.ones([8, 4]), num_sampled=5, num_classes=50)
+    samplers = [op for op in graph.get_operations() if op.type == 'LogUniformCandidateSampler']
+    assert samplers and not xla.has_xla_kernel(samplers[0])
+    assert all(xla.has_xla_kernel(op) for op in graph.get_operations() if op.type in ('MatMul', 'Sum'))
+
+
+def test_tpu_estimator_passes_the_labels_by_the_keyword_labels(tmp_path):
+  """Rule 3 (model-fn-labels-name): TPUEstimator calls model_fn with labels=..., so a model_fn that names its second
+  parameter targets (as contrib.learn allowed) is refused: Estimator's constructor already names the parameter it
+  does not expect (estimator.py, _verify_model_fn_args)."""
+  def model_fn(features, targets, mode, params):
+    loss = tf.reduce_mean(tf.layers.dense(features, 1)) + tf.reduce_mean(targets)
+    return tf.estimator.tpu.TPUEstimatorSpec(mode, loss=loss, train_op=tf.train.get_global_step().assign_add(1))
+
+  def input_fn(params):
+    return tf.data.Dataset.from_tensors((tf.ones([2]), tf.ones([1]))).repeat().batch(
+        params['batch_size'], drop_remainder=True)
+
+  with pytest.raises(ValueError, match=r"not expected args: \['targets'\]|model_fn does not take labels"):
+    estimator = tf.estimator.tpu.TPUEstimator(model_fn, model_dir=str(tmp_path), use_tpu=False,
+                                              train_batch_size=2, config=tf.estimator.tpu.RunConfig())
+    estimator.train(input_fn, max_steps=1)

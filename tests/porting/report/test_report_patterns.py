@@ -2068,3 +2068,26 @@ def test_a_variable_made_in_model_fn_from_a_tensor_is_required_to_change_and_one
   _, found = findings_of([str(tmp_path / 'train.py')], str(tmp_path))
   assert [(line, severity) for _, line, code, severity in found if code == 'variable-from-a-tensor'] == [
       (6, R), (11, R)]
+
+
+TARGETS_MODEL_FN = '''import tensorflow as tf
+
+
+def model_fn(features, targets, mode, params):
+  loss = tf.reduce_mean(tf.layers.dense(features['x'], 1) - targets)
+  return tf.estimator.tpu.TPUEstimatorSpec(mode, loss=loss, train_op=tf.no_op())
+
+
+def input_fn(params):
+  return tf.data.Dataset.from_tensors(({'x': [1.0]}, [1.0])).repeat().batch(params['batch_size'], drop_remainder=True)
+
+
+tf.estimator.tpu.TPUEstimator(model_fn, config=tf.estimator.tpu.RunConfig(), train_batch_size=8).train(
+    input_fn, max_steps=1)
+'''
+
+
+def test_a_model_fn_that_takes_the_labels_as_targets_is_required_to_name_them_labels(tmp_path):
+  (tmp_path / 'train.py').write_text(TARGETS_MODEL_FN)
+  _, found = findings_of([str(tmp_path / 'train.py')], str(tmp_path))
+  assert [(line, code) for _, line, code, severity in found if severity == R] == [(4, 'model-fn-labels-name')]
