@@ -532,3 +532,10 @@ def test_tpu_estimator_passes_the_labels_by_the_keyword_labels(tmp_path):
     estimator = tf.estimator.tpu.TPUEstimator(model_fn, model_dir=str(tmp_path), use_tpu=False,
                                               train_batch_size=2, config=tf.estimator.tpu.RunConfig())
     estimator.train(input_fn, max_steps=1)
+
+
+def test_an_eval_spec_without_steps_evaluates_100_of_them():
+  """Rule 9: EvalSpec's steps default to 100, a count a TPU evaluation takes (the report asks for steps only where
+  they are None: written so, or an option defaulting to None), unlike evaluate(), whose steps default to None."""
+  assert tf.estimator.EvalSpec(input_fn=lambda: None).steps == 100
+  assert inspect.signature(tf.estimator.Estimator.evaluate).parameters['steps'].default is None
