@@ -210,14 +210,16 @@ class Plans(object):
       return None
     codes = set()
     for origin in origins:
-      if not self.visible(site.module, site.fn, origin):
+      if not self.visible(site.module, site.fn, origin, at=site.call):
         return None
       codes.add(self.code_of(origin))
     return codes.pop() if len(codes) == 1 else None
 
-  def visible(self, module, scope, origin):
+  def visible(self, module, scope, origin, at=None):
     """Whether an Origin's expression means the same in `scope` of `module`: a literal; names bound to the same
-    thing; or parameters of the same name (the flag values handed to both)."""
+    thing; or parameters of the same name (the flag values handed to both). With `at` (the node it will be written
+    in), a name the scope assigns must be assigned above it (`batch_size = FLAGS.batch_size` written after the
+    Estimator's statement is unbound there)."""
     if syntax.is_literal(origin.node) and not origin.suffix:
       return True
     if module is not origin.module:
@@ -231,6 +233,9 @@ class Plans(object):
       if here[0] == 'param' and there[0] == 'param':
         continue
       if here[1] is not there[1] and here[1] != there[1]:
+        return False
+      if at is not None and here[0] == 'value' and here[3] is scope and not any(
+          getattr(value, 'lineno', at.lineno) < at.lineno for value, _ in program.assignments(module, scope, name)):
         return False
     return True
 

@@ -2,6 +2,9 @@
 exactly the code after, as LibCST's own codemod tests check a codemod. The whole port on real shapes of code is
 test_write.py's; these say what each fixer writes.
 """
+import os
+import subprocess
+import sys
 import textwrap
 
 import pytest
@@ -837,3 +840,76 @@ def test_evaluation_is_not_padded_where_the_programs_own_metric_fn_would_count_t
   assert 'tpu_exact_eval_input' not in code
   todo = ' '.join(line.lstrip('# ') for line in written.splitlines() if line.lstrip().startswith('#'))
   assert "once model_fn weights its eval_metrics (and its loss) with features['tpu_weight']" in todo
+
+
+LATE_NAMES = {
+    'config.py': """
+NUM_SHARDS = 3  # the program's data files, not TPU cores
+""",
+    'train.py': """
+import sys
+
+import numpy as np
+import tensorflow.compat.v1 as tf
+from config import NUM_SHARDS
+
+
+def input_fn():
+  files = ['part-%d' % i for i in range(NUM_SHARDS)]
+  x = np.ones([8 * len(files), 2], np.float32)
+  return tf.data.Dataset.from_tensor_slices(({'x': x}, np.ones([len(x)], np.int32))).repeat().batch(8)
+
+
+def batched(batch_size):
+  x = np.ones([16, 2], np.float32)
+  return tf.data.Dataset.from_tensor_slices(({'x': x}, np.ones([16], np.int32))).repeat().batch(batch_size)
+
+
+def model_fn(features, labels, mode, params):
+  logits = tf.layers.dense(features['x'], 2)
+  loss = tf.losses.sparse_softmax_cross_entropy(labels, logits)
+  train_op = tf.train.AdamOptimizer().minimize(loss, tf.train.get_global_step())
+  return tf.estimator.EstimatorSpec(mode, loss=loss, train_op=train_op)
+
+
+def late_model_fn(features, labels, mode, params):
+  loss = tf.reduce_mean(tf.layers.dense(features['x'], 1))
+  train_op = tf.train.AdamOptimizer().minimize(loss, tf.train.get_global_step())
+  return tf.estimator.EstimatorSpec(mode, loss=loss, train_op=train_op)
+
+
+def main():
+  estimator = tf.estimator.Estimator(model_fn, model_dir=sys.argv[1])
+  estimator.train(input_fn, max_steps=2)
+  late = tf.estimator.Estimator(late_model_fn, model_dir=sys.argv[1] + '_late')
+  batch_size = 8
+  late.train(lambda: batched(batch_size), max_steps=2)
+
+
+main()
+""",
+}
+
+
+def test_the_ports_settings_take_names_of_their_own_and_batch_sizes_assigned_later_are_not_read_early(
+    tmp_path, monkeypatch):
+  """held-out-14's two wrong changes: the settings block bound NUM_SHARDS = None over the program's imported
+  NUM_SHARDS (its data files: TypeError), and a TPUEstimator read `train_batch_size=batch_size` where batch_size
+  is assigned only after it (UnboundLocalError). Now the settings take fresh names, the estimator whose batch size
+  is not bound yet stays plain, and the port runs."""
+  for name, text in LATE_NAMES.items():
+    (tmp_path / name).write_text(textwrap.dedent(text))
+  monkeypatch.chdir(tmp_path)
+  result = engine.port(['train.py', 'config.py'])
+  written = dict((os.path.basename(f.path), f.ported) for f in result.files)
+  assert 'NUM_SHARDS_2 = None' in written['train.py'] and 'num_shards=NUM_SHARDS_2' in written['train.py']
+  assert 'NUM_SHARDS = None' not in written['train.py']
+  assert 'train_batch_size=batch_size' not in written['train.py']
+  out = tmp_path / 'out'
+  out.mkdir()
+  for name, text in written.items():
+    (out / name).write_text(text)
+  done = subprocess.run([sys.executable, 'train.py', str(tmp_path / 'model')], cwd=str(out), stdout=subprocess.PIPE,
+                        stderr=subprocess.STDOUT, universal_newlines=True, timeout=300,
+                        env=dict(os.environ, TF_CPP_MIN_LOG_LEVEL='3'))
+  assert done.returncode == 0, done.stdout[-3000:]

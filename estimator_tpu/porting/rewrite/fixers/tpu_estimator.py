@@ -92,14 +92,12 @@ def settings(port, f):
   else:
     code = []
     for setting, (_, _, default, help_text, constant) in SETTINGS.items():
-      existing = constant in module.top_level or constant in module.assignments
-      names[setting] = constant
-      if not existing:
-        code.append('%s = %s  # %s' % (constant, default, help_text))
-    if code:
-      port.add_helper(f, 'settings', '\n'.join(code) + '\n', 1, 'how this program runs on a TPU: set USE_TPU, and '
-                      'TPU_NAME (rule 2: where the TPU is), for one.')
-      port.changes.append(changes.Change(f.path, 1, 1, 'settings %s' % ', '.join(n for n in names.values())))
+      # A name of its own: the program's NUM_SHARDS (its data files) or an imported USE_TPU means something else.
+      names[setting] = port.new_name(f, constant)
+      code.append('%s = %s  # %s' % (names[setting], default, help_text))
+    port.add_helper(f, 'settings', '\n'.join(code) + '\n', 1, 'how this program runs on a TPU: set %s, and %s '
+                    '(rule 2: where the TPU is), for one.' % (names['use_tpu'], names['tpu_name']))
+    port.changes.append(changes.Change(f.path, 1, 1, 'settings %s' % ', '.join(n for n in names.values())))
   port.add_helper(f, 'cluster', CLUSTER_HELPER.format(tf=port.tf_v1(f)), 2,
                   'the Cloud TPU RunConfig names; none: this machine.')
   cached[f] = names
