@@ -2,7 +2,8 @@
 container after it is made (`inputs[split] = make_input_fn(split)`, `hooks.append(hook)`).
 
 Both values.origins (what an expression holds) and callables.resolve (what a callable expression stands for) read
-`container[key]` through items_at, so a callable picked out of a dict is found the same way as a value.
+`container[key]` through displayed_at and stored_at, so a callable picked out of a dict is found the same way as a
+value.
 """
 import ast
 

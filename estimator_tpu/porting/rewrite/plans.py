@@ -150,12 +150,12 @@ class Plans(object):
     if chain and owner is fn and chain[-1].callee.node is owner:
       step = chain[-1]
       argument = callables.bind_arguments(step.call, owner).get(name)
-      if argument is None and len(chain) == 1 and values.default_of(owner, name) is not None:
+      default = values.default_of(owner, name) if argument is None and len(chain) == 1 else None
+      if default is not None:
         # Left to the helper's default (`def input_fn(x, y, batch_size=16)`): the input_fn's call will hand
         # params['batch_size'] on by keyword, and the default is the global batch.
         module = self.port.program.module_of(owner)
         scope = self.port.program.enclosing_function(module, owner)
-        default = values.default_of(owner, name)
         inner = self._from_origin(plan, inputs.trace_size(self.port.program, module, scope, default), scope, ())
         return ('argument', inner[1]) if inner[0] is not None else (None, None)
       if argument is None or len(chain) != 1:
