@@ -202,7 +202,11 @@ DATA_SOURCES = frozenset([
     'tensorflow.data.Dataset.list_files', 'tensorflow.io.gfile.glob', 'tensorflow.gfile.Glob',
     'tensorflow.io.matching_files', 'tensorflow.matching_files', 'tensorflow.contrib.data.TFRecordDataset',
 ])
-IN_MEMORY_SOURCES = frozenset(['tensorflow.data.Dataset.from_tensor_slices', 'tensorflow.data.Dataset.from_tensors'])
+# (tf.contrib.data.Dataset: TF 1.2-1.3's name for tf.data.Dataset, gone by TF 1.15 (rule 19); its data keeps its
+# dtypes when the user renames it.)
+IN_MEMORY_SOURCES = frozenset(['tensorflow.data.Dataset.from_tensor_slices', 'tensorflow.data.Dataset.from_tensors',
+                               'tensorflow.contrib.data.Dataset.from_tensor_slices',
+                               'tensorflow.contrib.data.Dataset.from_tensors'])
 # scikit-learn's toy datasets: .data and .images are float64 (load_digits, load_iris, ...).
 def is_sklearn_loader(name):
   return bool(name) and name.startswith('sklearn.datasets.load_')

@@ -13,6 +13,7 @@ from estimator_tpu.porting.program import containers
 from estimator_tpu.porting.program import syntax
 
 MAX_DEPTH = 6  # how many builders, assignments and partials deep a callable is followed
+CLASS_DEPTH = 6  # how many names, calls and returned values deep the class of an instance is followed
 
 # A function static analysis found: its module and def (or lambda); what functools.partial bound; and `via`, the
 # builder calls it came out of as (module, function, call, builder def), so a closure's values can be looked up.
@@ -93,6 +94,7 @@ class Callables(object):
   def __init__(self, program):
     self.program = program
     self._returning = set()  # id() of the calls class_of is following into the functions they run
+    self._classes = {}  # (id(fn), id(node)) -> class_of(module, fn, node), for the questions asked from outside
 
   def resolve(self, module, fn, node, depth=0):
     """The functions an expression (a model_fn= or input_fn= argument, ...) can stand for.
@@ -368,7 +370,16 @@ class Callables(object):
   def class_of(self, module, fn, node, depth=0):
     """(module, ClassDef) of the scanned class whose instance an expression holds (`ds = Cifar10DataSet(...)`;
     `ds`), else None."""
-    if depth > 3:
+    if depth == 0:
+      key = (id(fn), id(node))
+      if key not in self._classes:
+        self._classes[key] = None  # (asked again while it is answered: no answer from there)
+        self._classes[key] = self._class_of(module, fn, node, 0)
+      return self._classes[key]
+    return self._class_of(module, fn, node, depth)
+
+  def _class_of(self, module, fn, node, depth):
+    if depth > CLASS_DEPTH:
       return None
     if isinstance(node, ast.Call):
       canonical = self.program.canonical(module, fn, node.func)
@@ -395,21 +406,45 @@ class Callables(object):
       return self._attribute_class(module, fn, node.attr, depth)
     if isinstance(node, ast.Name):
       kind, bound, owner_module, owner = self.program.lookup(module, fn, node.id)
-      if kind == 'value':
+      if kind == 'import':  # `from solution import train`, where solution.py assigns train at module level
+        module_name, _, name = bound.rpartition('.')
+        source = self.program.find_module(module_name) if module_name else None
+        if source is not None and source is not module and name in source.assignments:
+          return self.class_of(source, None, ast.Name(id=name, ctx=ast.Load()), depth + 1)
+      elif kind == 'value' and owner is not None:
         return self.class_of(owner_module, owner, bound, depth + 1)
-      if kind == 'other':  # `train, evaluation = [Input(training) for training in (True, False)]`
-        for value, path in self.program.assignments(owner_module, owner, node.id):
-          while path and isinstance(value, (ast.Tuple, ast.List, ast.ListComp)):
-            index, path = path[0], path[1:]
-            if isinstance(value, ast.ListComp):
-              value = value.elt
-            elif isinstance(index, int) and index < len(value.elts):
-              value = value.elts[index]
-            else:
-              break
-          found = self.class_of(owner_module, owner, value, depth + 1) if not path else None
+      elif kind in ('value', 'other'):
+        # `train, test = data.split(...)`, `train, evaluation = [Input(training) for training in (True, False)]`
+        for value, path in reversed(self.program.assignments(owner_module, owner, node.id)):
+          found = self._class_at(owner_module, owner, value, path, depth + 1)
           if found:
             return found
+    return None
+
+  def _class_at(self, module, fn, value, path, depth):
+    """class_of for the part `path` (tuple indexes) of `value`: an element of a tuple, list or comprehension
+    written there, or of the tuple a call of the program returns (`return (self._new(left), self._new(right))`)."""
+    while path and isinstance(value, (ast.Tuple, ast.List, ast.ListComp)):
+      index, path = path[0], path[1:]
+      if isinstance(value, ast.ListComp):
+        value = value.elt
+      elif isinstance(index, int) and index < len(value.elts):
+        value = value.elts[index]
+      else:
+        return None
+    if not path:
+      return self.class_of(module, fn, value, depth)
+    if not isinstance(value, ast.Call) or depth > CLASS_DEPTH or id(value) in self._returning:
+      return None
+    self._returning.add(id(value))
+    try:
+      for callee in self.called_defs(module, fn, value):
+        for returned in self.program.returned_values(callee.node):
+          found = self._class_at(callee.module, callee.node, returned, path, depth + 1)
+          if found:
+            return found
+    finally:
+      self._returning.discard(id(value))
     return None
 
   def _attribute_class(self, module, fn, name, depth):

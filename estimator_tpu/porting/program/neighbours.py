@@ -102,11 +102,29 @@ class Neighbours(object):
 def absl_flag(module, node):
   """(flag name, default expression or None) when a node of `module` is a call that defines an absl (or tf.flags)
   flag (flags.DEFINE_string('data_dir', '/tmp', ...)), else None."""
-  if not (isinstance(node, ast.Call) and _defines_a_flag(module.canonical(node.func))):
+  if not (isinstance(node, ast.Call) and _defines_a_flag(_flags_call(module, node.func))):
     return None
   flag = syntax.argument(node, 0, 'name')
   flag = syntax.literal(flag) if flag is not None else None
   return (flag, syntax.argument(node, 1, 'default')) if isinstance(flag, str) else None
+
+
+def _flags_call(module, func):
+  """The canonical name of a call's function, also where its root is a local of the def it is in
+  (`flags = tf.app.flags` in a configure() that then calls flags.DEFINE_integer)."""
+  canonical = module.canonical(func)
+  root = syntax.root_name(func)
+  if canonical or not root or root == syntax.dotted(func):
+    return canonical
+  scope = module.parents.get(id(func))
+  while scope is not None and not isinstance(scope, (ast.FunctionDef, ast.AsyncFunctionDef)):
+    scope = module.parents.get(id(scope))
+  for node in ast.walk(scope) if scope is not None else ():
+    if isinstance(node, ast.Assign) and any(isinstance(t, ast.Name) and t.id == root for t in node.targets):
+      base = module.canonical(node.value)
+      if base:
+        return '%s%s' % (base, syntax.dotted(func)[len(root):])
+  return None
 
 
 def _defines_a_flag(canonical):

@@ -115,7 +115,7 @@ class _DeviceWalk(object):
           # tf.map_fn's fn, tf.while_loop's body.
           for callee in self._function_arguments(module, fn, node):
             self.visit(callee.module, callee.node, depth + 1, node_modes)
-      elif isinstance(node, ast.Attribute) and isinstance(node.ctx, ast.Load):
+      elif isinstance(node, (ast.Attribute, ast.Name)) and isinstance(node.ctx, ast.Load):
         self._check_attribute(module, fn, node)
       elif isinstance(node, ast.With) and not self.saw_device:
         self._check_device(module, fn, node)
@@ -129,7 +129,8 @@ class _DeviceWalk(object):
         self._own_batch_size(module, node)
 
   def _check_attribute(self, module, fn, node):
-    # Checks rule 3 (params), rule 15 (TPU dtypes), rule 18 (XLA ops).
+    # Checks rule 3 (params), rule 15 (TPU dtypes), rule 18 (XLA ops), on `tf.x.y` and on a name imported from
+    # TensorFlow (`from tensorflow.contrib.rnn import GRUBlockCellV2`).
     canonical = self.program.canonical(module, fn, node)
     if canonical in apis.FLOAT64_NAMES and not self._in_python_callback(module, fn, node):
       self.collector.required(module, node, 'float64-in-model-fn', '`%s` inside model_fn: TPUs have no float64 -> use '
@@ -141,7 +142,7 @@ class _DeviceWalk(object):
                               '`%s` inside model_fn: its op has no XLA kernel, so the TPU cannot '
                               'run it (XLA refuses it: "No registered ... OpKernel for XLA") -> %s.' % (
                                   canonical.replace('tensorflow.', 'tf.'), fix))
-    elif apis.is_flags(self.program.canonical(module, fn, node.value)):
+    elif isinstance(node, ast.Attribute) and apis.is_flags(self.program.canonical(module, fn, node.value)):
       self.collector.advice(module, node, 'flag-in-model-fn',
                             'model_fn reads the flag `%s` -> pass the value through params or '
                             'the model_fn builder, so model_fn depends only on its arguments (params[\'batch_size\'] '

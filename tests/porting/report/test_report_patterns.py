@@ -1076,6 +1076,140 @@ def test_a_model_class_built_in_model_fn_is_read_in_the_modes_its_self_mode_name
       [(13, R)] if predicts else [])
 
 
+IMPORTED_NAMES = '''import tensorflow as tf
+from tensorflow import float64
+from tensorflow.contrib.rnn import GRUBlockCellV2
+
+
+class Encoder(object):
+  def __init__(self, units):
+    self.cell = GRUBlockCellV2(num_units=units)
+
+  def encode(self, x):
+    outputs, _ = tf.nn.dynamic_rnn(self.cell, x, dtype=tf.float32)
+    return tf.cast(outputs[:, -1], float64)
+
+
+def model_fn(features, labels, mode, params):
+  encoder = Encoder(8)
+  loss = tf.reduce_mean(encoder.encode(features['x']))
+  return tf.estimator.tpu.TPUEstimatorSpec(mode, loss=loss, train_op=tf.no_op())
+
+
+def unused(x):
+  return GRUBlockCellV2(num_units=4), tf.cast(x, float64)
+'''
+
+
+def test_names_imported_from_tensorflow_are_read_like_their_attributes(tmp_path):
+  """`from tensorflow.contrib.rnn import GRUBlockCellV2` then `GRUBlockCellV2(...)` inside model_fn (here in the
+  __init__ of a class model_fn builds) is the op with no XLA kernel that `tf.contrib.rnn.GRUBlockCellV2` is
+  (rule 18), and an imported `float64` is float64 (rule 15); the same names in a def model_fn never calls are not."""
+  (tmp_path / 'model.py').write_text(IMPORTED_NAMES)
+  report, found = findings_of([str(tmp_path / 'model.py')], str(tmp_path))
+  assert sorted((line, code) for path, line, code, severity in found
+                if code in ('no-xla-kernel', 'float64-in-model-fn')) == [(8, 'no-xla-kernel'),
+                                                                         (12, 'float64-in-model-fn')]
+
+
+DATA_OBJECTS = {
+    'data.py': '''import numpy as np
+import tensorflow as tf
+
+
+class Data(object):
+  def __init__(self, x, y, batch_size):
+    self.x, self.y, self.batch_size = x, y, batch_size
+
+  def _new(self, x, y):
+    return Data(x, y, self.batch_size)
+
+  def split(self, at):
+    return (self._new(self.x[:at], self.y[:at]),
+            self._new(self.x[at:], self.y[at:]))
+
+  def shuffled(self):
+    order = np.random.permutation(len(self.x))
+    return self._new(self.x[order], self.y[order])
+
+  def input_fn(self):
+    return tf.estimator.inputs.numpy_input_fn({'x': self.x}, self.y, batch_size=self.batch_size, shuffle=False)
+''',
+    'setup.py': '''import numpy as np
+from data import Data
+
+data = Data(np.zeros((100, 4), np.float32), np.zeros(100, np.int32), batch_size=16)
+train, test = data.split(80)
+''',
+    'train.py': '''import tensorflow as tf
+from setup import test, train
+
+
+def model_fn(features, labels, mode, params):
+  loss = tf.reduce_mean(tf.layers.dense(features['x'], 1))
+  return tf.estimator.tpu.TPUEstimatorSpec(mode, loss=loss, train_op=tf.no_op())
+
+
+estimator = tf.estimator.tpu.TPUEstimator(model_fn, train_batch_size=16, eval_batch_size=16)
+estimator.train(train.shuffled().input_fn(), max_steps=10)
+''',
+}
+
+
+def test_an_input_fn_made_by_a_method_of_an_object_imported_from_a_tuple_a_method_returned(tmp_path):
+  """`from setup import train`, where setup.py unpacks `train, test = data.split(80)` and split returns a tuple of
+  `self._new(...)` (a Data): `train.shuffled().input_fn()` is Data.input_fn's numpy_input_fn, an input_fn without
+  params (rule 3, at the numpy_input_fn it returns), which no longer goes unread."""
+  for name, text in DATA_OBJECTS.items():
+    (tmp_path / name).write_text(text)
+  report, found = findings_of([str(tmp_path / name) for name in sorted(DATA_OBJECTS)], str(tmp_path))
+  assert [(path, line) for path, line, code, severity in found if code == 'input-fn-from-queue-maker'] == [
+      ('data.py', 21)]
+  assert not [f for f in found if f[2] == 'input-fn-unresolved']
+
+
+LOCAL_FLAGS = {
+    'configure.py': '''import tensorflow as tf
+
+
+def configure():
+  flags = tf.app.flags
+  flags.DEFINE_integer('batch_size', 5, 'examples per batch')
+  flags.DEFINE_integer('eval_batch_size', 16, 'examples per evaluation batch')
+  return flags.FLAGS
+
+
+conf = configure()
+''',
+    'train.py': '''import tensorflow as tf
+from configure import conf
+
+
+def model_fn(features, labels, mode, params):
+  loss = tf.reduce_mean(tf.layers.dense(features, 1))
+  return tf.estimator.tpu.TPUEstimatorSpec(mode, loss=loss, train_op=tf.no_op())
+
+
+def input_fn(params):
+  return tf.data.Dataset.from_tensors(tf.zeros([4])).repeat().batch(conf.batch_size, drop_remainder=True)
+
+
+estimator = tf.estimator.tpu.TPUEstimator(model_fn, train_batch_size=conf.batch_size)
+estimator.train(input_fn, max_steps=10)
+''',
+}
+
+
+def test_a_flag_defined_through_a_local_name_for_the_flags_module_gives_its_default(tmp_path):
+  """`flags = tf.app.flags` inside configure(), then flags.DEFINE_integer('batch_size', 5): --batch_size defaults
+  to 5, which does not split over 8 cores (rule 16, at the definition); the evaluation flag's 16 does."""
+  for name, text in LOCAL_FLAGS.items():
+    (tmp_path / name).write_text(text)
+  report, found = findings_of([str(tmp_path / name) for name in sorted(LOCAL_FLAGS)], str(tmp_path))
+  assert [(path, line) for path, line, code, severity in found if code == 'batch-not-divisible'] == [
+      ('configure.py', 6)]
+
+
 IMPORTED_LAMBDA_MAIN = '''import tensorflow as tf
 from inputs import train_input_fn
 
@@ -1170,6 +1304,36 @@ def test_an_array_of_python_numbers_divided_by_a_number_is_float64(tmp_path, loa
   report, found = findings_of([str(tmp_path / 'train.py')], str(tmp_path))
   assert [(line, code) for path, line, code, severity in found if code == 'in-memory-dtype' and severity == R] == (
       [(15, 'in-memory-dtype')] if float64 else [])
+
+
+ONE_HOT_SLICES = '''import tensorflow as tf
+from tensorflow.examples.tutorials.mnist import input_data
+
+mnist = input_data.read_data_sets('/tmp/mnist', one_hot=True)
+
+
+def train_input_fn(params):
+  dataset = %s.from_tensor_slices((mnist.train.images, mnist.train.labels))
+  return dataset.repeat().batch(params['batch_size'], drop_remainder=True)
+
+
+def model_fn(features, labels, mode, params):
+  loss = tf.losses.softmax_cross_entropy(labels, tf.layers.dense(features, 10))
+  return tf.estimator.tpu.TPUEstimatorSpec(mode, loss=loss, train_op=tf.no_op())
+
+
+estimator = tf.estimator.tpu.TPUEstimator(model_fn, train_batch_size=8)
+estimator.train(train_input_fn, max_steps=10)
+'''
+
+
+@pytest.mark.parametrize('dataset', ['tf.data.Dataset', 'tf.contrib.data.Dataset'])
+def test_one_hot_mnist_labels_sliced_into_a_dataset_are_float64(tmp_path, dataset):
+  """read_data_sets(one_hot=True) makes float64 labels (only the images become float32), which the infeed refuses
+  (rule 15, where from_tensor_slices takes them), through tf.data and through TF 1.2-1.3's tf.contrib.data alike."""
+  (tmp_path / 'train.py').write_text(ONE_HOT_SLICES % dataset)
+  report, found = findings_of([str(tmp_path / 'train.py')], str(tmp_path))
+  assert [f.line for f in report.findings if f.rule == 15 and f.severity == R] == [8]
 
 
 ABSTRACT_ESTIMATOR = '''import tensorflow as tf
