@@ -53,6 +53,9 @@ def python2_as_python3(text):
   fixers with every line kept where it was, so that findings name the lines of the file as written; None when it is
   not Python 2 either, or the conversion would move lines. (lib2to3 ships with the Pythons this report runs on.)"""
   text = text if text.endswith('\n') else text + '\n'  # lib2to3 needs the last line ended
+  # Python 2 reads a tab in the indentation as a move to the next multiple of 8 columns, so a file that mixes tabs
+  # and spaces runs there and raises TabError in Python 3: the indentation as Python 2 counts it.
+  text = ''.join(_python2_indentation(line) for line in text.splitlines(True))
   with warnings.catch_warnings():
     warnings.simplefilter('ignore')
     try:
@@ -71,6 +74,11 @@ def python2_as_python3(text):
   except SyntaxError:
     return None
   return converted
+
+
+def _python2_indentation(line):
+  code = line.lstrip(' \t')
+  return line[:len(line) - len(code)].expandtabs(8) + code
 
 
 def read_module(path):

@@ -501,6 +501,32 @@ def test_python_2_source_is_read_at_its_own_lines(tmp_path):
   assert 'legacy2.py:11: [required] rule 1 ' in out
 
 
+PYTHON2_TABS = ("import tensorflow as tf\n"
+                "\n"
+                "def model_fn(features, labels, mode):\n"
+                "        logits = tf.layers.dense(features['x'], 2)\n"
+                "\tloss = tf.losses.sparse_softmax_cross_entropy(labels, logits)\n"
+                "        if mode == tf.estimator.ModeKeys.TRAIN:\n"
+                "\t\tprint 'training'\n"
+                "        train_op = tf.train.AdamOptimizer().minimize(loss, tf.train.get_global_step())\n"
+                "\treturn tf.estimator.EstimatorSpec(mode, loss=loss, train_op=train_op)\n"
+                "\n"
+                "est = tf.estimator.Estimator(model_fn)\n")
+
+
+def test_python_2_source_that_mixes_tabs_and_spaces_is_read_as_python_2_indents_it(tmp_path):
+  """Python 2 counts a tab in the indentation as a move to the next multiple of 8 columns, so a body indented by a
+  tab on one line and 8 spaces on the next runs there (and raises TabError in Python 3): read at its own lines."""
+  with pytest.raises(SyntaxError):
+    compile(PYTHON2_TABS.replace("print 'training'", "pass"), 'tabs.py', 'exec')
+  write(tmp_path, 'tabs2.py', PYTHON2_TABS)
+  status, out, err = run_cli([str(tmp_path / 'tabs2.py')])
+  assert (status, err) == (1, '')
+  assert 'tabs2.py:3: [required] rule 3 (params): model_fn() takes no `params`' in out
+  assert 'tabs2.py:8: [required] rule 6 ' in out
+  assert 'tabs2.py:11: [required] rule 1 ' in out
+
+
 def test_exit_status_zero_when_nothing_is_required():
   status, _, _ = run_cli([os.path.join(FIXTURES, 'bert_like')])
   assert status == 0
