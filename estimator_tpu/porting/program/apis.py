@@ -82,6 +82,20 @@ def is_tf1_optimizer(name):
       and last(name).endswith('Optimizer')
 
 
+# Learning-rate schedules: a batch size that reaches one sets how fast or when the rate decays.
+LEARNING_RATE_SCHEDULES = frozenset([
+    'exponential_decay', 'piecewise_constant', 'piecewise_constant_decay', 'polynomial_decay', 'natural_exp_decay',
+    'inverse_time_decay', 'cosine_decay', 'cosine_decay_restarts', 'linear_cosine_decay', 'noisy_linear_cosine_decay',
+    'ExponentialDecay', 'PiecewiseConstantDecay', 'PolynomialDecay', 'InverseTimeDecay', 'CosineDecay',
+    'CosineDecayRestarts'])
+
+
+def sets_learning_rate(name):
+  """A TensorFlow learning-rate schedule, or an optimizer (its learning_rate)."""
+  return is_tf(name) and (last(name) in LEARNING_RATE_SCHEDULES or is_tf1_optimizer(name) or
+                          is_keras_optimizer(name))
+
+
 # Gather summary ops already made (each its own finding): not a summary of their own.
 SUMMARY_MERGES = frozenset(['tensorflow.summary.merge_all', 'tensorflow.summary.merge'])
 

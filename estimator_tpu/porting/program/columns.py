@@ -19,16 +19,93 @@ MAX_DEPTH = 6
 def string_columns(program, module, fn, node, params=None):
   """(module, call, short name) of every string column an expression of columns can hold. `params` (a
   params.Params) resolves params['feature_columns'] inside a model_fn."""
-  return matching(program, module, fn, node, apis.is_string_column, params)
+  return matching(program, module, fn, node, _is_string_column, params)
 
 
 def id_columns(program, module, fn, node, params=None):
-  """(module, call, short name) of every categorical column over integer ids an expression of columns can hold."""
-  return matching(program, module, fn, node, apis.is_id_column, params)
+  """(module, call, short name) of every categorical column over integer ids an expression of columns can hold:
+  an identity column, and a vocabulary or crossed column whose inputs are numbers (no strings)."""
+  return matching(program, module, fn, node, _is_id_column, params)
+
+
+def _is_string_column(program, module, fn, call, canonical):
+  return apis.is_string_column(canonical) and not _over_numbers(program, module, fn, call, canonical)
+
+
+def _is_id_column(program, module, fn, call, canonical):
+  return apis.is_id_column(canonical) or (apis.is_string_column(canonical) and
+                                          _over_numbers(program, module, fn, call, canonical))
+
+
+# Where a vocabulary column's vocabulary (its dtype) is passed: (position, keyword).
+_VOCABULARY = {'categorical_column_with_vocabulary_list': ((1, 'vocabulary_list'), (2, 'dtype')),
+               'sparse_column_with_keys': ((1, 'keys'), (4, 'dtype'))}
+
+
+def _over_numbers(program, module, fn, call, canonical):
+  """Whether a vocabulary or crossed column takes numbers, not strings: a vocabulary list of integers (or an
+  integer dtype=), a cross of bucketized, identity or integer-vocabulary columns and of features the program also
+  reads as numeric_column. Inside the model it still makes SparseTensors with a one-argument where and looks ids
+  up (rule 4), but no string enters the TPU."""
+  name = apis.last(canonical)
+  if name in _VOCABULARY:
+    (vocabulary_at, vocabulary_name), (dtype_at, dtype_name) = _VOCABULARY[name]
+    dtype = syntax.argument(call, dtype_at, dtype_name)
+    if dtype is not None:
+      for origin in values.origins(program, module, fn, dtype):
+        named = program.canonical(origin.module, origin.fn, origin.node) or ''
+        if named.startswith('tensorflow.') and apis.last(named) in ('int8', 'int16', 'int32', 'int64'):
+          return True
+    vocabulary = syntax.argument(call, vocabulary_at, vocabulary_name)
+    for origin in values.origins(program, module, fn, vocabulary) if vocabulary is not None else ():
+      items = [syntax.literal(item) for item in getattr(origin.node, 'elts', ())]
+      if items and all(isinstance(item, int) and not isinstance(item, bool) for item in items):
+        return True
+    return False
+  if name != 'crossed_column':
+    return False
+  keys = syntax.argument(call, 0, 'keys')
+  elements = []
+  for origin in values.origins(program, module, fn, keys) if keys is not None else ():
+    if not isinstance(origin.node, (ast.List, ast.Tuple)):
+      return False
+    elements += [(origin.module, origin.fn, element) for element in origin.node.elts]
+  if not elements:
+    return False
+  for key_module, key_fn, element in elements:
+    key = syntax.literal(element)
+    if isinstance(key, str):
+      if key not in _numeric_features(program):
+        return False
+    elif not matching(program, key_module, key_fn, element, _numeric_column):
+      return False
+  return True
+
+
+def _numeric_column(program, module, fn, call, canonical):
+  return apis.is_tf(canonical) and apis.last(canonical) in (
+      'bucketized_column', 'categorical_column_with_identity', 'sparse_column_with_integerized_feature') or \
+      (apis.is_string_column(canonical) and apis.last(canonical) != 'crossed_column' and
+       _over_numbers(program, module, fn, call, canonical))
+
+
+def _numeric_features(program):
+  """The feature keys the program reads with numeric_column / real_valued_column(key, ...) (literal keys)."""
+  if 'numeric_features' not in program.memo:
+    keys = set()
+    for module, caller, call in program.calls():
+      canonical = program.canonical(module, caller, call.func) or ''
+      if apis.is_tf(canonical) and apis.last(canonical) in ('numeric_column', 'real_valued_column'):
+        key = syntax.argument(call, 0, 'key') or syntax.argument(call, 0, 'column_name')
+        if isinstance(syntax.literal(key) if key is not None else None, str):
+          keys.add(syntax.literal(key))
+    program.memo['numeric_features'] = keys
+  return program.memo['numeric_features']
 
 
 def matching(program, module, fn, node, predicate, params=None, depth=0):
-  """(module, call, short name) of every column whose constructor's canonical name `predicate` accepts."""
+  """(module, call, short name) of every column whose constructor `predicate(program, module, fn, call, canonical
+  name)` accepts."""
   found = []
   if depth > MAX_DEPTH:
     return found
@@ -66,7 +143,7 @@ def _from_origin(program, origin, predicate, params, depth):
     inner.append(node.func.value)
   elif isinstance(node, ast.Call):
     canonical = program.canonical(module, fn, node.func) or ''
-    if predicate(canonical):
+    if predicate(program, module, fn, node, canonical):
       return [(module, node, apis.last(canonical))]
     if apis.is_wrapping_column(canonical):
       inner += list(node.args[:1]) + [kw.value for kw in node.keywords if kw.arg in ('categorical_column',

@@ -201,9 +201,12 @@ class _DeviceWalk(object):
 
   def _own_batch_size(self, module, node):
     """params['batch_size'] read in model_fn when the program put its own batch size there: on a TPU that key is
-    TPUEstimator's per-core batch. Sizes of tensors (reshape, zeros, ...) mean the per-core batch anyway."""
+    TPUEstimator's per-core batch. Sizes of tensors (reshape, zeros, a decoder's start tokens), a loss averaged over
+    the batch (CrossShardOptimizer averages the cores' gradients) mean the per-core batch anyway; a learning-rate
+    schedule computed from it (the rate scaled by the batch, decay steps of an epoch) changes with the core count."""
     # Checks rule 3 (params).
-    if _inside_call(module, node, lambda call: apis.last(syntax.render(call.func)) in apis.SHAPE_CALLS):
+    fn = self._function_of(module, node)
+    if fn is None or not self._feeds_learning_rate(module, fn, node):
       return
     where = self.own_batch_size[0]
     self.collector.required(module, node, 'own-batch-size-in-model-fn',
@@ -212,6 +215,41 @@ class _DeviceWalk(object):
                             '(train_batch_size / cores), so what is computed from it here changes -> read the global '
                             'batch under a key of your own (and rename the key where params is built).'
                             % (syntax.render(node), where.module.path, where.node.lineno))
+
+  def _feeds_learning_rate(self, module, fn, node, depth=0):
+    """Whether the value of `node` (an expression in `fn`) reaches a learning-rate schedule or an optimizer: through
+    the names assigned from it in `fn` (a few hops: `per_epoch = n / batch`, `boundaries = [per_epoch * e ...]`) and
+    the parameters of the program's functions it is handed to (`get_train_op(loss, params['batch_size'])`)."""
+    carriers, names = [node], set()
+    for _ in range(4):
+      grown = False
+      for statement, _ in syntax.walk_local(fn):
+        if isinstance(statement, ast.Assign) and any(_holds(statement.value, carrier, names) for carrier in carriers):
+          for target in statement.targets:
+            for name in syntax.assigned_names(target):
+              if name not in names:
+                names.add(name)
+                grown = True
+      if not grown:
+        break
+    for call, _ in syntax.walk_local(fn):
+      if not isinstance(call, ast.Call):
+        continue
+      arguments = list(call.args) + [keyword.value for keyword in call.keywords]
+      handed = [argument for argument in arguments if _holds(argument, node, names)]
+      if not handed:
+        continue
+      canonical = self.program.canonical(module, fn, call.func)
+      if apis.sets_learning_rate(canonical):
+        return True
+      if depth < 2 and not apis.is_tf(canonical):
+        for callee in self.program.callables.called_defs(module, fn, call):
+          bound = callables.bind_arguments(call, callee.node, callables.implicit_arguments(callee.node, call))
+          for parameter, argument in bound.items():
+            if any(argument is value for value in handed) and self._feeds_learning_rate(
+                callee.module, callee.node, ast.Name(id=parameter, ctx=ast.Load()), depth + 1):
+              return True
+    return False
 
   def _check_call(self, module, fn, call, conditions, runs):
     canonical = self.program.canonical(module, fn, call.func)
@@ -617,6 +655,15 @@ class _DeviceWalk(object):
     while parent is not None and not isinstance(parent, syntax.FUNCTION_NODES):
       parent = module.parents.get(id(parent))
     return parent if parent is not None else None
+
+
+def _holds(expression, node, names):
+  """Whether `expression` is `node`, contains it, or reads one of `names` (a Name node stands for its name)."""
+  for inner in ast.walk(expression):
+    if inner is node or (isinstance(inner, ast.Name) and (inner.id in names or (
+        isinstance(node, ast.Name) and inner.id == node.id))):
+      return True
+  return False
 
 
 def _inside_call(module, node, test):

@@ -349,6 +349,34 @@ def test_a_categorical_column_over_dense_ids_makes_a_where_xla_cannot_compile():
         session.run(total, {ids: [[1, 2, 3]] * 4})
 
 
+@pytest.mark.parametrize('kind', ['integer vocabulary', 'numeric cross'])
+def test_vocabulary_and_crossed_columns_over_numbers_put_no_string_on_the_tpu_but_xla_still_refuses_them(kind):
+  """Rule 4, not 15 (columns._over_numbers): a vocabulary list of integers and a cross of a bucketized column with an
+  integer feature make no string tensor inside the model, yet XLA still cannot compile their sparse ids (the
+  one-argument where and the cross's hashing): the change of the id-columns row, not of the string row."""
+  def step(x, y):
+    features = {'x': x, 'y': y}
+    if kind == 'integer vocabulary':
+      column = tf.feature_column.indicator_column(
+          tf.feature_column.categorical_column_with_vocabulary_list('y', [1, 2, 3], dtype=tf.int64))
+    else:
+      buckets = tf.feature_column.bucketized_column(tf.feature_column.numeric_column('x'), [0.5, 1.5])
+      column = tf.feature_column.indicator_column(tf.feature_column.crossed_column([buckets, 'y'], 16))
+    return tf.reduce_sum(tf.feature_column.input_layer(features, [column]))
+
+  with tf.Graph().as_default():
+    x = tf.placeholder(tf.float32, [4, 1])
+    y = tf.placeholder(tf.int64, [4, 1])
+    (total,) = tf.xla.experimental.compile(step, [x, y])
+    graph = tf.get_default_graph()
+    assert not [op for op in graph.get_operations() for out in op.outputs if out.dtype == tf.string]
+    with tf.Session() as session:
+      # (TF 1.15 refuses the vocabulary's table already where its initializer reads a constant of the computation.)
+      with pytest.raises((tf.errors.InvalidArgumentError, tf.errors.UnimplementedError, tf.errors.NotFoundError)):
+        session.run([tf.global_variables_initializer(), tf.tables_initializer()])
+        session.run(total, {x: [[0.0], [1.0], [2.0], [1.0]], y: [[1], [2], [3], [1]]})
+
+
 def test_premade_estimators_take_their_feature_columns_where_the_table_says():
   """apis.PREMADE_COLUMN_POSITIONS: the positional parameter of each premade estimator's feature columns."""
   checked = 0

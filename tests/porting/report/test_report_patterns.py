@@ -1210,6 +1210,83 @@ def test_a_flag_defined_through_a_local_name_for_the_flags_module_gives_its_defa
       ('configure.py', 6)]
 
 
+OWN_BATCH_SIZE = '''import tensorflow as tf
+
+
+def decay_steps_of(batch_size, examples=50000, epochs=10):
+  per_epoch = examples // batch_size
+  return per_epoch * epochs
+
+
+def train_op_of(loss, batch_size):
+  rate = tf.train.exponential_decay(0.1, tf.train.get_or_create_global_step(), decay_steps_of(batch_size), 0.5)
+  return tf.train.GradientDescentOptimizer(rate).minimize(loss, tf.train.get_or_create_global_step())
+
+
+def model_fn(features, labels, mode, params):
+  start = tf.fill([params['batch_size']], 1)
+  logits = tf.layers.dense(features, 2) + tf.cast(start[:, None], tf.float32)
+  loss = tf.reduce_sum(tf.nn.sparse_softmax_cross_entropy_with_logits(labels=labels, logits=logits))
+  loss = loss / params['batch_size']
+  %s
+  return tf.estimator.EstimatorSpec(mode, loss=loss, train_op=train_op)
+
+
+estimator = tf.estimator.Estimator(model_fn, params={'batch_size': 64})
+'''
+
+
+@pytest.mark.parametrize('train_op, line', [
+    ("train_op = train_op_of(loss, params['batch_size'])", 19),
+    ("train_op = tf.train.GradientDescentOptimizer(0.1).minimize(loss, tf.train.get_or_create_global_step())",
+     None),
+])
+def test_the_program_s_own_batch_size_in_model_fn_matters_where_it_sets_the_learning_rate(tmp_path, train_op, line):
+  """params['batch_size'] in model_fn, where the program put its own global batch: under TPUEstimator it holds the
+  per-core batch. As a size (the start tokens) or a loss's divisor (each core's mean, which CrossShardOptimizer
+  averages) the per-core batch is what the code needs; handed to a helper that computes decay steps from it, the
+  schedule changes with the core count (rule 3 there)."""
+  (tmp_path / 'train.py').write_text(OWN_BATCH_SIZE % train_op)
+  report, found = findings_of([str(tmp_path / 'train.py')], str(tmp_path))
+  assert [f[1] for f in found if f[2] == 'own-batch-size-in-model-fn'] == ([line] if line else [])
+
+
+NUMBER_COLUMNS = '''import tensorflow as tf
+
+
+def columns(int_dtype=tf.int64):
+  age = tf.feature_column.numeric_column('age')
+  income = tf.feature_column.numeric_column('income')
+  ages = tf.feature_column.bucketized_column(age, [18, 30, 50])
+  region = tf.feature_column.categorical_column_with_vocabulary_list('region', [1, 2, 3, 4])
+  sex = tf.feature_column.categorical_column_with_vocabulary_list('sex', [0, 1], dtype=int_dtype)
+  city = tf.feature_column.categorical_column_with_vocabulary_list('city', ['Oslo', 'Lima'])
+  return {
+      'numbers': [tf.feature_column.crossed_column([ages, 'income'], 100), region, sex],
+      'strings': [tf.feature_column.crossed_column([ages, 'city'], 100)],
+      'named': [tf.feature_column.crossed_column([city, 'income'], 100)],
+  }
+
+
+def main():
+  made = columns()
+  numbers = tf.estimator.LinearClassifier(made['numbers'])
+  strings = tf.estimator.LinearClassifier(made['strings'])
+  named = tf.estimator.LinearClassifier(made['named'])
+  return numbers, strings, named
+'''
+
+
+def test_vocabulary_and_crossed_columns_over_numbers_are_the_id_columns_change(tmp_path):
+  """A vocabulary list of integers (or an integer dtype= handed in) and a cross of a bucketized column with a feature
+  the program reads as numeric_column carry no strings: rule 4 at the estimator (the id-columns row), not rule 15; a
+  cross with a raw key the program never reads as a number, or with a string vocabulary, stays rule 15."""
+  (tmp_path / 'train.py').write_text(NUMBER_COLUMNS)
+  report, found = findings_of([str(tmp_path / 'train.py')], str(tmp_path))
+  codes = [code for path, line, code, severity in found if code.startswith('premade-') and code.endswith('columns')]
+  assert codes == ['premade-id-columns', 'premade-string-columns', 'premade-string-columns'], codes
+
+
 IMPORTED_LAMBDA_MAIN = '''import tensorflow as tf
 from inputs import train_input_fn
 
