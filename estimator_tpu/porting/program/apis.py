@@ -96,6 +96,16 @@ def sets_learning_rate(name):
                           is_keras_optimizer(name))
 
 
+# Integer tensors: what they make (tf.shape(x)[0], tf.size(x), ...) and what keeps them integers. Divided with true
+# division (`/` in Python 3, tf.divide, tf.truediv) two integer tensors give float64 (math_ops._truediv_python3).
+INT_SHAPES = frozenset(['shape', 'size', 'rank'])
+INT_FROM_DATA = frozenset(['argmax', 'argmin', 'count_nonzero'])
+INT_KEEPING = frozenset(['add', 'subtract', 'multiply', 'maximum', 'minimum', 'reduce_sum', 'reduce_max', 'reduce_min',
+                         'reduce_prod', 'abs', 'floordiv', 'floor_div', 'mod', 'square', 'add_n', 'identity',
+                         'stop_gradient'])
+TRUE_DIVISIONS = frozenset(['divide', 'truediv'])
+
+
 # Gather summary ops already made (each its own finding): not a summary of their own.
 SUMMARY_MERGES = frozenset(['tensorflow.summary.merge_all', 'tensorflow.summary.merge'])
 
@@ -105,9 +115,16 @@ OLD_SUMMARIES = frozenset(['tensorflow.scalar_summary', 'tensorflow.histogram_su
                            'tensorflow.audio_summary'])
 
 
+# Python-side classes of tf.summary that add no op to the graph (an event file writer, the protos).
+SUMMARY_WRITERS = frozenset(['tensorflow.summary.FileWriter', 'tensorflow.summary.FileWriterCache',
+                             'tensorflow.summary.Summary', 'tensorflow.summary.Event',
+                             'tensorflow.summary.SummaryDescription', 'tensorflow.summary.TaggedRunMetadata',
+                             'tensorflow.summary.get_summary_description'])
+
+
 def is_summary(name):
   return is_tf(name) and (name.startswith('tensorflow.summary.') or name.startswith('tensorflow.contrib.summary.') or
-                          name in OLD_SUMMARIES) and name not in SUMMARY_MERGES
+                          name in OLD_SUMMARIES) and name not in SUMMARY_MERGES and name not in SUMMARY_WRITERS
 
 
 def is_flags(name):

@@ -82,9 +82,11 @@ def _describe(program, origin, params, depth):
   if apis.is_hparams(canonical) or (not canonical and func_name == 'HParams'):
     params.kinds.add(HPARAMS)
     _add_keywords(node, module, fn, params)
+    _add_unpacked(program, node, module, fn, params, depth)
   elif func_name == 'dict' and not canonical:
     params.kinds.add(DICT)
     _add_keywords(node, module, fn, params)
+    _add_unpacked(program, node, module, fn, params, depth)
     if node.args and depth < 3:
       for inner in values.origins(program, module, fn, node.args[0]):
         _describe(program, inner, params, depth + 1)
@@ -168,6 +170,21 @@ def _add_keywords(call, module, fn, params):
   for keyword in call.keywords:
     if keyword.arg:
       params.add(keyword.arg, values.Value(module, fn, keyword.value), values.Value(module, fn, keyword.value))
+
+
+def _add_unpacked(program, call, module, fn, params, depth):
+  """The keys of a mapping unpacked into the call (`HParams(**vars(args))`: every option a key); its kind stays the
+  call's."""
+  if depth >= 3:
+    return
+  for keyword in call.keywords:
+    if keyword.arg is None:
+      inner = Params()
+      for origin in values.origins(program, module, fn, keyword.value):
+        _describe(program, origin, inner, depth + 1)
+      for key, pairs in inner.entries.items():
+        for pair in pairs:
+          params.add(key, *pair)
 
 
 def _add_mutations(program, module, fn, name, params):

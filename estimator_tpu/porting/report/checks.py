@@ -107,3 +107,25 @@ def accepts_params(target):
   node = target.node
   names = syntax.positional_names(node)[target.bound_positional:] + [a.arg for a in node.args.kwonlyargs]
   return 'params' in names and 'params' not in target.bound_keywords
+
+
+# Names only Python 2 programs use: there `/` of two ints is an int, unless `from __future__ import division`.
+PYTHON2_NAMES = frozenset(['xrange', 'raw_input', 'unicode', 'iteritems', 'itervalues', 'basestring'])
+
+
+def true_division(module):
+  """Whether `/` divides to a float in this module: Python 3 source, or Python 2 with the future import."""
+  if getattr(module, 'true_division', None) is None:
+    module.true_division = _true_division(module)
+  return module.true_division
+
+
+def _true_division(module):
+  tree = module.tree
+  if any(isinstance(node, ast.ImportFrom) and node.module == '__future__' and
+         any(alias.name == 'division' for alias in node.names) for node in tree.body):
+    return True
+  if module.python2:
+    return False
+  return not any((isinstance(node, ast.Name) and node.id in PYTHON2_NAMES) or
+                 (isinstance(node, ast.Attribute) and node.attr in PYTHON2_NAMES) for node in ast.walk(tree))

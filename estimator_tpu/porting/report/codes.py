@@ -64,6 +64,7 @@ CODES = (
     Code('model-fn-without-params', 3, 'a model_fn without a params argument'),
     Code('model-fn-labels-name', 3, 'a model_fn that takes the labels under another name (contrib.learn\'s targets)'),
     Code('float64-in-model-fn', 15, 'float64 inside model_fn'),
+    Code('int-true-division', 15, 'integer tensors divided with true division (float64) inside model_fn'),
     Code('no-xla-kernel', 18, 'an op without an XLA kernel inside model_fn'),
     Code('flag-in-model-fn', 3, 'model_fn reads a flag'),
     Code('device-placement', 6, 'with tf.device(...) inside model_fn'),

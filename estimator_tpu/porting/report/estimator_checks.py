@@ -268,8 +268,11 @@ class _SiteCheck(object):
     # Checks rule 3 (params).
     add, params = self.collector, self.params
     for key in params_lib.RESERVED_KEYS:
-      for key_value, _ in params.entries.get(key, []):
+      for key_value, value in params.entries.get(key, []):
         whole = isinstance(key_value.node, ast.Call)  # FLAGS.flag_values_dict(), vars(args): every option a key
+        if key == 'batch_size' and value is not None and getattr(value, 'node', None) is not None:
+          # The program's own batch size is the global batch its port gives TPUEstimator (rule 16 where written).
+          input_fn_checks.check_even_batches(add, value.module, value.fn, value.node)
         add.required(key_value.module, key_value.node, 'params-reserved-key',
                      '%s the key %r, which TPUEstimator reserves '
                      '(it raises ValueError for params with %s) and sets itself: params[\'batch_size\'] is the '
@@ -723,7 +726,7 @@ class _CallSite(object):
       return
     for origin in values.origins(self.program, self.module, self.fn, node):
       if isinstance(origin.node, ast.BinOp) and isinstance(origin.node.op, ast.Div) and \
-          _true_division(origin.module):
+          checks.true_division(origin.module):
         self.collector.required(origin.module, origin.node, 'steps-not-int',
                                 'the step count `%s` is a true division, a float in Python 3: TPUEstimator '
                                 'refuses steps that are not ints (TypeError) -> divide with // (or int(...)).'
@@ -769,22 +772,6 @@ class _CallSite(object):
       return NONE, ' (`%s` is the flag --%s, which defaults to None: %s:%d)' % (
           syntax.render(node), flag, where.path, call.lineno)
     return SET, ''
-
-
-# Names only Python 2 programs use: there `/` of two ints is an int, unless `from __future__ import division`.
-PYTHON2_NAMES = frozenset(['xrange', 'raw_input', 'unicode', 'iteritems', 'itervalues', 'basestring'])
-
-
-def _true_division(module):
-  """Whether `/` divides to a float in this module: Python 3 source, or Python 2 with the future import."""
-  tree = module.tree
-  if any(isinstance(node, ast.ImportFrom) and node.module == '__future__' and
-         any(alias.name == 'division' for alias in node.names) for node in tree.body):
-    return True
-  if module.python2:
-    return False
-  return not any((isinstance(node, ast.Name) and node.id in PYTHON2_NAMES) or
-                 (isinstance(node, ast.Attribute) and node.attr in PYTHON2_NAMES) for node in ast.walk(tree))
 
 
 def _evaluates_on_tpu(sites):

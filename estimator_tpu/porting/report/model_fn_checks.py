@@ -100,6 +100,8 @@ class _DeviceWalk(object):
       runs = node_modes & self.tpu_modes
       if not runs or checks.tpu_branch(conditions) == 'cpu':
         continue
+      if isinstance(node, (ast.Call, ast.BinOp)):
+        self._check_int_division(module, fn, node)
       if isinstance(node, ast.Call):
         self._check_call(module, fn, node, conditions, runs)
         if depth < FOLLOW_DEPTH and not apis.is_tf(self.program.canonical(module, fn, node.func)):
@@ -215,6 +217,64 @@ class _DeviceWalk(object):
                             '(train_batch_size / cores), so what is computed from it here changes -> read the global '
                             'batch under a key of your own (and rename the key where params is built).'
                             % (syntax.render(node), where.module.path, where.node.lineno))
+
+  def _check_int_division(self, module, fn, node):
+    # Checks rule 15 (TPU dtypes).
+    if isinstance(node, ast.BinOp):
+      if not (isinstance(node.op, ast.Div) and checks.true_division(module)):
+        return
+      left, right = node.left, node.right
+    else:
+      canonical = self.program.canonical(module, fn, node.func) or ''
+      if not (apis.is_tf(canonical) and apis.last(canonical) in apis.TRUE_DIVISIONS and len(node.args) >= 2):
+        return
+      left, right = node.args[0], node.args[1]
+    kinds = [self._int_tensor(module, fn, side) for side in (left, right)]
+    whole = [isinstance(syntax.literal(side), int) and not isinstance(syntax.literal(side), bool)
+             for side in (left, right)]
+    if DATA not in kinds or not all(kind or literal for kind, literal in zip(kinds, whole)):
+      # (a side of unknown kind: a Python float would fail there anyway; sizes of static shapes only: XLA computes
+      # them while it compiles, as the official TPU ResNet's image size, so no float64 reaches the TPU)
+      return
+    self.collector.required(module, node, 'int-true-division',
+                            '`%s` divides integer tensors computed from the data with true division, which gives '
+                            'float64 (math_ops.truediv casts int32 and int64 to float64): the TPU has no float64 -> '
+                            'integer division (//, tf.math.floordiv), or cast both to tf.float32 first.'
+                            % syntax.render(node))
+
+  def _int_tensor(self, module, fn, node, depth=0):
+    """SHAPE or DATA when an expression inside model_fn is an integer tensor (else None): SHAPE for what only
+    static shapes give (tf.shape(x)[0], tf.size, tf.rank, sums and products of them), DATA where the data's values
+    enter (a cast of a tensor to an integer dtype, argmax, count_nonzero, reductions of those)."""
+    if depth > 4 or node is None:
+      return None
+    if isinstance(node, ast.Subscript):
+      return self._int_tensor(module, fn, node.value, depth + 1)
+    if isinstance(node, ast.BinOp) and isinstance(node.op, (ast.Add, ast.Sub, ast.Mult, ast.FloorDiv, ast.Mod)):
+      return _strongest(self._int_tensor(module, fn, side, depth + 1) for side in (node.left, node.right))
+    if isinstance(node, ast.Name):
+      kind, bound, _, owner = self.program.lookup(module, fn, node.id)
+      return self._int_tensor(module, fn, bound, depth + 1) if kind == 'value' and owner is fn else None
+    if not isinstance(node, ast.Call):
+      return None
+    canonical = self.program.canonical(module, fn, node.func) or ''
+    if not apis.is_tf(canonical):
+      return None
+    name = apis.last(canonical)
+    if name in apis.INT_SHAPES:
+      return SHAPE
+    if name in apis.INT_FROM_DATA:
+      return DATA
+    if name in ('cast', 'to_int32', 'to_int64', 'saturate_cast'):
+      dtype = syntax.argument(node, 1, 'dtype')
+      named = self.program.canonical(module, fn, dtype) if dtype is not None else ''
+      if name == 'cast' and not (named and apis.last(named) in ('int32', 'int64')):
+        return None
+      # (a cast of a shape keeps its kind; of anything else, the data's values)
+      return (self._int_tensor(module, fn, node.args[0], depth + 1) if node.args else None) or DATA
+    if name in apis.INT_KEEPING:
+      return _strongest(self._int_tensor(module, fn, argument, depth + 1) for argument in node.args[:2])
+    return None
 
   def _feeds_learning_rate(self, module, fn, node, depth=0):
     """Whether the value of `node` (an expression in `fn`) reaches a learning-rate schedule or an optimizer: through
@@ -655,6 +715,15 @@ class _DeviceWalk(object):
     while parent is not None and not isinstance(parent, syntax.FUNCTION_NODES):
       parent = module.parents.get(id(parent))
     return parent if parent is not None else None
+
+
+# What an integer tensor inside model_fn is computed from (_DeviceWalk._int_tensor).
+SHAPE, DATA = 'shape', 'data'
+
+
+def _strongest(kinds):
+  kinds = set(kinds)
+  return DATA if DATA in kinds else SHAPE if SHAPE in kinds else None
 
 
 def _holds(expression, node, names):

@@ -377,6 +377,34 @@ def test_vocabulary_and_crossed_columns_over_numbers_put_no_string_on_the_tpu_bu
         session.run(total, {x: [[0.0], [1.0], [2.0], [1.0]], y: [[1], [2], [3], [1]]})
 
 
+def test_the_python_classes_of_tf_summary_add_no_op_to_the_graph(tmp_path):
+  """apis.SUMMARY_WRITERS: a FileWriter made (and written to) while model_fn is built, and the Summary proto, add
+  nothing to the graph, so nothing of them is in the TPU computation (not rule 7); tf.summary.scalar does."""
+  with tf.Graph().as_default() as graph:
+    writer = tf.summary.FileWriter(str(tmp_path))
+    writer.add_summary(tf.summary.Summary(value=[tf.summary.Summary.Value(tag='x', simple_value=1.0)]), 0)
+    writer.close()
+    assert graph.get_operations() == []
+    tf.summary.scalar('x', tf.constant(1.0))
+    assert 'ScalarSummary' in [op.type for op in graph.get_operations()]
+  for name in apis.SUMMARY_WRITERS:
+    assert hasattr(tf.summary, name.rpartition('.')[2]), name
+
+
+def test_integer_tensors_divided_with_true_division_are_float64():
+  """Rule 15 (int-true-division): `/` (Python 3), tf.divide and tf.truediv of int32 or int64 tensors, or of one and a
+  Python int, give float64; `//` keeps the integers. (apis.INT_TENSOR_MAKERS give integers.)"""
+  with tf.Graph().as_default():
+    x = tf.zeros([6, 4])
+    height = tf.shape(x)[0]
+    assert height.dtype == tf.int32 and tf.size(x).dtype == tf.int32 and tf.range(3).dtype == tf.int32
+    assert (height - 2).dtype == tf.int32 and (height // 2).dtype == tf.int32
+    assert ((height - 2) / 2).dtype == tf.float64
+    assert tf.divide(tf.reduce_sum(tf.cast(x, tf.int32)), tf.multiply(height, 3)).dtype == tf.float64
+    assert tf.truediv(tf.cast(x, tf.int64), tf.cast(x, tf.int64)).dtype == tf.float64
+    assert (tf.reduce_mean(x) / 2).dtype == tf.float32
+
+
 def test_premade_estimators_take_their_feature_columns_where_the_table_says():
   """apis.PREMADE_COLUMN_POSITIONS: the positional parameter of each premade estimator's feature columns."""
   checked = 0

@@ -1287,6 +1287,103 @@ def test_vocabulary_and_crossed_columns_over_numbers_are_the_id_columns_change(t
   assert codes == ['premade-id-columns', 'premade-string-columns', 'premade-string-columns'], codes
 
 
+PROJECTOR_WRITER = '''import tensorflow as tf
+
+
+def model_fn(features, labels, mode, params):
+  logits = tf.layers.dense(features, 2)
+  writer = tf.summary.FileWriter('/tmp/projector')
+  writer.close()
+  loss = tf.losses.sparse_softmax_cross_entropy(labels, logits)
+  tf.summary.scalar('loss', loss)
+  return tf.estimator.tpu.TPUEstimatorSpec(mode, loss=loss, train_op=tf.no_op())
+
+
+estimator = tf.estimator.tpu.TPUEstimator(model_fn, train_batch_size=8)
+'''
+
+
+def test_a_file_writer_made_in_model_fn_is_no_summary_op(tmp_path):
+  """tf.summary.FileWriter (an embedding projector's config written while model_fn is built) adds no op to the
+  graph: no rule-7 change there; the tf.summary.scalar beside it is one."""
+  (tmp_path / 'train.py').write_text(PROJECTOR_WRITER)
+  report, found = findings_of([str(tmp_path / 'train.py')], str(tmp_path))
+  assert [line for path, line, code, severity in found if code == 'summary-in-model-fn'] == [9]
+
+
+OWN_BATCH_IN_PARAMS = '''import argparse
+import tensorflow as tf
+
+parser = argparse.ArgumentParser()
+parser.add_argument('--batch_size', type=int, default=%d)
+
+
+def model_fn(features, labels, mode, params):
+  loss = tf.reduce_mean(tf.layers.dense(features, 1))
+  train_op = tf.train.AdamOptimizer().minimize(loss, tf.train.get_or_create_global_step())
+  return tf.estimator.EstimatorSpec(mode, loss=loss, train_op=train_op)
+
+
+def input_fn(params):
+  return tf.data.Dataset.from_tensors(tf.zeros([4])).repeat().batch(params['batch_size'])
+
+
+if __name__ == '__main__':
+  args = parser.parse_args()
+  params = {'learning_rate': 0.01}
+  params['batch_size'] = args.batch_size
+  estimator = tf.estimator.Estimator(model_fn, params=params)
+  estimator.train(lambda: input_fn(params), max_steps=100)
+'''
+
+
+@pytest.mark.parametrize('default, uneven', [(4, True), (32, False)])
+def test_a_batch_size_the_program_keeps_in_params_must_split_over_the_cores(tmp_path, default, uneven):
+  """params['batch_size'] = args.batch_size, which input_fn batches with: the reserved key's value is the global batch
+  a port gives TPUEstimator, so a --batch_size default of 4 does not split over 8 cores (rule 16 at its definition)."""
+  (tmp_path / 'train.py').write_text(OWN_BATCH_IN_PARAMS % default)
+  report, found = findings_of([str(tmp_path / 'train.py')], str(tmp_path))
+  assert [line for path, line, code, severity in found if code == 'batch-not-divisible'] == ([5] if uneven else [])
+
+
+INT_DIVISION = '''import tensorflow as tf
+
+
+def central_crop(image, size):
+  offset = (tf.shape(image)[0] - size) / 2
+  middle = tf.shape(image)[1] // 2
+  return image[offset:offset + size, middle:middle + size]
+
+
+def model_fn(features, labels, mode, params):
+  hits = tf.reduce_sum(tf.cast(tf.equal(labels, 1), tf.int32))
+  precision = tf.divide(hits, tf.size(labels))
+  recall = tf.truediv(tf.count_nonzero(labels), tf.cast(tf.size(labels), tf.int64))
+  ratio = hits / tf.shape(labels)[0]
+  mean = tf.reduce_mean(features) / 2
+  logits = tf.layers.dense(tf.map_fn(lambda image: central_crop(image, 2), features), 2)
+  loss = tf.losses.sparse_softmax_cross_entropy(labels, logits) + mean
+  loss += tf.cast(precision + recall + ratio, tf.float32)
+  return tf.estimator.tpu.TPUEstimatorSpec(mode, loss=loss, train_op=tf.no_op())
+
+
+estimator = tf.estimator.tpu.TPUEstimator(model_fn, train_batch_size=8)
+%s
+'''
+
+
+@pytest.mark.parametrize('python2', [False, True])
+def test_integer_tensors_divided_with_true_division_inside_model_fn(tmp_path, python2):
+  """tf.divide of a count computed from the data by a size is float64 inside the TPU computation (rule 15), and so
+  is `/` of such counts in Python 3; `(tf.shape(image)[0] - size) / 2` divides only static sizes, which XLA computes
+  while it compiles (the official TPU ResNet divides its image size so), `//` and a float tensor's `/` are not either.
+  In Python 2 source without the future import, `/` of integers is an integer."""
+  (tmp_path / 'train.py').write_text(INT_DIVISION % ('for _ in xrange(2):\n  pass' if python2 else ''))
+  report, found = findings_of([str(tmp_path / 'train.py')], str(tmp_path))
+  assert [line for path, line, code, severity in found if code == 'int-true-division'] == (
+      [12, 13] if python2 else [12, 13, 14])
+
+
 IMPORTED_LAMBDA_MAIN = '''import tensorflow as tf
 from inputs import train_input_fn
 
