@@ -85,10 +85,23 @@ def port_spec(code, call):
     code.guarded(call, _weigh_loss, code, syntax.argument(call, 1, 'loss'), call)
 
 
-def _eval_metrics(code, call, value):
-  f, port = code.f, code.port
-  original = f.node(call)
-  statement = f.statement_of(original)
+def metrics_movable(code, call):
+  """Whether port_spec can move this spec's eval_metric_ops into a metric_fn (and so weight them where the
+  evaluation is padded): read only, for fixers/exact_evaluation.py's plan, before any fixer edits."""
+  metrics = syntax.keyword(call, 'eval_metric_ops')
+  if metrics is None or (syntax.is_literal(metrics) and syntax.literal(metrics) is None):
+    return True
+  if syntax.has_star_args(call):
+    return False
+  try:
+    _metric_slice(code, call, metrics)
+  except model_fn_code.Failed:
+    return False
+  return True
+
+
+def _metric_slice(code, call, value):
+  """(roots, statements to copy, tensors) of the metrics `value` a spec is given; Failed when they cannot move."""
   roots = []
   if isinstance(value, ast.Name):
     definitions = code.definitions(value.id, call)
@@ -97,7 +110,14 @@ def _eval_metrics(code, call, value):
                                  '`%s` in a metric_fn of the tensors it reads' % value.id)
     roots = definitions
   slice_statements, inputs = code.slice([value], roots, call)
-  tensors = code.tensors(inputs)
+  return roots, slice_statements, code.tensors(inputs)
+
+
+def _eval_metrics(code, call, value):
+  f, port = code.f, code.port
+  original = f.node(call)
+  statement = f.statement_of(original)
+  roots, slice_statements, tensors = _metric_slice(code, call, value)
   code.moved_reads.update(id(n) for n in ast.walk(value))
   direct = _direct_metric_fn(code, slice_statements, roots)
   if direct is not None:
