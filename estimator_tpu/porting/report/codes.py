@@ -97,6 +97,8 @@ CODES = (
     Code('optimizer-unseen', 6, 'whether the optimizer is wrapped cannot be told'),
     Code('train-op-unseen', 6, 'train_op is built outside the scanned files'),
     Code('summaries-of-optimize-loss', 7, 'optimize_loss writes summaries inside model_fn'),
+    Code('summaries-of-create-train-op', 7, 'create_train_op(summarize_gradients=True) writes summaries inside '
+         'model_fn'),
     # input_fn.
     Code('input-fn-partial-binds-params', 3, 'functools.partial binds input_fn\'s params'),
     Code('input-fn-without-params', 3, 'an input_fn without a params argument'),

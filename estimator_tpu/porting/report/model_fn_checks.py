@@ -568,6 +568,12 @@ class _DeviceWalk(object):
                                 'and report the values through TPUEstimatorSpec(host_call=...).' % (
                                     short, syntax.render(summaries) if summaries is not None else 'its default '
                                     'loss, learning_rate and gradient norm'))
+    elif syntax.literal(syntax.keyword(call, 'summarize_gradients')) is True:
+      self.collector.required(module, call, 'summaries-of-create-train-op',
+                              '`%s(summarize_gradients=True)` writes a histogram summary of every gradient inside '
+                              'model_fn: summary ops cannot run inside the TPU computation -> '
+                              'summarize_gradients=False, and report what you need through '
+                              'TPUEstimatorSpec(host_call=...).' % short)
 
   def _optimizer_kind(self, module, fn, node, conditions, depth):
     """(kind, detail) of an optimizer expression; kinds are the constants above."""

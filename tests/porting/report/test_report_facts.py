@@ -405,6 +405,22 @@ def test_integer_tensors_divided_with_true_division_are_float64():
     assert (tf.reduce_mean(x) / 2).dtype == tf.float32
 
 
+@pytest.mark.skipif(not tf.__version__.startswith('1.'),
+                    reason='tf.contrib.training exists in TensorFlow 1.x only (TF %s)' % tf.__version__)
+def test_create_train_op_summarize_gradients_adds_a_summary_op_per_gradient():
+  """Rule 7 (summaries-of-create-train-op): create_train_op(summarize_gradients=True) writes a histogram summary of
+  each gradient where it is called (inside model_fn); without it, none."""
+  from tensorflow.contrib import training  # pylint: disable=g-import-not-at-top
+  for summarize, expected in ((True, 2), (False, 0)):
+    with tf.Graph().as_default() as graph:
+      weights = tf.get_variable('w', [3], initializer=tf.zeros_initializer())
+      bias = tf.get_variable('b', [], initializer=tf.zeros_initializer())
+      loss = tf.reduce_sum(weights * 2.0) + bias
+      training.create_train_op(loss, tf.train.GradientDescentOptimizer(0.1), summarize_gradients=summarize)
+      histograms = [op for op in graph.get_operations() if op.type == 'HistogramSummary']
+      assert len(histograms) >= expected and (expected or not histograms), (summarize, histograms)
+
+
 def test_premade_estimators_take_their_feature_columns_where_the_table_says():
   """apis.PREMADE_COLUMN_POSITIONS: the positional parameter of each premade estimator's feature columns."""
   checked = 0

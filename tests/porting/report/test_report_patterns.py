@@ -1384,6 +1384,32 @@ def test_integer_tensors_divided_with_true_division_inside_model_fn(tmp_path, py
       [12, 13] if python2 else [12, 13, 14])
 
 
+CREATE_TRAIN_OP = '''import tensorflow as tf
+
+slim = tf.contrib.slim
+
+
+def model_fn(features, labels, mode, params):
+  loss = tf.losses.mean_squared_error(labels, tf.layers.dense(features, 1))
+  optimizer = tf.tpu.CrossShardOptimizer(tf.train.GradientDescentOptimizer(0.1))
+  train_op = slim.learning.create_train_op(loss, optimizer, summarize_gradients=%s)
+  return tf.estimator.tpu.TPUEstimatorSpec(mode, loss=loss, train_op=train_op)
+
+
+estimator = tf.estimator.tpu.TPUEstimator(model_fn, train_batch_size=8)
+'''
+
+
+@pytest.mark.parametrize('summarize', [True, False])
+def test_create_train_op_that_summarizes_gradients_writes_summaries_on_the_tpu(tmp_path, summarize):
+  """slim's create_train_op(summarize_gradients=True) inside model_fn writes a histogram per gradient: rule 7 at the
+  call; with False, nothing."""
+  (tmp_path / 'train.py').write_text(CREATE_TRAIN_OP % summarize)
+  report, found = findings_of([str(tmp_path / 'train.py')], str(tmp_path))
+  assert [line for path, line, code, severity in found if code == 'summaries-of-create-train-op'] == (
+      [9] if summarize else [])
+
+
 IMPORTED_LAMBDA_MAIN = '''import tensorflow as tf
 from inputs import train_input_fn
 
