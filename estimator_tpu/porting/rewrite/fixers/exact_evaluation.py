@@ -67,38 +67,31 @@ def _metrics_weighted(port, target):
   builds) is one the port moves into a metric_fn, which it weights: read before any edit."""
   if isinstance(target.node, ast.Lambda):
     return False
-  program = port.program
   code = model_fn_code.ModelFnCode(port, target.module, target.node, True)
-  defs = [(target.module, target.node)]
-  for node, _ in syntax.walk_local(target.node):
-    if isinstance(node, ast.Call):
-      defs += [(c.module, c.node) for c in program.callables.called_defs(target.module, target.node, node)]
-  for module, fn in defs:
-    for node, _ in syntax.walk_local(fn):
-      if not (isinstance(node, ast.Call) and syntax.keyword(node, 'eval_metric_ops') is not None):
-        continue
-      canonical = program.canonical(module, fn, node.func) or ''
-      if not (apis.is_tf(canonical) and apis.last(canonical) == 'EstimatorSpec'):
-        continue
-      if fn is not target.node or not estimator_spec.metrics_movable(code, node):
-        return False
+  for module, fn, call in _calls_given(port, target, 'eval_metric_ops'):
+    canonical = port.program.canonical(module, fn, call.func) or ''
+    if apis.is_tf(canonical) and apis.last(canonical) == 'EstimatorSpec' and (
+        fn is not target.node or not estimator_spec.metrics_movable(code, call)):
+      return False
   return True
 
 
 def _own_eval_metrics(port, target):
   """Whether a model_fn returns a TPUEstimatorSpec with eval_metrics of the program's own (the functions it calls
   included, one level down)."""
+  return any(apis.is_tpu_estimator_spec(port.program.canonical(module, fn, call.func))
+             for module, fn, call in _calls_given(port, target, 'eval_metrics'))
+
+
+def _calls_given(port, target, keyword):
+  """(module, def, call) of the calls given `keyword=` in a model_fn and in the functions it calls (one level)."""
   program = port.program
   defs = [(target.module, target.node)]
   for node, _ in syntax.walk_local(target.node):
     if isinstance(node, ast.Call):
       defs += [(c.module, c.node) for c in program.callables.called_defs(target.module, target.node, node)]
-  for module, fn in defs:
-    for node, _ in syntax.walk_local(fn):
-      if isinstance(node, ast.Call) and syntax.keyword(node, 'eval_metrics') is not None and \
-          apis.is_tpu_estimator_spec(program.canonical(module, fn, node.func)):
-        return True
-  return False
+  return [(module, fn, node) for module, fn in defs for node, _ in syntax.walk_local(fn)
+          if isinstance(node, ast.Call) and syntax.keyword(node, keyword) is not None]
 
 
 def pad(port):
