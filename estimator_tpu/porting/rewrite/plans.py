@@ -160,6 +160,13 @@ class Plans(object):
         return ('argument', inner[1]) if inner[0] is not None else (None, None)
       if argument is None or len(chain) != 1:
         return None, None
+      if isinstance(node, ast.Attribute):
+        # settings.batch_size, settings the helper's parameter: the global batch is that attribute of the
+        # argument the input_fn hands over (`input_fn(x, y, settings)`), never the object itself.
+        text = edits_lib.code_of(self.port.file_of(self.port.program.module_of(owner)).node(node))
+        if inputs.reads_params(argument) or not isinstance(argument, (ast.Name, ast.Attribute)):
+          return None, None
+        return 'argument', Origin(step.module, step.caller, argument, text[len(syntax.root_name(node)):])
       # The input_fn calls the helper: its argument becomes params['batch_size'].
       inner = self._from_origin(plan, inputs.trace_size(self.port.program, step.module, step.caller, argument),
                                 step.caller, ())

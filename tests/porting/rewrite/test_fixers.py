@@ -913,3 +913,37 @@ def test_the_ports_settings_take_names_of_their_own_and_batch_sizes_assigned_lat
                         stderr=subprocess.STDOUT, universal_newlines=True, timeout=300,
                         env=dict(os.environ, TF_CPP_MIN_LOG_LEVEL='3'))
   assert done.returncode == 0, done.stdout[-3000:]
+
+
+# rule 1/3: a helper batching at an attribute of an object its input_fn hands over (settings.batch_size): the
+# global batch TPUEstimator gets is that attribute of the argument, not the object (TPUEstimator(use_tpu=True)
+# raises TypeError for a train_batch_size that is not an int; on the CPU it is not checked)
+OBJECT_BATCH_BEFORE = """\
+import tensorflow as tf
+
+
+class Settings(object):
+  def __init__(self, batch_size):
+    self.batch_size = batch_size
+
+
+def input_fn(features, settings):
+  return tf.data.Dataset.from_tensor_slices(features).repeat().batch(settings.batch_size, drop_remainder=True)
+
+
+def model_fn(features, labels, mode, params):
+  loss = tf.reduce_mean(tf.layers.dense(features, 1))
+  train_op = tf.train.AdamOptimizer().minimize(loss, tf.train.get_or_create_global_step())
+  return tf.estimator.EstimatorSpec(mode, loss=loss, train_op=train_op)
+
+
+settings = Settings(16)
+estimator = tf.estimator.Estimator(model_fn)
+estimator.train(lambda: input_fn([[1.0]] * 64, settings), max_steps=10)
+"""
+
+
+def test_a_batch_size_read_from_an_object_the_input_fn_hands_over_is_that_attribute(tmp_path, monkeypatch):
+  after = ported(tmp_path, monkeypatch, OBJECT_BATCH_BEFORE, [tpu_estimator.fix, input_params.give_params_and_batch])
+  assert 'train_batch_size=settings.batch_size' in after
+  assert 'train_batch_size=settings)' not in after and 'train_batch_size=settings,' not in after
