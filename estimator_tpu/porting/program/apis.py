@@ -466,10 +466,6 @@ DYNAMIC_DECODE = frozenset(['tensorflow.contrib.seq2seq.dynamic_decode', 'tensor
 # computation (no XLA kernel); TPUEstimatorSpec's scaffold_fn runs it on the host.
 INIT_FROM_CHECKPOINT = frozenset(['tensorflow.train.init_from_checkpoint',
                                   'tensorflow.contrib.framework.init_from_checkpoint'])
-# TF calls whose arguments are shapes or sizes: params['batch_size'] there is meant per core.
-SHAPE_CALLS = frozenset(['reshape', 'zeros', 'ones', 'fill', 'slice', 'placeholder', 'set_shape', 'truncated_normal',
-                         'random_uniform', 'random_normal', 'broadcast_to', 'tile', 'one_hot', 'split', 'unstack',
-                         'ensure_shape', 'uniform', 'normal'])
 # Input sources whose elements are described by a structure of dtypes.
 GENERATOR_SOURCES = frozenset(['tensorflow.data.Dataset.from_generator'])
 # Image decoders: the height and width of what they return are the file's, unknown to the graph (decode_image's

@@ -280,11 +280,11 @@ class _DeviceWalk(object):
     """Whether the value of `node` (an expression in `fn`) reaches a learning-rate schedule or an optimizer: through
     the names assigned from it in `fn` (a few hops: `per_epoch = n / batch`, `boundaries = [per_epoch * e ...]`) and
     the parameters of the program's functions it is handed to (`get_train_op(loss, params['batch_size'])`)."""
-    carriers, names = [node], set()
+    names = set()
     for _ in range(4):
       grown = False
       for statement, _ in syntax.walk_local(fn):
-        if isinstance(statement, ast.Assign) and any(_holds(statement.value, carrier, names) for carrier in carriers):
+        if isinstance(statement, ast.Assign) and _holds(statement.value, node, names):
           for target in statement.targets:
             for name in syntax.assigned_names(target):
               if name not in names:
