@@ -19,6 +19,8 @@ TensorFlow's refusals become failures. One core's TRAIN, EVAL and PREDICT steps 
 this CPU. It never contacts a TPU, except for a bounded pre-flight of the one named in the plan. Every line cites
 the TPU rule it is about (check_results.CHECK_RULES).
 """
+import re
+
 import tensorflow.compat.v1 as tf
 
 from estimator_tpu.porting.readiness import config_checks
@@ -132,10 +134,16 @@ def check_step(model_fn, params, plan, batch):
     if refused is not None:
       return [refused] + [check_results.skipped(name, 'model_fn did not return (see model_fn_spec).')
                           for name in STEP_CHECKS]
+    fix = ("make model_fn(features, labels, TRAIN, params) build with params['use_tpu'] = True and "
+           "params['batch_size'] = %d, returning a loss and a train_op." % plan.per_shard_batch_size)
+    read = re.match(r"'dict' object has no attribute '(\w+)'", str(e)) if isinstance(e, AttributeError) else None
+    if read:
+      # An HParams, Namespace or object of the program's, read by attribute: TPUEstimator hands model_fn a dict.
+      fix = ("model_fn reads params.%s as an attribute, and TPUEstimator gives model_fn its params as a dict (with "
+             "its own batch_size and use_tpu): read params['%s'], and give the estimator a dict (see the params "
+             "check)." % (read.group(1), read.group(1)))
     failure = check_results.failed(
-        'xla_compile', 'model_fn failed to build the TPU training step: %s: %s' % (type(e).__name__, e),
-        "make model_fn(features, labels, TRAIN, params) build with params['use_tpu'] = True and "
-        "params['batch_size'] = %d, returning a loss and a train_op." % plan.per_shard_batch_size)
+        'xla_compile', 'model_fn failed to build the TPU training step: %s: %s' % (type(e).__name__, e), fix)
     return [failure] + [check_results.skipped(name, 'the step did not build.') for name in STEP_CHECKS[1:]]
   compiled = step_checks.check_xla_compile(step, plan.per_shard_batch_size)
   return compiled[:1] + [step_checks.check_step_shapes(step), step_checks.check_step_dtypes(step),

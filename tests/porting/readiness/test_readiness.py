@@ -182,6 +182,19 @@ def test_model_fn_that_fails_to_build_on_tpu():
   assert all(checks[name].status == check_results.SKIP for name in readiness.STEP_CHECKS[1:])
 
 
+def test_model_fn_reading_params_by_attribute_is_told_to_read_the_dict_tpuestimator_gives():
+  """An HParams or Namespace read by attribute (params.hidden_units) fails where TPUEstimator hands model_fn a dict:
+  the fix names the key to read and the params check, not a generic rebuild."""
+  def model_fn(features, labels, mode, params):
+    del features, labels, mode
+    return params.hidden_units
+
+  checks = run_check(model_fn)
+  assert failures(checks) == ['xla_compile']
+  assert "AttributeError: 'dict' object has no attribute 'hidden_units'" in checks['xla_compile'].message
+  assert "read params['hidden_units']" in checks['xla_compile'].fix and 'params check' in checks['xla_compile'].fix
+
+
 def keras_sequential_model_fn(features, labels, mode, params):
   """tensorflow/models' official MNIST model shape: a Keras Sequential whose first layer has `input_shape`, which in
   graph mode makes a Placeholder and a symbolic copy of the network (with Dropout's learning-phase cond) that the
