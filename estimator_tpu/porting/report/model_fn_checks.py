@@ -207,7 +207,7 @@ class _DeviceWalk(object):
     the batch (CrossShardOptimizer averages the cores' gradients) mean the per-core batch anyway; a learning-rate
     schedule computed from it (the rate scaled by the batch, decay steps of an epoch) changes with the core count."""
     # Checks rule 3 (params).
-    fn = self._function_of(module, node)
+    fn = self.program.enclosing_function(module, node)
     if fn is None or not self._feeds_learning_rate(module, fn, node):
       return
     where = self.own_batch_size[0]
@@ -702,7 +702,7 @@ class _DeviceWalk(object):
     for module, call, train_op in self.train_ops:
       if syntax.literal(train_op) is None:
         continue
-      origin, owner = train_op, self._function_of(module, call)
+      origin, owner = train_op, self.program.enclosing_function(module, call)
       if isinstance(train_op, ast.Name):
         for node, _ in syntax.walk_local(owner or module.tree):
           if isinstance(node, ast.Assign) and any(isinstance(t, ast.Name) and t.id == train_op.id
@@ -715,12 +715,6 @@ class _DeviceWalk(object):
                              'it is built by `%s`, outside the scanned files -> scan them too: on a TPU the optimizer '
                              'must be wrapped, only when params[\'use_tpu\'] is true.'
                              % (syntax.render(train_op), syntax.render(origin)))
-
-  def _function_of(self, module, node):
-    parent = module.parents.get(id(node))
-    while parent is not None and not isinstance(parent, syntax.FUNCTION_NODES):
-      parent = module.parents.get(id(parent))
-    return parent if parent is not None else None
 
 
 # What an integer tensor inside model_fn is computed from (_DeviceWalk._int_tensor).

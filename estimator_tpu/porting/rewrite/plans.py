@@ -163,10 +163,10 @@ class Plans(object):
       if isinstance(node, ast.Attribute):
         # settings.batch_size, settings the helper's parameter: the global batch is that attribute of the
         # argument the input_fn hands over (`input_fn(x, y, settings)`), never the object itself.
-        text = edits_lib.code_of(self.port.file_of(self.port.program.module_of(owner)).node(node))
         if inputs.reads_params(argument) or not isinstance(argument, (ast.Name, ast.Attribute)):
           return None, None
-        return 'argument', Origin(step.module, step.caller, argument, text[len(syntax.root_name(node)):])
+        suffix = self._attribute_suffix(self.port.program.module_of(owner), node)
+        return 'argument', Origin(step.module, step.caller, argument, suffix)
       # The input_fn calls the helper: its argument becomes params['batch_size'].
       inner = self._from_origin(plan, inputs.trace_size(self.port.program, step.module, step.caller, argument),
                                 step.caller, ())
@@ -185,10 +185,13 @@ class Plans(object):
           return None, None
         how = 'replace' if fn is plan.proper.node else 'thread'
         if isinstance(node, ast.Attribute):  # fv.batch_size, fv the builder's parameter
-          text = edits_lib.code_of(self.port.file_of(plan.proper.module).node(node))
-          return how, Origin(module, scope, argument, text[len(syntax.root_name(node)):])
+          return how, Origin(module, scope, argument, self._attribute_suffix(plan.proper.module, node))
         return how, Origin(module, scope, argument)
     return None, None
+
+  def _attribute_suffix(self, module, node):
+    """What follows the root name of `settings.batch_size` (`.batch_size`), as the program writes it."""
+    return edits_lib.code_of(self.port.file_of(module).node(node))[len(syntax.root_name(node)):]
 
   # --- questions of the fixers ------------------------------------------------------------------------------------
 
