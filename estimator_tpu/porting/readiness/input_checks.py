@@ -161,7 +161,8 @@ def _run_tensors(tensors):
 
 
 def read_one_batch(dataset):
-  """Returns ((features, labels) as numpy, None), or (None, the error's first line). Call in dataset's graph."""
+  """Returns ((features, labels) as numpy, None), or (None, the error's first line). Call in dataset's graph.
+  Lookup tables the input made are initialised first, as Estimator's Scaffold does (tables_initializer)."""
   try:
     iterator = tf.data.make_initializable_iterator(dataset)
   except (ValueError, TypeError) as e:
@@ -169,6 +170,7 @@ def read_one_batch(dataset):
   element = iterator.get_next()
   with tf.Session() as session:
     try:
+      session.run(tf.tables_initializer())
       session.run(iterator.initializer)
       return _pair(session.run(element))
     except tf.errors.OpError as e:
