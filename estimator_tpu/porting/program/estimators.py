@@ -294,19 +294,34 @@ def discarded(program, module, fn, call):
   parent = module.parents.get(id(call))
   if isinstance(parent, ast.Expr):
     return True
-  if not (isinstance(parent, ast.Assign) and all(isinstance(t, ast.Name) for t in parent.targets)):
-    return False
-  names = set(t.id for t in parent.targets)
-  for node in ast.walk(fn if fn is not None else module.tree):
-    if isinstance(node, ast.Name) and node.id in names and isinstance(node.ctx, ast.Load):
-      return False
+  return isinstance(parent, ast.Assign) and _assigned_loads(program, module, fn, parent) == []
+
+
+def read_only_where(program, module, fn, node, accepted):
+  """Whether what the statement holding `node` assigns to names is read only where `accepted(module, load)` says
+  (each load an ast.Name), as MetricSpecs that only a ValidationMonitor reads."""
+  statement = node
+  while statement is not None and not isinstance(statement, ast.stmt):
+    statement = module.parents.get(id(statement))
+  loads = _assigned_loads(program, module, fn, statement) if isinstance(statement, ast.Assign) else None
+  return loads is not None and all(accepted(module, load) for load in loads)
+
+
+def _assigned_loads(program, module, fn, assign):
+  """The reads of the names an assignment binds (in its scope and the functions nested in it), or None when a
+  target is no plain name or a module-level name may be read by another scanned file importing it."""
+  if not all(isinstance(t, ast.Name) for t in assign.targets):
+    return None
+  names = set(t.id for t in assign.targets)
+  loads = [node for node in ast.walk(fn if fn is not None else module.tree)
+           if isinstance(node, ast.Name) and node.id in names and isinstance(node.ctx, ast.Load)]
   if fn is None:  # a module-level name another scanned file can import
     for other in program.modules:
       for node in ast.walk(other.tree) if other is not module else ():
         if (isinstance(node, ast.Name) and node.id in names) or (isinstance(node, ast.alias) and (
             node.name in names or node.name == '*')) or (isinstance(node, ast.Attribute) and node.attr in names):
-          return False
-  return True
+          return None
+  return loads
 
 
 def _shown_only(call):

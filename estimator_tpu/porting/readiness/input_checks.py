@@ -45,12 +45,7 @@ def check_input(input_fn, params, batch_may_vary=False, tensors_ok=False):
       return [check_results.failed('input_fn', 'input_fn returned %s, not a tf.data.Dataset.' % type(dataset).__name__,
                              'return a tf.data.Dataset of (features, labels); on TPU, TPUEstimator feeds each '
                              'host from one (PER_HOST_V2 input).')], None
-    if tensors:
-      shapes = tf.nest.map_structure(lambda tensor: tensor.shape, dataset)
-      types = tf.nest.map_structure(lambda tensor: tensor.dtype, dataset)
-    else:
-      shapes, types = tf.data.get_output_shapes(dataset), tf.data.get_output_types(dataset)
-    components = named_components(shapes, types)
+    components = _components(dataset, tensors)
     checks = [check_static_shapes(components, batch_may_vary),
               check_batch_dimension(components, topology.param_value(params, 'batch_size')),
               check_dtypes(components)]
@@ -65,6 +60,14 @@ def input_fn_error(message):
   return check_results.failed('input_fn',
                               message, "make input_fn(params) return a tf.data.Dataset of (features, labels) "
                                              "batched with params['batch_size'] that reads without errors.")
+
+
+def _components(value, tensors):
+  """named_components of a Dataset's elements, or of the (features, labels) tensors input_fn returned."""
+  if tensors:
+    return named_components(tf.nest.map_structure(lambda tensor: tensor.shape, value),
+                            tf.nest.map_structure(lambda tensor: tensor.dtype, value))
+  return named_components(tf.data.get_output_shapes(value), tf.data.get_output_types(value))
 
 
 def named_components(shapes, types):
@@ -119,12 +122,12 @@ def check_dtypes(components):
 
 
 def dynamic_components(input_fn, params):
-  """The names of the parts of input_fn(params)'s dataset whose shape is not fully static ([] when all are, or
-  when it does not build)."""
+  """The names of the parts of input_fn(params)'s dataset, or of the (features, labels) tensors it returns, whose
+  shape is not fully static ([] when all are, or when it does not build)."""
   with tf.Graph().as_default():
     try:
       dataset = input_fn(topology.fresh_params(params))
-      components = named_components(tf.data.get_output_shapes(dataset), tf.data.get_output_types(dataset))
+      components = _components(dataset, not is_dataset(dataset) and _dense_tensors(dataset))
     except Exception:  # pylint: disable=broad-except -- user code: input_fn's own line reports it
       return []
   return [name for name, shape, _ in components if not shape.is_fully_defined()]

@@ -572,12 +572,21 @@ class _CallSite(object):
     line = checks.statement_line(self.module, self.call)
     if any((f.path, f.line, f.code) == (self.module.path, line, 'metric-spec') for f in self.collector.findings):
       return  # the MetricSpecs of one statement (an Experiment's eval_metrics dict) move into one metric_fn
+    if estimator_facts.read_only_where(self.program, self.module, self.fn, self.call, self._monitor_metrics):
+      return  # they go with the ValidationMonitor, whose evaluation inside training is the rule-8 change
     if _evaluates_on_tpu([site for site in self.index.sites.values() if site.ported]):
       self.collector.required(self.module, self.call, 'metric-spec',
                               '`%s(...)` computes a metric outside model_fn: TPUEstimator takes metrics only from '
                               'the TPUEstimatorSpec model_fn returns in evaluation -> move the metric into model_fn as '
                               'eval_metrics=(metric_fn, tensors), metric_fn running on the host.'
                               % syntax.render(self.call.func))
+
+  def _monitor_metrics(self, module, load):
+    """Whether a name is read as the metrics= of a monitor that evaluates inside training (ValidationMonitor)."""
+    keyword = module.parents.get(id(load))
+    call = module.parents.get(id(keyword))
+    return isinstance(keyword, ast.keyword) and keyword.arg == 'metrics' and isinstance(call, ast.Call) and \
+        apis.hook_kind(self.program.canonical(module, self.fn, call.func) or '') == 'evaluates'
 
   def _estimator_method(self):
     # Checks rule 9 (steps).

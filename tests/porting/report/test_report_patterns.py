@@ -232,6 +232,37 @@ def test_a_contrib_metric_spec_is_a_metric_the_tpu_estimator_must_compute_in_mod
   assert [(line, severity) for path, line, code, severity in found if code == 'metric-spec'] == [(11, R)]
 
 
+MONITOR_METRICS = '''import numpy as np
+import tensorflow as tf
+
+x = np.zeros((32, 4), np.float32)
+y = np.zeros((32,), np.int32)
+
+
+def main():
+  columns = [tf.contrib.layers.real_valued_column('', dimension=4)]
+  classifier = tf.contrib.learn.DNNClassifier(feature_columns=columns, hidden_units=[8], n_classes=2)
+  validation_metrics = {
+      'accuracy': tf.contrib.learn.MetricSpec(metric_fn=tf.contrib.metrics.streaming_accuracy,
+                                              prediction_key='classes'),
+  }
+  monitor = tf.contrib.learn.monitors.ValidationMonitor(x, y, every_n_steps=50, metrics=validation_metrics)
+  classifier.fit(x=x, y=y, batch_size=8, steps=100, monitors=[monitor])
+  classifier.evaluate(x=x, y=y, batch_size=8, steps=4%s)
+'''
+
+
+@pytest.mark.parametrize('evaluate_metrics, found', [('', []), (', metrics=validation_metrics', [(11, R)])])
+def test_metric_specs_only_a_validation_monitor_reads_go_with_the_monitor(tmp_path, evaluate_metrics, found):
+  """MetricSpecs handed only to a ValidationMonitor: the monitor's evaluation inside training is the rule-8 change
+  (the port evaluates in separate calls instead), so the metrics need no change of their own; the judges of four
+  programs (three sets) called them so. Given to evaluate(metrics=) too, they are the rule-5 change."""
+  (tmp_path / 'train.py').write_text(MONITOR_METRICS % evaluate_metrics)
+  report, codes = findings_of([str(tmp_path / 'train.py')], str(tmp_path))
+  assert [(line, severity) for path, line, code, severity in codes if code == 'metric-spec'] == found
+  assert (16, 'hooks-evaluate-in-training') in [(line, code) for path, line, code, severity in codes]
+
+
 CLOSURE_METHODS = '''import tensorflow as tf
 
 
