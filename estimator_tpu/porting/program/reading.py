@@ -8,6 +8,7 @@ for is callables.py's (program.callables), files beside the program neighbours.p
 """
 import ast
 import collections
+import os
 
 from estimator_tpu.porting.program import callables as callables_lib
 from estimator_tpu.porting.program import files
@@ -104,7 +105,8 @@ class Program(object):
     if dotted_name in self.by_name:
       return self.by_name[dotted_name]
     matches = [m for m in self.modules
-               if m.name.endswith('.' + dotted_name) or dotted_name.endswith('.' + m.name)]
+               if m.name.endswith('.' + dotted_name) or (dotted_name.endswith('.' + m.name) and
+                                                         _in_folders(m, dotted_name[:-len(m.name) - 1]))]
     return matches[0] if len(matches) == 1 else None
 
   def find_def(self, canonical):
@@ -270,3 +272,15 @@ class Program(object):
     if isinstance(fn, ast.Lambda):
       return [fn.body]
     return [node.value for node, _ in syntax.walk_local(fn) if isinstance(node, ast.Return) and node.value]
+
+
+def _in_folders(module, package):
+  """Whether a module read under a shorter name lies in folders named as the rest of a dotted name says
+  (`trainer.model` for trainer/model.py scanned from inside trainer/); `official.mnist` is not a scanned mnist.py
+  whose folder is no `official`: that is another package's module (tensorflow/models' official.mnist)."""
+  folders = os.path.dirname(os.path.abspath(module.path)).split(os.sep)
+  # The folders above the one the module's own dotted name starts in (NMT/modeling.py named NMT.modeling).
+  inside = module.name.count('.') + (1 if os.path.basename(module.path) == '__init__.py' else 0)
+  folders = folders[:len(folders) - inside]
+  parts = package.split('.')
+  return folders[-len(parts):] == parts
