@@ -122,7 +122,7 @@ class Callables(object):
         # `self.train_op(loss)` in a base class's method runs the method of the class the program made: a
         # subclass's override (an abstract estimator class whose subclasses give the optimizer) or its own.
         found = self.runs_on_self(module, enclosing_class(module, fn), node.attr, method)
-        return [Fn(m[0], m[1], bound_positional=1) for m in found]
+        return [Fn(m[0], m[1], bound_positional=0 if _decorated(m[1], 'staticmethod') else 1) for m in found]
       method = self.bound_method(module, fn, node, depth)
       if method is not None:
         return [method]
@@ -300,7 +300,7 @@ class Callables(object):
     if owner is None:
       return None
     found = self.find_method(module, owner, node.attr)
-    return found if found and all(_is_abstractmethod(d) for d in found[1].decorator_list) else None
+    return found if found and _runs_when_called(found[1]) else None
 
   def subclasses(self, class_node):
     """(module, ClassDef) of the scanned classes derived from a class, directly or not."""
@@ -335,7 +335,7 @@ class Callables(object):
           self.find_method(m, c, name) for m, c in family[1:]]
     found = []
     for method in chosen:
-      if method and all(_is_abstractmethod(d) for d in method[1].decorator_list) and \
+      if method and _runs_when_called(method[1]) and \
           all(method[1] is not f[1] for f in found) and not (_abstract(method[1]) and len(chosen) > 1):
         found.append(method)
     return found or [own]
@@ -582,6 +582,13 @@ def enclosing_class(module, fn):
       return None
     fn = module.enclosing.get(id(fn))  # a lambda's too (`train(input_fn=lambda: self._input_fn(data))`)
   return None
+
+
+def _runs_when_called(method):
+  """Whether `self.name(...)` runs a method's body as written: a plain, abstract, static or class method (not a
+  property, nor a def another decorator wraps)."""
+  return all(_is_abstractmethod(d) or syntax.dotted(d) in ('staticmethod', 'classmethod')
+             for d in method.decorator_list)
 
 
 def _is_abstractmethod(decorator):

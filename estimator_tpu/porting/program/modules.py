@@ -23,10 +23,18 @@ _CANONICAL_PREFIXES = [
 ]
 
 
+# TensorFlow's own module of the tf.summary ops, which programs import by its path (`from tensorflow.python import
+# summary`: in TF 1.15 that name is tensorflow/python/summary/summary.py, tf.summary itself).
+_SUMMARY_MODULES = ('tensorflow.python.summary.summary.', 'tensorflow.python.summary.')
+
+
 def normalize(name):
   """The canonical spelling of a dotted name (see _CANONICAL_PREFIXES)."""
   if name in ('tensorflow.compat.v1', 'tensorflow.compat.v2'):
     return 'tensorflow'
+  for prefix in _SUMMARY_MODULES:
+    if name.startswith(prefix) and '.' not in name[len(prefix):]:
+      return 'tensorflow.summary.' + name[len(prefix):]
   for prefix, replacement in _CANONICAL_PREFIXES:
     if name.startswith(prefix):
       return replacement + name[len(prefix):]

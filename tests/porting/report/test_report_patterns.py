@@ -1342,6 +1342,70 @@ def test_a_file_writer_made_in_model_fn_is_no_summary_op(tmp_path):
   assert [line for path, line, code, severity in found if code == 'summary-in-model-fn'] == [9]
 
 
+SUMMARY_BY_PATH = '''import tensorflow as tf
+from tensorflow.python import summary
+from tensorflow.python.summary import summary as summary_module
+
+
+def model_fn(features, labels, mode, params):
+  logits = tf.layers.dense(features, 2)
+  loss = tf.losses.sparse_softmax_cross_entropy(labels, logits)
+  summary.image('input', tf.reshape(features, [-1, 2, 2, 1]))
+  summary_module.scalar('loss', loss)
+  return tf.estimator.tpu.TPUEstimatorSpec(mode, loss=loss, train_op=tf.no_op())
+
+
+estimator = tf.estimator.tpu.TPUEstimator(model_fn, train_batch_size=8)
+'''
+
+
+def test_summaries_made_through_tensorflow_s_own_module_path_are_summaries(tmp_path):
+  """`from tensorflow.python import summary` is tf.summary in TF 1.15 (tensorflow/python/summary/summary.py):
+  summary.image inside model_fn is a rule-7 change as tf.summary.image is (held-out-19's livanosg_unet_liver)."""
+  (tmp_path / 'train.py').write_text(SUMMARY_BY_PATH)
+  report, found = findings_of([str(tmp_path / 'train.py')], str(tmp_path))
+  assert [line for path, line, code, severity in found if code == 'summary-in-model-fn'] == [9, 10]
+
+
+STATIC_HELPER = '''import tensorflow as tf
+
+
+class Model(object):
+
+  @staticmethod
+  def loss_fn(labels, logits):
+    loss = tf.losses.sparse_softmax_cross_entropy(labels, logits)
+    tf.summary.scalar('loss', loss)
+    return loss
+
+  @classmethod
+  def accuracy(cls, labels, logits):
+    tf.summary.scalar('accuracy', tf.reduce_mean(tf.cast(tf.equal(tf.argmax(logits, 1), labels), tf.float32)))
+
+  @property
+  def name(self):
+    tf.summary.scalar('never', 1.0)
+    return 'model'
+
+  def model_fn(self, features, labels, mode, params):
+    logits = tf.layers.dense(features, 2)
+    loss = self.loss_fn(labels, logits)
+    self.accuracy(labels, logits)
+    return tf.estimator.tpu.TPUEstimatorSpec(mode, loss=loss, train_op=tf.no_op())
+
+
+estimator = tf.estimator.tpu.TPUEstimator(Model().model_fn, train_batch_size=8)
+'''
+
+
+def test_static_and_class_methods_model_fn_calls_through_self_are_read(tmp_path):
+  """`self.loss_fn(...)` of a @staticmethod (or a @classmethod) runs its body inside model_fn: its summary is a rule-7
+  change (held-out-19's sushanthreddy_seq2seq_chatbot); a property's body is not called so."""
+  (tmp_path / 'train.py').write_text(STATIC_HELPER)
+  report, found = findings_of([str(tmp_path / 'train.py')], str(tmp_path))
+  assert [line for path, line, code, severity in found if code == 'summary-in-model-fn'] == [9, 14]
+
+
 OWN_BATCH_IN_PARAMS = '''import argparse
 import tensorflow as tf
 
