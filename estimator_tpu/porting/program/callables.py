@@ -58,10 +58,15 @@ def reaching(module, found, use):
   return reached[::-1]
 
 
-def reaching_assignments(program, module, fn, use, owner_module, owner):
+def reaching_assignments(program, module, fn, use, owner_module, owner, with_defs=False):
   """(value, path) of the assignments to the name `use` reads (bound in `owner` of `owner_module`): in the scope
-  that assigns it, those that can reach the read (see reaching); from another scope, all of them."""
+  that assigns it, those that can reach the read (see reaching); from another scope, all of them. `with_defs`: a
+  def of that name in a function is one of them (its node, path ()), as one branch defines what another assigns."""
   found = program.assignments(owner_module, owner, use.id)
+  if with_defs and owner is not None:
+    defs = [(node, ()) for kind, node in program.local_bindings(owner_module, owner).get(use.id, []) if kind == 'def']
+    if defs:
+      found = sorted(found + defs, key=lambda pair: getattr(pair[0], 'lineno', 0))
   if owner_module is module and owner is fn and getattr(use, 'lineno', None):
     found = reaching(module, found, use) or found
   return found
@@ -170,9 +175,12 @@ class Callables(object):
     if kind == 'def':
       return [Fn(owner_module, target)]
     if kind in ('value', 'other'):
-      found = reaching_assignments(self.program, module, fn, node, owner_module, owner)
+      found = reaching_assignments(self.program, module, fn, node, owner_module, owner, with_defs=True)
       results = []
       for value, path in found:
+        if isinstance(value, (ast.FunctionDef, ast.AsyncFunctionDef)):
+          results.append(Fn(owner_module, value))  # `if fast: def input_fn(): ...` / `else: input_fn = ...`
+          continue
         results += self._resolve_path(owner_module, owner, value, path, depth + 1)
       if results or kind == 'value':
         return results or [Unresolved('`%s` is computed at run time' % node.id)]

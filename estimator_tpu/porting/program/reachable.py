@@ -18,6 +18,10 @@ that does not train (export.py importing model_fn from the training script main.
 import ast
 import os
 
+from estimator_tpu.porting.program import callables
+from estimator_tpu.porting.program import syntax
+from estimator_tpu.porting.program import values
+
 DEFS = (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)
 # Ways a program runs a function it does not name.
 DYNAMIC_LOOKUPS = frozenset(['getattr', 'import_module', '__import__', 'globals', 'locals', 'eval', 'exec'])
@@ -31,17 +35,104 @@ def dead_defs(program):
 
 
 def in_dead_code(program, module, node):
-  """Whether `node` is inside a def or class that cannot run."""
+  """Whether `node` is inside a def or class that cannot run, or in the branch of an `if` whose test the program
+  fixes in its code (below)."""
   dead = dead_defs(program)
-  if not dead:
-    return False
   top = None
   current = node
   while current is not None:
     if isinstance(current, DEFS):
       top = current
     current = module.parents.get(id(current))
-  return top is not None and id(top) in dead
+  return (top is not None and id(top) in dead) or _in_branch_not_taken(program, module, node)
+
+
+def _in_branch_not_taken(program, module, node):
+  """Whether `node` is in the body of an `if` whose test is always false, or in the else of one always true, by
+  names the program writes once as a literal (`use_dataset = True` ... `if use_dataset:`; `model_type = 'deep'`
+  ... `if model_type == 'wide':`; a parameter every scanned call passes the same literal): no flag or input can take
+  that branch, so nothing in it runs."""
+  child, parent = node, module.parents.get(id(node))
+  while parent is not None:
+    if isinstance(parent, ast.If) and child is not parent.test:
+      truth = _fixed_truth(program, module, parent)
+      if truth is not None and any(child is each for each in parent.body) != truth:
+        return True
+    child, parent = parent, module.parents.get(id(parent))
+  return False
+
+
+def _fixed_truth(program, module, statement):
+  cache = program.memo.setdefault('fixed_truth', {})
+  if id(statement) not in cache:
+    scope = program.enclosing_function(module, statement)
+    value = _fixed_value(program, module, scope, statement.test)
+    cache[id(statement)] = None if value is _UNKNOWN else bool(value)
+  return cache[id(statement)]
+
+
+_UNKNOWN = object()
+_COMPARISONS = {ast.Eq: lambda a, b: a == b, ast.NotEq: lambda a, b: a != b,
+                ast.Is: lambda a, b: a is b, ast.IsNot: lambda a, b: a is not b}
+
+
+def _fixed_value(program, module, scope, node, depth=0):
+  """The value an expression always has by the program's own code, else _UNKNOWN."""
+  if depth > 3:
+    return _UNKNOWN
+  if syntax.is_literal(node):
+    return syntax.literal(node)
+  if isinstance(node, ast.UnaryOp) and isinstance(node.op, ast.Not):
+    value = _fixed_value(program, module, scope, node.operand, depth + 1)
+    return _UNKNOWN if value is _UNKNOWN else not value
+  if isinstance(node, ast.BoolOp):
+    found = [_fixed_value(program, module, scope, value, depth + 1) for value in node.values]
+    if any(value is _UNKNOWN for value in found):
+      return _UNKNOWN
+    return all(found) if isinstance(node.op, ast.And) else any(found)
+  if isinstance(node, ast.Compare) and len(node.ops) == 1 and type(node.ops[0]) in _COMPARISONS:
+    left = _fixed_value(program, module, scope, node.left, depth + 1)
+    right = _fixed_value(program, module, scope, node.comparators[0], depth + 1)
+    if left is _UNKNOWN or right is _UNKNOWN:
+      return _UNKNOWN
+    return _COMPARISONS[type(node.ops[0])](left, right)
+  if isinstance(node, ast.Name):
+    return _fixed_name(program, module, scope, node, depth)
+  return _UNKNOWN
+
+
+def _fixed_name(program, module, scope, node, depth):
+  """A name bound once, to a literal, in the function that reads it or at module level (and never declared global
+  elsewhere), or a parameter every scanned call passes one literal (its default when a call leaves it out)."""
+  kind, bound, owner_module, owner = program.lookup(module, scope, node.id)
+  if kind == 'value':
+    written = program.assignments(owner_module, owner, node.id)
+    if len(written) != 1 or written[0][1] or not syntax.is_literal(written[0][0]):
+      return _UNKNOWN
+    if owner is None and any(isinstance(child, ast.Global) and node.id in child.names
+                             for child in ast.walk(owner_module.tree)):
+      return _UNKNOWN
+    return syntax.literal(written[0][0])
+  if kind == 'param' and not isinstance(bound, ast.Lambda):
+    sites = program.callables.call_sites(bound)
+    if not sites:
+      return _UNKNOWN
+    found = set()
+    default = values.default_of(bound, node.id)
+    value = _UNKNOWN
+    for site_module, caller, call in sites:
+      given = callables.bind_arguments(call, bound, callables.implicit_arguments(bound, call)).get(node.id)
+      if syntax.has_star_args(call):
+        return _UNKNOWN
+      if given is None:
+        value = syntax.literal(default) if syntax.is_literal(default) else _UNKNOWN
+      else:  # the caller's literal, or a name the caller fixes so (`build(MODEL_TYPE)`)
+        value = _fixed_value(program, site_module, caller, given, depth + 1)
+      if value is _UNKNOWN:
+        return _UNKNOWN
+      found.add(repr(value))
+    return value if len(found) == 1 else _UNKNOWN
+  return _UNKNOWN
 
 
 def _names(node):

@@ -25,6 +25,7 @@ class Collector(object):
     self.strings_on_device = False  # a model on the TPU looks strings up (model_fns, estimators)
     self.unsure = None  # while set, `required` findings become `cannot tell`, prefixed with this condition
     self.returns_tensors = {}  # (module, return statement) -> modes of the input_fns returning tensors there
+    self.metric_groups = set()  # (module, function, name) of the dicts whose MetricSpecs already gave a finding
 
   def add(self, module, node, code, severity, message):
     """A finding of kind `code` (codes.py, which gives its rule) at `node` of `module`; none in code the program

@@ -574,12 +574,32 @@ class _CallSite(object):
       return  # the MetricSpecs of one statement (an Experiment's eval_metrics dict) move into one metric_fn
     if estimator_facts.read_only_where(self.program, self.module, self.fn, self.call, self._monitor_metrics):
       return  # they go with the ValidationMonitor, whose evaluation inside training is the rule-8 change
+    group = self._metric_group(line)
+    if group is not None:
+      if group in self.collector.metric_groups:
+        return  # stored into a dict whose first MetricSpec is the change: one metric_fn holds them all
+      self.collector.metric_groups.add(group)
     if _evaluates_on_tpu([site for site in self.index.sites.values() if site.ported]):
       self.collector.required(self.module, self.call, 'metric-spec',
                               '`%s(...)` computes a metric outside model_fn: TPUEstimator takes metrics only from '
                               'the TPUEstimatorSpec model_fn returns in evaluation -> move the metric into model_fn as '
                               'eval_metrics=(metric_fn, tensors), metric_fn running on the host.'
                               % syntax.render(self.call.func))
+
+  def _metric_group(self, line):
+    """(module, function, name) of the dict a MetricSpec goes into (`metrics = {...: MetricSpec(...)}`, or
+    `metrics[key] = MetricSpec(...)` in a loop), else None."""
+    statement = self.call
+    while statement is not None and not isinstance(statement, ast.stmt):
+      statement = self.module.parents.get(id(statement))
+    if not (isinstance(statement, ast.Assign) and len(statement.targets) == 1):
+      return None
+    target = statement.targets[0]
+    if isinstance(target, ast.Subscript) and isinstance(target.value, ast.Name):
+      target = target.value
+    elif not (isinstance(target, ast.Name) and isinstance(statement.value, ast.Dict)):
+      return None
+    return id(self.module), id(self.fn), target.id
 
   def _monitor_metrics(self, module, load):
     """Whether a name is read as the metrics= of a monitor that evaluates inside training (ValidationMonitor)."""

@@ -1406,6 +1406,94 @@ def test_static_and_class_methods_model_fn_calls_through_self_are_read(tmp_path)
   assert [line for path, line, code, severity in found if code == 'summary-in-model-fn'] == [9, 14]
 
 
+FIXED_BRANCH = '''import numpy as np
+import tensorflow as tf
+
+MODEL_TYPE = 'deep'
+
+
+def model_fn(features, labels, mode, params):
+  loss = tf.reduce_mean(tf.layers.dense(features['x'], 1))
+  optimizer = tf.tpu.CrossShardOptimizer(tf.train.AdamOptimizer())
+  return tf.estimator.tpu.TPUEstimatorSpec(mode, loss=loss, train_op=optimizer.minimize(loss))
+
+
+def build(model_type):
+  if model_type == 'wide':
+    return tf.estimator.LinearClassifier([tf.feature_column.numeric_column('x')])
+  return tf.estimator.tpu.TPUEstimator(model_fn, train_batch_size=64)
+
+
+def main():
+  use_dataset = %s
+  if use_dataset:
+    def train_input_fn(params):
+      return tf.data.Dataset.from_tensors({'x': [1.0]}).repeat().batch(params['batch_size'], drop_remainder=True)
+  else:
+    train_input_fn = tf.estimator.inputs.numpy_input_fn({'x': np.zeros((64, 1), np.float32)}, batch_size=64)
+  estimator = build(MODEL_TYPE)
+  estimator.train(train_input_fn, max_steps=10)
+
+
+if __name__ == '__main__':
+  main()
+'''
+
+
+@pytest.mark.parametrize('use_dataset, numpy_input', [('True', False), ('False', True), ('bool(1)', True)])
+def test_a_branch_the_program_s_own_constants_never_take_holds_no_change(tmp_path, use_dataset, numpy_input):
+  """`use_dataset = True` then `if use_dataset: def train_input_fn(params)` / `else: train_input_fn =
+  numpy_input_fn(...)`: the def is the input_fn (a def one branch makes and another assigns), and the else branch,
+  which the program's own literal never takes, holds no change; neither does a LinearClassifier built only for a
+  model type the one call never passes (held-out-19's asprenger_mnist_estimator, held-out-11's zhanxiage). A name
+  computed at run time decides nothing: both branches count."""
+  (tmp_path / 'train.py').write_text(FIXED_BRANCH % use_dataset)
+  report, found = findings_of([str(tmp_path / 'train.py')], str(tmp_path))
+  required = [(line, code) for path, line, code, severity in found if severity == R]
+  assert [line for line, code in required if line == 25] == ([25, 25] if numpy_input else [])
+  assert [line for line, code in required if line == 15] == []
+  assert not [f for f in report.findings if f.code == 'input-fn-unresolved']
+
+
+METRIC_DICT = '''import functools
+import tensorflow as tf
+from tensorflow.contrib.learn import MetricSpec
+
+
+def metrics(labels):
+  found = {}
+  for k in [1, 5]:
+    found['precision_at_%%d' %% k] = MetricSpec(
+        metric_fn=functools.partial(tf.contrib.metrics.streaming_sparse_precision_at_k, k=k))
+    found['recall_at_%%d' %% k] = MetricSpec(
+        metric_fn=functools.partial(tf.contrib.metrics.streaming_sparse_recall_at_k, k=k))
+  for label in labels:
+    found[label] = MetricSpec(metric_fn=tf.contrib.metrics.streaming_accuracy)
+  other = {'auc': MetricSpec(metric_fn=tf.contrib.metrics.streaming_auc)}
+  return found, other
+
+
+def model_fn(features, labels, mode, params):
+  loss = tf.reduce_mean(features)
+  return tf.contrib.learn.ModelFnOps(mode, predictions={'p': features}, loss=loss, train_op=tf.no_op())
+
+
+found, other = metrics(['a'])
+estimator = tf.contrib.learn.Estimator(model_fn=model_fn)
+experiment = tf.contrib.learn.Experiment(estimator, train_input_fn=lambda: tf.data.Dataset.range(8),
+                                         eval_input_fn=lambda: tf.data.Dataset.range(8), train_steps=10,
+                                         eval_steps=2, eval_metrics=%s)
+'''
+
+
+def test_metric_specs_stored_into_one_dict_are_one_change(tmp_path):
+  """MetricSpecs stored one by one into a dict (in loops) move into one metric_fn: one rule-5 change, at the first
+  (held-out-19's googlegenomics_variants_contrib); another dict is a change of its own."""
+  (tmp_path / 'train.py').write_text(METRIC_DICT % 'dict(found, **other)')
+  report, found = findings_of([str(tmp_path / 'train.py')], str(tmp_path))
+  assert [line for path, line, code, severity in found if code == 'metric-spec'] == [9, 15]
+
+
 OWN_BATCH_IN_PARAMS = '''import argparse
 import tensorflow as tf
 
