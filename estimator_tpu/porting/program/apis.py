@@ -154,6 +154,14 @@ PYTHON_CALLBACK_OPS = frozenset([
 ])
 # tf.Variable (tf.compat.v1.Variable): inside TPUEstimator's on-device loop its initial value cannot be a tensor.
 VARIABLE_CLASSES = frozenset(['tensorflow.Variable'])
+# tf.get_variable: its initializer= may be an initializer object (called outside the loop) or a value; a tensor made
+# inside the loop fails as tf.Variable's does (tests/porting/report/test_report_facts.py).
+VARIABLE_GETTERS = frozenset(['tensorflow.get_variable'])
+
+
+def is_initializer(name):
+  """An initializer class or maker (tf.zeros_initializer, tf.keras.initializers.he_normal, xavier_initializer)."""
+  return is_tf(name) and ('.initializers.' in name or last(name).endswith(('_initializer', 'Initializer')))
 # Ops whose output shape depends on the data, which XLA cannot compile for a TPU.
 DYNAMIC_SHAPE_OPS = frozenset([
     'tensorflow.unique', 'tensorflow.unique_with_counts', 'tensorflow.boolean_mask', 'tensorflow.dynamic_partition',

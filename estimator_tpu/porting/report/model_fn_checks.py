@@ -167,16 +167,17 @@ class _DeviceWalk(object):
                   if isinstance(t, callables.Fn)]
     return found
 
-  def _tensor_initial_value(self, module, fn, call):
-    """Whether a tf.Variable call's initial value is a tensor made by a TensorFlow op (not a number, an array or a
-    callable, which tf.Variable converts or calls outside the loop: checked in tests/porting/report)."""
-    initial = syntax.argument(call, 0, 'initial_value')
+  def _tensor_initial_value(self, module, fn, call, getter=False):
+    """Whether a tf.Variable call's initial value (a tf.get_variable call's initializer=) is a tensor made by a
+    TensorFlow op (not a number, an array, a callable or an initializer object, which the variable converts or
+    calls outside the loop: checked in tests/porting/report)."""
+    initial = _initial_value(call, getter)
     if initial is None:
       return False
     for origin in values.origins(self.program, module, fn, initial):
       if isinstance(origin.node, ast.Call):
         made_by = self.program.canonical(origin.module, origin.fn, origin.node.func)
-        if apis.is_tf(made_by) and made_by not in apis.VARIABLE_CLASSES:
+        if apis.is_tf(made_by) and made_by not in apis.VARIABLE_CLASSES and not apis.is_initializer(made_by):
           return True
     return False
 
@@ -343,14 +344,18 @@ class _DeviceWalk(object):
                    '`%s` inside model_fn: summary ops cannot run inside the TPU computation (on a '
                    'TPU they are silently left out) -> return the tensors in TPUEstimatorSpec(host_call=(fn, '
                    'tensors)) and write the summaries in fn, which runs on the host.' % short)
-    elif canonical in apis.VARIABLE_CLASSES and self._tensor_initial_value(module, fn, call):
+    elif (canonical in apis.VARIABLE_CLASSES or canonical in apis.VARIABLE_GETTERS) and \
+        self._tensor_initial_value(module, fn, call, canonical in apis.VARIABLE_GETTERS):
+      getter = canonical in apis.VARIABLE_GETTERS
       add.required(module, call, 'variable-from-a-tensor',
                    '`%s(...)` inside model_fn with a tensor (%s) as its initial value: TPUEstimator builds model_fn '
                    'inside its loop on the TPU (training_loop.repeat, training_loop.while_loop), where such a variable '
-                   'cannot be made ("Initializer for variable ... is from inside a control-flow construct") -> '
-                   'tf.compat.v1.get_variable(name, shape, initializer=...), or give tf.Variable a callable '
-                   '(tf.Variable(lambda: ...)), which it calls outside the loop.'
-                   % (short, syntax.render(syntax.argument(call, 0, 'initial_value'))))
+                   'cannot be made ("Initializer for variable ... is from inside a control-flow construct") -> %s'
+                   % (short, syntax.render(_initial_value(call, getter)),
+                      'give it an initializer object with the shape (tf.random_uniform_initializer(...), '
+                      'shape=[...]), which it calls outside the loop.' if getter else
+                      'tf.compat.v1.get_variable(name, shape, initializer=...), or give tf.Variable a callable '
+                      '(tf.Variable(lambda: ...)), which it calls outside the loop.'))
     elif canonical in apis.PYTHON_CALLBACK_OPS:
       add.required(module, call, 'python-in-model-fn',
                    '`%s` inside model_fn runs Python, which a TPU cannot -> compute it in '
@@ -752,6 +757,11 @@ def _combine(kinds):
     if kind in names:
       return kind, kinds[names.index(kind)][1]
   return kinds[0]
+
+
+def _initial_value(call, getter):
+  """tf.Variable's initial_value, or tf.get_variable's initializer (its fourth positional argument)."""
+  return syntax.argument(call, 3, 'initializer') if getter else syntax.argument(call, 0, 'initial_value')
 
 
 def _one_argument_where(call):
