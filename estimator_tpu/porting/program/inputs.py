@@ -12,6 +12,7 @@ import collections
 from estimator_tpu.porting.program import anchors
 from estimator_tpu.porting.program import apis
 from estimator_tpu.porting.program import callables
+from estimator_tpu.porting.program import containers
 from estimator_tpu.porting.program import dtypes
 from estimator_tpu.porting.program import mode_branches
 from estimator_tpu.porting.program import params as params_lib
@@ -617,16 +618,35 @@ def _get_next_in(program, origin, depth):
         if getattr(func, 'attr', getattr(func, 'id', None)) == 'make_one_shot_iterator':
           return made.module, made.node
     return origin.module, node
-  if depth > 2:
+  if depth > 4:
     return None
   parts = node.elts if isinstance(node, (ast.Tuple, ast.List)) else node.values if isinstance(node, ast.Dict) else \
       [node.value] if isinstance(node, ast.Subscript) else []
+  if isinstance(node, ast.Dict):
+    # `features = {}` filled item by item (`features['x'] = x`) before it is returned.
+    parts = parts + [value for _, _, kind, _, value in _filled(program, origin) if kind in ('item', 'element')]
+  elif isinstance(node, ast.Call) and node.args and apis.is_tf(program.canonical(origin.module, origin.fn, node.func)):
+    parts = [node.args[0]]  # tf.cast(x, ...), tf.one_hot(x, ...): tensors computed from the iterator's
   for part in parts:
     for inner in values.origins(program, origin.module, origin.fn, part):
       source = _get_next_in(program, inner, depth + 1)
       if source is not None:
         return source
   return None
+
+
+def _filled(program, origin):
+  """The stores into the container a dict display is assigned to (containers.stored_into), else []."""
+  statement = origin.module.parents.get(id(origin.node))
+  target = statement.targets[0] if isinstance(statement, ast.Assign) and len(statement.targets) == 1 else None
+  if isinstance(statement, ast.Tuple):  # `features, labels = {}, {}`
+    assign = origin.module.parents.get(id(statement))
+    if isinstance(assign, ast.Assign) and len(assign.targets) == 1 and isinstance(assign.targets[0], ast.Tuple) and \
+        len(assign.targets[0].elts) == len(statement.elts):
+      target = assign.targets[0].elts[[id(e) for e in statement.elts].index(id(origin.node))]
+  if not isinstance(target, ast.Name):
+    return []
+  return containers.stored_into(program, origin.module, origin.fn, target.id)
 
 
 def _returns(program, module, fn, depth):
