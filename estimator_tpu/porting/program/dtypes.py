@@ -16,7 +16,7 @@ FLOAT64, UINT8, STRINGS = 'float64', 'uint8', 'strings'
 MAX_DEPTH = 8
 # Methods that return (part of) the same pandas frame or NumPy array, with the same dtypes.
 _SAME_DATA = ('pop', 'sample', 'drop', 'dropna', 'copy', 'head', 'tail', 'fillna', 'reset_index', 'to_numpy',
-              'get', 'reindex', 'query', 'filter', 'reshape', 'squeeze', 'transpose', 'take', 'split')
+              'as_matrix', 'get', 'reindex', 'query', 'filter', 'reshape', 'squeeze', 'transpose', 'take', 'split')
 _FLOAT64_TYPES = ('float', 'numpy.float64', 'numpy.double', 'float64', 'double', 'numpy.float_')
 _STRING_TYPES = ('str', 'object', 'numpy.str_', 'numpy.object_', 'unicode', 'string')
 

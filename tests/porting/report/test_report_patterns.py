@@ -2101,6 +2101,36 @@ def test_what_a_scikit_learn_scaler_returns_is_float64_in_the_frame_made_of_it(t
   assert [m.split(' hold')[0] for m in messages] == (['`x`'] if float64 else [])
 
 
+MATRIX_OF_A_FRAME = '''import numpy as np
+import pandas as pd
+import tensorflow as tf
+
+
+def read_data(path):
+  frame = pd.read_csv(path, header=None)
+  return frame.fillna(0).%s
+
+
+def model_fn(features, labels, mode, params):
+  loss = tf.reduce_mean(tf.layers.dense(tf.cast(features['file'], tf.float32), 1))
+  return tf.estimator.EstimatorSpec(mode, loss=loss, train_op=tf.train.AdamOptimizer().minimize(loss))
+
+
+inputs = read_data('train.csv')
+estimator = tf.estimator.Estimator(model_fn)
+estimator.train(tf.estimator.inputs.numpy_input_fn(x={'file': inputs}, batch_size=8, num_epochs=None), steps=10)
+'''
+
+
+@pytest.mark.parametrize('to_array', ['as_matrix()', 'to_numpy()', 'values'])
+def test_the_array_of_a_frame_pandas_read_keeps_its_float64(tmp_path, to_array):
+  """read_csv's frame made an array by as_matrix() (pandas before 1.0), to_numpy() or .values keeps the frame's
+  dtypes: float64 by the read_csv judgment call (held-out-19's zhongh3_malware_lenet, three inputs)."""
+  (tmp_path / 'train.py').write_text(MATRIX_OF_A_FRAME % to_array)
+  report, found = findings_of([str(tmp_path / 'train.py')], str(tmp_path))
+  assert [(line, severity) for path, line, code, severity in found if code == 'in-memory-dtype'] == [(18, R)]
+
+
 HALF_PORTED = '''import tensorflow as tf
 
 
