@@ -388,18 +388,28 @@ NO_XLA_KERNEL = frozenset([
     'tensorflow.contrib.seq2seq.BeamSearchDecoder', 'tensorflow.contrib.seq2seq.gather_tree',
     # sampled losses: their default sampler, LogUniformCandidateSampler, has no XLA kernel
     'tensorflow.nn.nce_loss', 'tensorflow.nn.sampled_softmax_loss',
+    # TF 1's CTC loss of SparseTensor labels: the CTCLoss op
+    'tensorflow.nn.ctc_loss',
 ])
 # What compiles instead, where it is not an RNN cell of its own kind.
 _GREEDY_DECODING = ('decode greedily on the TPU (GreedyEmbeddingHelper with a BasicDecoder and a constant '
                     'maximum_iterations), or predict with the beam search on the CPU')
 _FULL_SOFTMAX = ('a full softmax over the classes on the TPU (tf.nn.sparse_softmax_cross_entropy_with_logits), or '
                  'candidates sampled on the host (in input_fn) and handed in as sampled_values')
-NO_XLA_KERNEL_FIX = {'tensorflow.contrib.seq2seq.BeamSearchDecoder': _GREEDY_DECODING,
+_CTC = ('a CTC loss written with ops XLA compiles (dense, padded labels), or the CTC model trained on CPUs or GPUs; '
+        'TensorFlow\'s CTCLoss op has no XLA kernel')
+NO_XLA_KERNEL_FIX = {'tensorflow.nn.ctc_loss': _CTC,
+                     'tensorflow.contrib.seq2seq.BeamSearchDecoder': _GREEDY_DECODING,
                      'tensorflow.contrib.seq2seq.gather_tree': _GREEDY_DECODING,
                      'tensorflow.nn.nce_loss': _FULL_SOFTMAX, 'tensorflow.nn.sampled_softmax_loss': _FULL_SOFTMAX}
 
 
-def no_xla_kernel(name):
+def no_xla_kernel(name, call=None):
+  """Whether a call builds an op XLA has no kernel for; TF 2's tf.nn.ctc_loss, given label_length or logit_length,
+  is the dense-label CTC, not the CTCLoss op."""
+  if name == 'tensorflow.nn.ctc_loss' and call is not None and \
+      any(keyword.arg in ('label_length', 'logit_length') for keyword in call.keywords):
+    return False
   return name in NO_XLA_KERNEL
 
 

@@ -137,7 +137,7 @@ class _DeviceWalk(object):
     if canonical in apis.FLOAT64_NAMES and not self._in_python_callback(module, fn, node):
       self.collector.required(module, node, 'float64-in-model-fn', '`%s` inside model_fn: TPUs have no float64 -> use '
                               'tf.float32 (or bfloat16).' % syntax.render(node))
-    elif apis.no_xla_kernel(canonical):
+    elif apis.no_xla_kernel(canonical, _call_of(module, node)):
       fix = apis.NO_XLA_KERNEL_FIX.get(canonical, 'tf.compat.v1.nn.rnn_cell.LSTMCell / GRUCell (with '
                                        'tf.compat.v1.nn.dynamic_rnn) or tf.keras.layers.LSTM / GRU, which compile')
       self.collector.required(module, node, 'no-xla-kernel',
@@ -757,6 +757,12 @@ def _combine(kinds):
     if kind in names:
       return kind, kinds[names.index(kind)][1]
   return kinds[0]
+
+
+def _call_of(module, node):
+  """The call whose function `node` is, else None."""
+  parent = module.parents.get(id(node))
+  return parent if isinstance(parent, ast.Call) and parent.func is node else None
 
 
 def _initial_value(call, getter):

@@ -610,6 +610,18 @@ def test_a_sampled_loss_has_no_xla_kernel_for_its_default_sampler(loss):
     assert all(xla.has_xla_kernel(op) for op in graph.get_operations() if op.type in ('MatMul', 'Sum'))
 
 
+def test_the_ctc_loss_of_sparse_labels_has_no_xla_kernel():
+  """Rule 18 (apis.NO_XLA_KERNEL): tf.compat.v1.nn.ctc_loss (SparseTensor labels) is the CTCLoss op, which XLA has no
+  kernel for in either TensorFlow (held-out-19's caixuanting_ctc_speech)."""
+  xla.register_xla_kernels()
+  with tf.Graph().as_default() as graph:
+    labels = tf.SparseTensor([[0, 0], [1, 0]], tf.constant([1, 2], tf.int32), [2, 1])
+    tf.nn.ctc_loss(labels, tf.zeros([5, 2, 4]), tf.constant([5, 5]))
+    losses = [op for op in graph.get_operations() if op.type == 'CTCLoss']
+    assert losses and not xla.has_xla_kernel(losses[0])
+  assert 'tensorflow.nn.ctc_loss' in apis.NO_XLA_KERNEL
+
+
 def test_tpu_estimator_passes_the_labels_by_the_keyword_labels(tmp_path):
   """Rule 3 (model-fn-labels-name): TPUEstimator calls model_fn with labels=..., so a model_fn that names its second
   parameter targets (as contrib.learn allowed) is refused: Estimator's constructor already names the parameter it

@@ -2131,6 +2131,30 @@ def test_the_array_of_a_frame_pandas_read_keeps_its_float64(tmp_path, to_array):
   assert [(line, severity) for path, line, code, severity in found if code == 'in-memory-dtype'] == [(18, R)]
 
 
+CTC_MODEL = '''import tensorflow as tf
+
+
+def model_fn(features, labels, mode, params):
+  logits = tf.layers.dense(features['frames'], 30)
+  if params['dense']:
+    loss = tf.nn.ctc_loss(labels['ids'], logits, label_length=labels['length'], logit_length=features['length'])
+  else:
+    loss = tf.nn.ctc_loss(labels['sparse'], logits, features['length'])
+  return tf.estimator.tpu.TPUEstimatorSpec(mode, loss=tf.reduce_mean(loss), train_op=tf.no_op())
+
+
+estimator = tf.estimator.tpu.TPUEstimator(model_fn, train_batch_size=8)
+'''
+
+
+def test_the_ctc_loss_of_sparse_labels_is_an_op_xla_cannot_compile(tmp_path):
+  """TF 1's tf.nn.ctc_loss (SparseTensor labels) is the CTCLoss op, which has no XLA kernel (test_report_facts.py;
+  held-out-19's caixuanting_ctc_speech); TF 2's, given label and logit lengths, is the dense-label CTC."""
+  (tmp_path / 'train.py').write_text(CTC_MODEL)
+  report, found = findings_of([str(tmp_path / 'train.py')], str(tmp_path))
+  assert [(line, severity) for path, line, code, severity in found if code == 'no-xla-kernel'] == [(9, R)]
+
+
 HALF_PORTED = '''import tensorflow as tf
 
 
