@@ -156,15 +156,17 @@ class Callables(object):
 
   def _resolve_item(self, module, fn, node, depth):
     """`input_fns['train']`: the callables a dict display holds at that key, and those the program stores there
-    (containers.stored_at)."""
+    (containers.stored_at); `MODEL_MAP[params['model_type']]`, a key known at run time only: every callable the
+    display holds."""
     results = []
     key = syntax.subscript_key(node)
-    if isinstance(node.value, ast.Name) and key is not syntax.NO_VALUE:
+    if isinstance(node.value, ast.Name):
       kind, _, owner_module, owner = self.program.lookup(module, fn, node.value.id)
       if kind in ('value', 'other'):
         for value, path in reaching_assignments(self.program, module, fn, node.value, owner_module, owner):
           if not path and isinstance(value, ast.Dict):
-            for item in containers.displayed_at(value, key):
+            items = value.values if key is syntax.NO_VALUE else containers.displayed_at(value, key)
+            for item in items:
               results += self.resolve(owner_module, owner, item, depth + 1)
     for owner_module, owner, value in containers.stored_at(self.program, module, fn, node):
       results += self.resolve(owner_module, owner, value, depth + 1)
