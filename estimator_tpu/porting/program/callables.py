@@ -511,6 +511,12 @@ class Callables(object):
     return isinstance(owner, ast.ClassDef) and module.parents.get(id(caller)) is owner
 
   def _resolve_call_result(self, module, fn, call, depth):
+    if isinstance(call.func, ast.Attribute) and call.func.attr == 'get' and call.args and \
+        isinstance(call.func.value, ast.Name):
+      # `HOOKS.get(name)` of a dict display: as HOOKS[name] (_resolve_item)
+      found = self._resolve_item(module, fn, ast.Subscript(value=call.func.value, slice=call.args[0]), depth)
+      if found:
+        return found
     callee = self.program.canonical(module, fn, call.func)
     if callee and (callee == 'tensorflow' or callee.startswith('tensorflow.')):
       return [Unresolved('`%s` is made by TensorFlow at run time' % syntax.render(call), made_by=callee,

@@ -27,10 +27,18 @@ def hooks_in(program, module, fn, node, depth=0):
   if isinstance(node, ast.Name):
     kind, _, owner_module, owner = program.lookup(module, fn, node.id)
     if kind in ('value', 'other'):
-      for what, _, value in containers.mutations(program, owner_module, owner, node.id):
-        if what in ('element', 'elements'):
-          found += hooks_in(program, owner_module, owner, value, depth + 1) if what == 'elements' else \
-              _expand_element(program, owner_module, owner, value, depth + 1)
+      found += _appended(program, owner_module, owner, node.id, depth)
+  seen = set()
+  return [hook for hook in found if not (id(hook.where.node) in seen or seen.add(id(hook.where.node)))]
+
+
+def _appended(program, module, fn, name, depth):
+  """The Hooks the code appends (or extends) to the list `name` of `fn`."""
+  found = []
+  for what, _, value in containers.mutations(program, module, fn, name):
+    if what in ('element', 'elements'):
+      found += hooks_in(program, module, fn, value, depth + 1) if what == 'elements' else \
+          _expand_element(program, module, fn, value, depth + 1)
   return found
 
 
@@ -43,6 +51,11 @@ def _expand(program, origin, depth):
     for element in node.elts:
       found += _expand_element(program, module, fn, element.value if type(element).__name__ == 'Starred'
                                else element, depth + 1)
+    statement = module.parents.get(id(node))
+    if isinstance(node, ast.List) and isinstance(statement, ast.Assign) and len(statement.targets) == 1 and \
+        isinstance(statement.targets[0], ast.Name):
+      # `hooks = []` then `hooks.append(...)` in a function whose list is returned (a hooks factory)
+      found += _appended(program, module, fn, statement.targets[0].id, depth)
     return found
   if isinstance(node, ast.BinOp) and isinstance(node.op, ast.Add):
     return (hooks_in(program, module, fn, node.left, depth + 1) +

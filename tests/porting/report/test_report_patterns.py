@@ -2197,6 +2197,61 @@ def test_a_model_fn_chosen_from_a_dict_at_run_time_is_any_of_its_values(tmp_path
   assert not [f for f in report.findings if f.code == 'model-fn-unresolved']
 
 
+HOOKS_FACTORY = '''import tensorflow as tf
+
+
+def get_logging_tensor_hook(every_n_iter=100, tensors_to_log=None, **kwargs):
+  return tf.train.LoggingTensorHook(tensors=tensors_to_log or ['cross_entropy'], every_n_iter=every_n_iter)
+
+
+def get_profiler_hook(save_steps=1000, **kwargs):
+  return tf.train.ProfilerHook(save_steps=save_steps, output_dir='/tmp/profile')
+
+
+HOOKS = {%s}
+
+
+def get_train_hooks(name_list, **kwargs):
+  if not name_list:
+    return []
+  train_hooks = []
+  for name in name_list:
+    hook = HOOKS.get(name.strip().lower())
+    if hook is None:
+      raise ValueError(name)
+    train_hooks.append(hook(**kwargs))
+  return train_hooks
+
+
+def model_fn(features, labels, mode, params):
+  loss = tf.identity(tf.reduce_mean(tf.layers.dense(features, 1)), name='cross_entropy')
+  optimizer = tf.tpu.CrossShardOptimizer(tf.train.AdamOptimizer())
+  return tf.estimator.tpu.TPUEstimatorSpec(mode, loss=loss, train_op=optimizer.minimize(loss,
+                                                                                      tf.train.get_global_step()))
+
+
+def input_fn(params):
+  return tf.data.Dataset.from_tensors(tf.zeros([4])).repeat().batch(params['batch_size'], drop_remainder=True)
+
+
+estimator = tf.estimator.tpu.TPUEstimator(model_fn, config=tf.estimator.tpu.RunConfig(), train_batch_size=8)
+estimator.train(input_fn, hooks=get_train_hooks(['LoggingTensorHook'], batch_size=8), max_steps=10)
+'''
+
+
+@pytest.mark.parametrize('hooks, fetches', [
+    ("'loggingtensorhook': get_logging_tensor_hook, 'profilerhook': get_profiler_hook", True),
+    ("'profilerhook': get_profiler_hook", False)])
+def test_hooks_a_factory_appends_from_a_table_of_makers_are_read(tmp_path, hooks, fetches):
+  """A hooks factory (tensorflow/models' hooks_helper, copied by programs) returns a list it fills with makers it
+  looks up in a dict by name: each maker's hook is read (held-out-18's lcferrara4, held-out-12's devstrender: a
+  LoggingTensorHook on tensors inside the TPU computation); a table of host hooks only asks for nothing."""
+  (tmp_path / 'train.py').write_text(HOOKS_FACTORY % hooks)
+  report, found = findings_of([str(tmp_path / 'train.py')], str(tmp_path))
+  codes = [(line, code) for path, line, code, severity in found if code.startswith('hooks-fetch') and severity == R]
+  assert codes == ([(39, 'hooks-fetch-tensors')] if fetches else []), codes
+
+
 HALF_PORTED = '''import tensorflow as tf
 
 
