@@ -272,7 +272,27 @@ class Callables(object):
         sites.append((module, caller, call))
       if len(sites) >= limit:
         break
+    sites += self._constructions(fn)[:max(0, limit - len(sites))]
     return sites + self._indirect_call_sites(fn, depth)[:max(0, limit - len(sites))]
+
+  def _constructions(self, fn):
+    """The calls that construct the class whose __init__ `fn` is (`DatasetHandler('train', args)`)."""
+    if fn.name != '__init__':
+      return []
+    module = self.program.module_of(fn)
+    owner = module.parents.get(id(fn)) if module is not None else None
+    if not isinstance(owner, ast.ClassDef):
+      return []
+    sites = []
+    for call_module, caller, call in self.program.calls_named(owner.name):
+      if isinstance(call.func, ast.Name):
+        kind, bound, _, _ = self.program.lookup(call_module, caller, call.func.id)
+        found = self.program.find_def(bound) if kind == 'import' else (call_module, bound) if kind == 'class' else None
+      else:
+        found = self.program.find_def(self.program.canonical(call_module, caller, call.func))
+      if found is not None and found[1] is owner:
+        sites.append((call_module, caller, call))
+    return sites
 
   def _indirect_call_sites(self, fn, depth):
     """Calls of a def through a parameter: `run_loop(build_estimator_fn=build_estimator)`, then
@@ -629,9 +649,11 @@ def path_in(target, name):
 
 
 def implicit_arguments(fn, call):
-  """1 when `self` or `cls` is passed implicitly (obj.method(...)), else 0."""
+  """1 when `self` or `cls` is passed implicitly (obj.method(...), or a class called to construct it, whose
+  __init__ gets the new object), else 0."""
   names = syntax.positional_names(fn)
-  return 1 if names and names[0] in ('self', 'cls') and isinstance(call.func, ast.Attribute) else 0
+  return 1 if names and names[0] in ('self', 'cls') and (
+      isinstance(call.func, ast.Attribute) or getattr(fn, 'name', None) == '__init__') else 0
 
 
 def bind_arguments(call, fn, skip_positional=0):

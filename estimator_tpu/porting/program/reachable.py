@@ -16,6 +16,7 @@ A test file (test_*.py, *_test.py) that imports a script is not where the progra
 that does not train (export.py importing model_fn from the training script main.py).
 """
 import ast
+import itertools
 import os
 
 from estimator_tpu.porting.program import callables
@@ -66,38 +67,53 @@ def _fixed_truth(program, module, statement):
   cache = program.memo.setdefault('fixed_truth', {})
   if id(statement) not in cache:
     scope = program.enclosing_function(module, statement)
-    value = _fixed_value(program, module, scope, statement.test)
-    cache[id(statement)] = None if value is _UNKNOWN else bool(value)
+    found = _fixed_values(program, module, scope, statement.test)
+    truths = set(bool(value) for value in found) if found is not _UNKNOWN else ()
+    cache[id(statement)] = truths.pop() if len(truths) == 1 else None
   return cache[id(statement)]
 
 
 _UNKNOWN = object()
 _COMPARISONS = {ast.Eq: lambda a, b: a == b, ast.NotEq: lambda a, b: a != b,
-                ast.Is: lambda a, b: a is b, ast.IsNot: lambda a, b: a is not b}
+                ast.Is: lambda a, b: a is b, ast.IsNot: lambda a, b: a is not b,
+                ast.In: lambda a, b: a in b, ast.NotIn: lambda a, b: a not in b}
 
 
-def _fixed_value(program, module, scope, node, depth=0):
-  """The value an expression always has by the program's own code, else _UNKNOWN."""
+def _fixed_values(program, module, scope, node, depth=0):
+  """The values an expression can have by the program's own code (a list: literals the program writes), else
+  _UNKNOWN."""
   if depth > 3:
     return _UNKNOWN
   if syntax.is_literal(node):
-    return syntax.literal(node)
+    return [syntax.literal(node)]
+  if isinstance(node, (ast.Tuple, ast.List)) and all(syntax.is_literal(e) for e in node.elts):
+    return [tuple(syntax.literal(e) for e in node.elts)]  # the right side of `x in ('train', 'eval')`
   if isinstance(node, ast.UnaryOp) and isinstance(node.op, ast.Not):
-    value = _fixed_value(program, module, scope, node.operand, depth + 1)
-    return _UNKNOWN if value is _UNKNOWN else not value
+    found = _fixed_values(program, module, scope, node.operand, depth + 1)
+    return _UNKNOWN if found is _UNKNOWN else [not value for value in found]
   if isinstance(node, ast.BoolOp):
-    found = [_fixed_value(program, module, scope, value, depth + 1) for value in node.values]
-    if any(value is _UNKNOWN for value in found):
+    parts = [_fixed_values(program, module, scope, value, depth + 1) for value in node.values]
+    if any(part is _UNKNOWN for part in parts):
       return _UNKNOWN
-    return all(found) if isinstance(node.op, ast.And) else any(found)
+    combine = all if isinstance(node.op, ast.And) else any
+    return [combine(values_) for values_ in itertools.product(*parts)]
   if isinstance(node, ast.Compare) and len(node.ops) == 1 and type(node.ops[0]) in _COMPARISONS:
-    left = _fixed_value(program, module, scope, node.left, depth + 1)
-    right = _fixed_value(program, module, scope, node.comparators[0], depth + 1)
+    left = _fixed_values(program, module, scope, node.left, depth + 1)
+    right = _fixed_values(program, module, scope, node.comparators[0], depth + 1)
     if left is _UNKNOWN or right is _UNKNOWN:
       return _UNKNOWN
-    return _COMPARISONS[type(node.ops[0])](left, right)
+    try:
+      return [_COMPARISONS[type(node.ops[0])](a, b) for a in left for b in right]
+    except TypeError:  # `1 in 'abc'`: what Python would raise decides nothing here
+      return _UNKNOWN
   if isinstance(node, ast.Name):
-    return _fixed_name(program, module, scope, node, depth)
+    value = _fixed_name(program, module, scope, node, depth)
+    return _UNKNOWN if value is _UNKNOWN else [value]
+  if isinstance(node, ast.Attribute) and isinstance(node.value, ast.Name) and node.value.id == 'self':
+    # `self.mode` of an object the program constructs only with literals (`Handler('train')`, `Handler('eval')`)
+    found = values.origins(program, module, scope, node)
+    if found and all(syntax.is_literal(origin.node) for origin in found):
+      return [syntax.literal(origin.node) for origin in found]
   return _UNKNOWN
 
 
@@ -127,7 +143,9 @@ def _fixed_name(program, module, scope, node, depth):
       if given is None:
         value = syntax.literal(default) if syntax.is_literal(default) else _UNKNOWN
       else:  # the caller's literal, or a name the caller fixes so (`build(MODEL_TYPE)`)
-        value = _fixed_value(program, site_module, caller, given, depth + 1)
+        given_values = _fixed_values(program, site_module, caller, given, depth + 1)
+        value = given_values[0] if given_values is not _UNKNOWN and len(set(map(repr, given_values))) == 1 \
+            else _UNKNOWN
       if value is _UNKNOWN:
         return _UNKNOWN
       found.add(repr(value))
