@@ -116,7 +116,7 @@ def _sets_shape(canonical, call):
   return isinstance(call.func, ast.Attribute) and call.func.attr in ('set_shape', 'ensure_shape', 'padded_batch')
 
 
-def size_handed_by_lambda(target, site):
+def size_handed_by_lambda(target, site, program=None):
   """Whether a lambda input_fn (or a def nested in a function) calls the program's input function whose batch
   size is a parameter (`lambda: input_fn(files, 256)`, or `lambda: input_fn(files)` with batch_size=256 its
   default): where the lambda takes no params, its own rule-3 change (`lambda params: input_fn(files,
@@ -124,6 +124,8 @@ def size_handed_by_lambda(target, site):
   (the report asks for nothing at that batch; the port makes the change by replacing or adding the lambda's
   argument)."""
   origin = site.origin
+  if program is not None and _object_handed_by_lambda(program, target, site):
+    return True
   if not ((isinstance(target.node, ast.Lambda) or _nested_def(target)) and origin is not None and
           origin.owner is site.fn and bool(site.chain) and
           site.chain[0].caller is target.node and site.chain[0].callee.node is site.fn):
@@ -138,6 +140,27 @@ def size_handed_by_lambda(target, site):
   return origin.kind == 'attribute' and origin.bound is not None and origin.bound[0] == 'param' and \
       isinstance(origin.node, ast.Attribute) and isinstance(origin.node.value, ast.Name) and \
       bound.get(origin.node.value.id) is not None
+
+
+def _object_handed_by_lambda(program, target, site):
+  """The lambda row for an object further away: the batch size is an attribute of `self` (or of what `self` holds)
+  and the lambda hands over that object: it calls the object's method (`lambda: handler.input_fn()`, batching at
+  self.batch_size), or passes on what the object was made from (`lambda: input_fn(hparams, 'train')`, where input_fn
+  makes Dataset(hparams) whose method batches at self.params.batch_size)."""
+  origin = site.origin
+  if not ((isinstance(target.node, ast.Lambda) or _nested_def(target)) and origin is not None and
+          origin.kind == 'attribute' and isinstance(origin.node, ast.Attribute) and site.chain and
+          site.chain[0].caller is target.node and syntax.root_name(origin.node) == 'self'):
+    return False
+  step = site.chain[0]
+  holder = origin.node.value
+  if isinstance(holder, ast.Name):  # self.batch_size: the object whose method the lambda calls
+    return isinstance(step.call.func, ast.Attribute) and not isinstance(step.call.func.value, ast.Call)
+  made_from = set(id(value.node) for value in values.origins(program, origin.module, origin.scope, holder)
+                  if isinstance(value.node, ast.Call))
+  handed = list(step.call.args) + [keyword.value for keyword in step.call.keywords]
+  return any(id(value.node) in made_from for argument in handed
+             for value in values.origins(program, step.module, step.caller, argument))
 
 
 def passable_parameters(fn):

@@ -1508,6 +1508,59 @@ def test_a_branch_on_an_attribute_every_construction_fixes_is_read_as_fixed(tmp_
   assert bool([line for path, line, code, severity in found if line == 15 and severity == R]) != dead
 
 
+HANDED_OBJECTS = '''import tensorflow as tf
+
+
+class Handler(object):
+
+  def __init__(self, files, batch_size):
+    self.files = files
+    self.batch_size = batch_size
+
+  def input_fn(self):
+    return tf.data.TFRecordDataset(self.files).map(lambda x: tf.zeros([4])).batch(self.batch_size,
+                                                                                   drop_remainder=True)
+
+
+class Reader(object):
+
+  def __init__(self, hparams):
+    self.params = hparams
+
+  def make_batch(self):
+    return tf.data.Dataset.from_tensors(tf.zeros([4])).repeat().batch(self.params.batch_size, drop_remainder=True)
+
+
+def input_fn(hparams):
+  return Reader(hparams).make_batch()
+
+
+def model_fn(features, labels, mode, params):
+  loss = tf.reduce_mean(tf.layers.dense(features, 1))
+  optimizer = tf.tpu.CrossShardOptimizer(tf.train.AdamOptimizer())
+  return tf.estimator.tpu.TPUEstimatorSpec(mode, loss=loss, train_op=optimizer.minimize(loss))
+
+
+hparams = tf.contrib.training.HParams(batch_size=64)
+handler = Handler(['train.tfrecord'], 64)
+estimator = tf.estimator.tpu.TPUEstimator(model_fn, config=tf.estimator.tpu.RunConfig(), train_batch_size=64)
+estimator.train(lambda: handler.input_fn(), max_steps=10)
+estimator.train(lambda: input_fn(hparams), max_steps=10)
+'''
+
+
+def test_a_batch_size_an_object_the_lambda_hands_over_holds_is_the_lambda_s_change(tmp_path):
+  """The lambda row for objects further away: `lambda: handler.input_fn()` batching at self.batch_size, and
+  `lambda: input_fn(hparams)` where input_fn makes Reader(hparams) batching at self.params.batch_size: the lambda
+  hands over the object that holds the batch, so each lambda is the one rule-3 change and the batch calls none
+  (held-out-19's livanosg_unet_liver, held-out-18's mckinziebrandon_20ng_blstm)."""
+  (tmp_path / 'train.py').write_text(HANDED_OBJECTS)
+  report, found = findings_of([str(tmp_path / 'train.py')], str(tmp_path))
+  rule3 = [(line, code) for path, line, code, severity in found if severity == R and code.startswith(('batch',
+                                                                                                     'input'))]
+  assert rule3 == [(37, 'input-fn-without-params'), (38, 'input-fn-without-params')], rule3
+
+
 METRIC_DICT = '''import functools
 import tensorflow as tf
 from tensorflow.contrib.learn import MetricSpec
