@@ -24,9 +24,13 @@ def findings_of(paths, root):
 
 
 def test_hooks_from_a_module_left_out_still_meet_the_tensors_model_fn_names():
+  """Scanned with hooks.py, the maker its dict gives is read (a LoggingTensorHook, expected.json); without it, the
+  hooks are unknown but model_fn names tensors only for them to fetch: the same change, by that route."""
   folder = os.path.join(PORT_FIXTURES, 'logging_hooks')
   report, found = findings_of([os.path.join(folder, 'train.py')], folder)
-  assert found == port_expectations.findings('logging_hooks')
+  expected = [(path, line, 'hooks-fetch-named-tensors' if (line, code) == (38, 'hooks-fetch-tensors') else code,
+               severity) for path, line, code, severity in port_expectations.findings('logging_hooks')]
+  assert found == expected
   message = [f.message for f in report.findings if f.line == 38][0]
   assert 'hooks (' in message and "names 'learning_rate'" in message
 
