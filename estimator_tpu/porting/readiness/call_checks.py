@@ -73,6 +73,7 @@ class Judge(object):
     self._printed = set()
     self._tpu_metrics = {}  # id(Built) -> the metric names of the TPU path's metric_fn
     self._runs_on_tpu = False  # the program built a TPUEstimator with use_tpu=True (run with its TPU flags)
+    self.predictions_cut = None  # (site, steps) of a predict call the judge cut short (interception._capped)
 
   # --- lines ------------------------------------------------------------------------------------------------------
 
@@ -323,6 +324,14 @@ class Judge(object):
                                          'model_fn then builds %s, a TPU op the CPU has no kernel for, so its calls '
                                          'cannot also run here (at %s); the TPU path of each call is judged above, '
                                          'and what the program does after this call is not.' % (op, site))])
+      return
+    if self.predictions_cut and (isinstance(error, StopIteration) or 'StopIteration' in str(error)):
+      # next(predictions) past the judge's cut: the program's own run reads on (a full input)
+      where, steps = self.predictions_cut
+      self.report([check_results.skipped('program', 'the program read past the %d predictions the judge lets the '
+                                         'predict call at %s make (--steps), and stopped there (StopIteration at '
+                                         '%s); what it does after is not judged: run with a larger --steps.'
+                                         % (steps, where, site))])
       return
     self.report([check_results.failed('program', 'the program raised %s: %s at %s.' % (
         type(error).__name__, _first_line(error).rstrip('.'), site),

@@ -17,7 +17,6 @@ checkpoints are never read or written, and a TPUEstimator runs with use_tpu=Fals
 import collections
 import contextlib
 import inspect
-import itertools
 import os
 import tempfile
 import threading
@@ -290,8 +289,18 @@ class Interceptor(object):
 
   def _on_predict(self, original, estimator, args, kwargs):
     given = _arguments(original, estimator, args, kwargs)
-    self._call(estimator, PREDICT, given.get('input_fn'), given)
-    return itertools.islice(self._predictions(original, estimator, given), self.steps)
+    call = self._call(estimator, PREDICT, given.get('input_fn'), given)
+    return self._capped(self._predictions(original, estimator, given), call.site if call else user_site(
+        self.program_dir))
+
+  def _capped(self, predictions, site):
+    """The first `steps` predictions; where the input holds more, the judge hears of the cut (predictions_cut), so
+    a program that reads on past it (next() after next()) is not blamed for what the cut did."""
+    for count, prediction in enumerate(predictions):
+      if count == self.steps:
+        self.judge.predictions_cut = (site, self.steps)
+        return
+      yield prediction
 
   def _predictions(self, original, estimator, given):
     """The predictions, each computed as the program's predict call (TPUEstimator.predict's own call of

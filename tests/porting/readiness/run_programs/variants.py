@@ -13,7 +13,7 @@ import tensorflow.compat.v1 as tf
 FEATURES = 4
 VARIANTS = ('ok', 'input_no_params', 'params_batch_size', 'plain_run_config', 'metrics_dict', 'metrics_int',
             'metric_dropped', 'unbatched_eval', 'dynamic_batch', 'crash', 'eval_metric_ops_spec', 'premade',
-            'own_use_tpu', 'iterator_input', 'iterator_input_v2', 'export_in_model_dir')
+            'own_use_tpu', 'iterator_input', 'iterator_input_v2', 'export_in_model_dir', 'predictions_one_by_one')
 
 
 def data(count=64):
@@ -116,7 +116,12 @@ def main():
     with open(os.path.join(args.model_dir, 'vocabulary.txt')) as f:  # never written
       f.read()
   print(estimator.evaluate(make_input_fn(variant, training=False), steps=4))
-  print([p['class'] for p in estimator.predict(predict_input_fn)])
+  if variant == 'predictions_one_by_one':  # reads five of the ten predictions, one next() at a time
+    predictions = estimator.predict(predict_input_fn)
+    for _ in range(5):
+      print(next(predictions)['class'])
+  else:
+    print([p['class'] for p in estimator.predict(predict_input_fn)])
   if variant == 'export_in_model_dir':
     # As train_and_evaluate's exporters do: into model_dir/export/NAME, where the program then looks.
     def serving_input_fn():
