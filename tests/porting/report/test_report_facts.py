@@ -555,6 +555,18 @@ def test_a_tpu_estimator_given_a_strategy_cannot_train_on_tf1(tmp_path):
     estimator.train(batches, max_steps=1)
 
 
+def _built_in_tpu_loop(step, made):
+  """Builds `step` inside TPUEstimator's loop (training_loop.repeat under tpu.rewrite): it builds where `made`, else
+  TensorFlow refuses a variable's initial value made in the loop (TF 1: 'from inside a control-flow construct';
+  TF 2's control flow: 'could not be lifted out of a tf.function')."""
+  with tf.Graph().as_default():
+    if made:
+      tf.tpu.rewrite(lambda: training_loop.repeat(2, step, [tf.constant(0.0)]))
+    else:
+      with pytest.raises(ValueError, match='control-flow construct|could not be lifted'):
+        tf.tpu.rewrite(lambda: training_loop.repeat(2, step, [tf.constant(0.0)]))
+
+
 @pytest.mark.parametrize('initial_value, made', [
     (lambda: tf.zeros([3]), False), (lambda: tf.random.truncated_normal([3]), False), (lambda: 0.0, True),
     (lambda: [1.0, 2.0], True), (lambda: np.zeros([3], np.float32), True), (lambda: lambda: tf.zeros([3]), True)])
@@ -567,12 +579,7 @@ def test_a_variable_made_inside_tpu_estimators_loop_cannot_take_a_tensor_as_its_
     variable = tf.Variable(initial_value())
     return total + tf.reduce_sum(tf.cast(variable, tf.float32))
 
-  with tf.Graph().as_default():
-    if made:
-      tf.tpu.rewrite(lambda: training_loop.repeat(2, step, [tf.constant(0.0)]))
-    else:
-      with pytest.raises(ValueError, match='control-flow construct|could not be lifted'):
-        tf.tpu.rewrite(lambda: training_loop.repeat(2, step, [tf.constant(0.0)]))
+  _built_in_tpu_loop(step, made)
 
 
 @pytest.mark.parametrize('initializer, made', [
@@ -589,12 +596,7 @@ def test_get_variable_inside_tpu_estimators_loop_cannot_take_a_tensor_as_its_ini
     variable = tf.get_variable('v', shape=shape, initializer=given)
     return total + tf.reduce_sum(variable)
 
-  with tf.Graph().as_default():
-    if made:
-      tf.tpu.rewrite(lambda: training_loop.repeat(2, step, [tf.constant(0.0)]))
-    else:
-      with pytest.raises(ValueError, match='control-flow construct|could not be lifted'):
-        tf.tpu.rewrite(lambda: training_loop.repeat(2, step, [tf.constant(0.0)]))
+  _built_in_tpu_loop(step, made)
 
 
 @pytest.mark.parametrize('loss', [tf.nn.nce_loss, tf.nn.sampled_softmax_loss])
