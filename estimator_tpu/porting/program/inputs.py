@@ -124,7 +124,7 @@ def size_handed_by_lambda(target, site, program=None):
   (the report asks for nothing at that batch; the port makes the change by replacing or adding the lambda's
   argument)."""
   origin = site.origin
-  if program is not None and _object_handed_by_lambda(program, target, site):
+  if program is not None and object_handed_by_lambda(program, target, site):
     return True
   if not ((isinstance(target.node, ast.Lambda) or _nested_def(target)) and origin is not None and
           origin.owner is site.fn and bool(site.chain) and
@@ -142,7 +142,7 @@ def size_handed_by_lambda(target, site, program=None):
       bound.get(origin.node.value.id) is not None
 
 
-def _object_handed_by_lambda(program, target, site):
+def object_handed_by_lambda(program, target, site):
   """The lambda row for an object further away: the batch size is an attribute of `self` (or of what `self` holds)
   and the lambda hands over that object: it calls the object's method (`lambda: handler.input_fn()`, batching at
   self.batch_size), or passes on what the object was made from (`lambda: input_fn(hparams, 'train')`, where input_fn

@@ -104,7 +104,8 @@ def _fix_batch(port, batch):
   handed_on = batch.how == 'argument' and handed
   # (an object the lambda hands over holds the batch size, self.batch_size: the report's change is the lambda's,
   # and the object's batch is left to a human, a TODO here)
-  held = batch.how is None and handed
+  held = batch.how is None and batch.proper is not None and \
+      inputs.object_handed_by_lambda(port.program, batch.proper, batch.site)
   if not port.findings(module, batch.call, SIZE_CODES) and not handed_on and not held:
     batch.how = 'params'  # the report asks for nothing about this batch size: it stays as it is
   elif batch.how == 'params':
