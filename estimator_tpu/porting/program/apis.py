@@ -162,6 +162,8 @@ VARIABLE_GETTERS = frozenset(['tensorflow.get_variable'])
 def is_initializer(name):
   """An initializer class or maker (tf.zeros_initializer, tf.keras.initializers.he_normal, xavier_initializer)."""
   return is_tf(name) and ('.initializers.' in name or last(name).endswith(('_initializer', 'Initializer')))
+
+
 # Ops whose output shape depends on the data, which XLA cannot compile for a TPU.
 DYNAMIC_SHAPE_OPS = frozenset([
     'tensorflow.unique', 'tensorflow.unique_with_counts', 'tensorflow.boolean_mask', 'tensorflow.dynamic_partition',

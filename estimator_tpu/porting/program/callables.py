@@ -283,16 +283,8 @@ class Callables(object):
     owner = module.parents.get(id(fn)) if module is not None else None
     if not isinstance(owner, ast.ClassDef):
       return []
-    sites = []
-    for call_module, caller, call in self.program.calls_named(owner.name):
-      if isinstance(call.func, ast.Name):
-        kind, bound, _, _ = self.program.lookup(call_module, caller, call.func.id)
-        found = self.program.find_def(bound) if kind == 'import' else (call_module, bound) if kind == 'class' else None
-      else:
-        found = self.program.find_def(self.program.canonical(call_module, caller, call.func))
-      if found is not None and found[1] is owner:
-        sites.append((call_module, caller, call))
-    return sites
+    return [(call_module, caller, call) for call_module, caller, call in self.program.calls_named(owner.name)
+            if self._constructed(call_module, caller, call) is owner]
 
   def _indirect_call_sites(self, fn, depth):
     """Calls of a def through a parameter: `run_loop(build_estimator_fn=build_estimator)`, then
@@ -376,11 +368,17 @@ class Callables(object):
     if made is None:
       made = self.program.memo['instantiated'] = set()
       for module, caller, call in self.program.calls():
-        if isinstance(call.func, (ast.Name, ast.Attribute)):
-          found = self.program.find_def(self.program.canonical(module, caller, call.func))
-          if found and isinstance(found[1], ast.ClassDef):
-            made.add(id(found[1]))
+        made_class = self._constructed(module, caller, call)
+        if made_class is not None:
+          made.add(id(made_class))
     return made
+
+  def _constructed(self, module, caller, call):
+    """The scanned ClassDef a call constructs (`MnistEstimator()`, `handlers.Handler('train')`), else None."""
+    if not isinstance(call.func, (ast.Name, ast.Attribute)):
+      return None
+    found = self.program.find_def(self.program.canonical(module, caller, call.func))
+    return found[1] if found and isinstance(found[1], ast.ClassDef) else None
 
   def find_method(self, module, class_node, name, depth=0):
     """(module, def) of method `name` of a class, looked for in the class and then its scanned bases; the last def

@@ -48,6 +48,21 @@ def stored_into(program, module, fn, name):
                                                                                          name)]
 
 
+def assigned_name(module, node):
+  """The ast.Name a value is assigned to, alone (`hooks = []`) or in a tuple (`features, labels = {}, {}`), else
+  None."""
+  statement = module.parents.get(id(node))
+  if isinstance(statement, ast.Tuple):
+    assign = module.parents.get(id(statement))
+    if not (isinstance(assign, ast.Assign) and len(assign.targets) == 1 and
+            isinstance(assign.targets[0], ast.Tuple) and len(assign.targets[0].elts) == len(statement.elts)):
+      return None
+    target = assign.targets[0].elts[[id(e) for e in statement.elts].index(id(node))]
+  else:
+    target = statement.targets[0] if isinstance(statement, ast.Assign) and len(statement.targets) == 1 else None
+  return target if isinstance(target, ast.Name) else None
+
+
 def displayed_at(display, key):
   """The values a dict display (`{'train': a, 'eval': b}`) holds at a literal key."""
   return [value for dict_key, value in zip(display.keys, display.values)

@@ -300,9 +300,7 @@ def discarded(program, module, fn, call):
 def read_only_where(program, module, fn, node, accepted):
   """Whether what the statement holding `node` assigns to names is read only where `accepted(module, load)` says
   (each load an ast.Name), as MetricSpecs that only a ValidationMonitor reads."""
-  statement = node
-  while statement is not None and not isinstance(statement, ast.stmt):
-    statement = module.parents.get(id(statement))
+  statement = module.statement_of(node)
   loads = _assigned_loads(program, module, fn, statement) if isinstance(statement, ast.Assign) else None
   return loads is not None and all(accepted(module, load) for load in loads)
 

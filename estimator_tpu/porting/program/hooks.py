@@ -51,11 +51,10 @@ def _expand(program, origin, depth):
     for element in node.elts:
       found += _expand_element(program, module, fn, element.value if type(element).__name__ == 'Starred'
                                else element, depth + 1)
-    statement = module.parents.get(id(node))
-    if isinstance(node, ast.List) and isinstance(statement, ast.Assign) and len(statement.targets) == 1 and \
-        isinstance(statement.targets[0], ast.Name):
+    target = containers.assigned_name(module, node) if isinstance(node, ast.List) else None
+    if target is not None:
       # `hooks = []` then `hooks.append(...)` in a function whose list is returned (a hooks factory)
-      found += _appended(program, module, fn, statement.targets[0].id, depth)
+      found += _appended(program, module, fn, target.id, depth)
     return found
   if isinstance(node, ast.BinOp) and isinstance(node.op, ast.Add):
     return (hooks_in(program, module, fn, node.left, depth + 1) +

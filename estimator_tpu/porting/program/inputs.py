@@ -116,7 +116,7 @@ def _sets_shape(canonical, call):
   return isinstance(call.func, ast.Attribute) and call.func.attr in ('set_shape', 'ensure_shape', 'padded_batch')
 
 
-def size_handed_by_lambda(target, site, program=None):
+def size_handed_by_lambda(program, target, site):
   """Whether a lambda input_fn (or a def nested in a function) calls the program's input function whose batch
   size is a parameter (`lambda: input_fn(files, 256)`, or `lambda: input_fn(files)` with batch_size=256 its
   default): where the lambda takes no params, its own rule-3 change (`lambda params: input_fn(files,
@@ -124,7 +124,7 @@ def size_handed_by_lambda(target, site, program=None):
   (the report asks for nothing at that batch; the port makes the change by replacing or adding the lambda's
   argument)."""
   origin = site.origin
-  if program is not None and object_handed_by_lambda(program, target, site):
+  if object_handed_by_lambda(program, target, site):
     return True
   if not ((isinstance(target.node, ast.Lambda) or _nested_def(target)) and origin is not None and
           origin.owner is site.fn and bool(site.chain) and
@@ -660,16 +660,8 @@ def _get_next_in(program, origin, depth):
 
 def _filled(program, origin):
   """The stores into the container a dict display is assigned to (containers.stored_into), else []."""
-  statement = origin.module.parents.get(id(origin.node))
-  target = statement.targets[0] if isinstance(statement, ast.Assign) and len(statement.targets) == 1 else None
-  if isinstance(statement, ast.Tuple):  # `features, labels = {}, {}`
-    assign = origin.module.parents.get(id(statement))
-    if isinstance(assign, ast.Assign) and len(assign.targets) == 1 and isinstance(assign.targets[0], ast.Tuple) and \
-        len(assign.targets[0].elts) == len(statement.elts):
-      target = assign.targets[0].elts[[id(e) for e in statement.elts].index(id(origin.node))]
-  if not isinstance(target, ast.Name):
-    return []
-  return containers.stored_into(program, origin.module, origin.fn, target.id)
+  target = containers.assigned_name(origin.module, origin.node)
+  return containers.stored_into(program, origin.module, origin.fn, target.id) if target is not None else []
 
 
 def _returns(program, module, fn, depth):

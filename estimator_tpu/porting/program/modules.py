@@ -92,6 +92,21 @@ class Module(object):
     self._lines = None
     self._index()
 
+  @property
+  def root(self):
+    """The folder this module's dotted name starts in (pkg/sub/m.py named sub.m: pkg)."""
+    folder = os.path.dirname(os.path.abspath(self.path))
+    inside = self.name.count('.') + (1 if os.path.basename(self.path) == '__init__.py' else 0)
+    for _ in range(inside):
+      folder = os.path.dirname(folder)
+    return folder
+
+  def statement_of(self, node):
+    """The statement a node is part of (itself for a statement), else None."""
+    while node is not None and not isinstance(node, ast.stmt):
+      node = self.parents.get(id(node))
+    return node
+
   def _index(self):
     for node in ast.walk(self.tree):
       for child in ast.iter_child_nodes(node):

@@ -91,11 +91,8 @@ class Neighbours(object):
     """The folders the scanned modules' dotted names start from."""
     roots = []
     for module in self.program.modules:
-      root = os.path.dirname(os.path.abspath(module.path))
-      for _ in range(module.name.count('.')):
-        root = os.path.dirname(root)
-      if root not in roots:
-        roots.append(root)
+      if module.root not in roots:
+        roots.append(module.root)
     return roots
 
 

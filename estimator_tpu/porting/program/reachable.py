@@ -130,26 +130,18 @@ def _fixed_name(program, module, scope, node, depth):
       return _UNKNOWN
     return syntax.literal(written[0][0])
   if kind == 'param' and not isinstance(bound, ast.Lambda):
-    sites = program.callables.call_sites(bound)
-    if not sites:
-      return _UNKNOWN
-    found = set()
     default = values.default_of(bound, node.id)
-    value = _UNKNOWN
-    for site_module, caller, call in sites:
+    found = []
+    for site_module, caller, call in program.callables.call_sites(bound):
       given = callables.bind_arguments(call, bound, callables.implicit_arguments(bound, call)).get(node.id)
       if syntax.has_star_args(call):
         return _UNKNOWN
-      if given is None:
-        value = syntax.literal(default) if syntax.is_literal(default) else _UNKNOWN
-      else:  # the caller's literal, or a name the caller fixes so (`build(MODEL_TYPE)`)
-        given_values = _fixed_values(program, site_module, caller, given, depth + 1)
-        value = given_values[0] if given_values is not _UNKNOWN and len(set(map(repr, given_values))) == 1 \
-            else _UNKNOWN
-      if value is _UNKNOWN:
+      # the caller's literal, a name the caller fixes so (`build(MODEL_TYPE)`), or the default it leaves
+      each = _fixed_values(program, site_module, caller, given if given is not None else default, depth + 1)
+      if each is _UNKNOWN:
         return _UNKNOWN
-      found.add(repr(value))
-    return value if len(found) == 1 else _UNKNOWN
+      found += each
+    return found[0] if found and len(set(map(repr, found))) == 1 else _UNKNOWN
   return _UNKNOWN
 
 

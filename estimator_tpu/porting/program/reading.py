@@ -278,9 +278,6 @@ def _in_folders(module, package):
   """Whether a module read under a shorter name lies in folders named as the rest of a dotted name says
   (`trainer.model` for trainer/model.py scanned from inside trainer/); `official.mnist` is not a scanned mnist.py
   whose folder is no `official`: that is another package's module (tensorflow/models' official.mnist)."""
-  folders = os.path.dirname(os.path.abspath(module.path)).split(os.sep)
-  # The folders above the one the module's own dotted name starts in (NMT/modeling.py named NMT.modeling).
-  inside = module.name.count('.') + (1 if os.path.basename(module.path) == '__init__.py' else 0)
-  folders = folders[:len(folders) - inside]
+  folders = module.root.split(os.sep)
   parts = package.split('.')
   return folders[-len(parts):] == parts

@@ -52,9 +52,7 @@ def statement_line(module, node):
   """The first line of the statement `node` is in, where a finding is placed (docs/PORT_REPORT.md): a call nested
   in a statement that spans lines (`Estimator(model_fn,\n    config=RunConfig(...))`) is at the statement's first
   line, where the user reads the statement; a def or a compound statement's header is at its own line."""
-  current = node
-  while current is not None and not isinstance(current, ast.stmt):
-    current = module.parents.get(id(current))
+  current = module.statement_of(node)
   if isinstance(current, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)) and current.decorator_list:
     return _header_line(module, current)
   return getattr(current if current is not None else node, 'lineno', getattr(node, 'lineno', 1))

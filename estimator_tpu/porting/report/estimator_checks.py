@@ -574,7 +574,7 @@ class _CallSite(object):
       return  # the MetricSpecs of one statement (an Experiment's eval_metrics dict) move into one metric_fn
     if estimator_facts.read_only_where(self.program, self.module, self.fn, self.call, self._monitor_metrics):
       return  # they go with the ValidationMonitor, whose evaluation inside training is the rule-8 change
-    group = self._metric_group(line)
+    group = self._metric_group()
     if group is not None:
       if group in self.collector.metric_groups:
         return  # stored into a dict whose first MetricSpec is the change: one metric_fn holds them all
@@ -586,12 +586,10 @@ class _CallSite(object):
                               'eval_metrics=(metric_fn, tensors), metric_fn running on the host.'
                               % syntax.render(self.call.func))
 
-  def _metric_group(self, line):
+  def _metric_group(self):
     """(module, function, name) of the dict a MetricSpec goes into (`metrics = {...: MetricSpec(...)}`, or
     `metrics[key] = MetricSpec(...)` in a loop), else None."""
-    statement = self.call
-    while statement is not None and not isinstance(statement, ast.stmt):
-      statement = self.module.parents.get(id(statement))
+    statement = self.module.statement_of(self.call)
     if not (isinstance(statement, ast.Assign) and len(statement.targets) == 1):
       return None
     target = statement.targets[0]

@@ -172,7 +172,7 @@ class _Checks(object):
     # Checks rule 3 (params), rule 4 (static shapes).
     module, fn, call, size = site.module, site.fn, site.call, site.size
     # A lambda without params that hands its batch size on: its rule-3 change is the whole edit (docs/PORT_REPORT.md).
-    handed = inputs.size_handed_by_lambda(self.reading.target, site, self.program)
+    handed = inputs.size_handed_by_lambda(self.program, self.reading.target, site)
     if size is not None and not site.from_params and (checks.accepts_params(self.reading.target) or not handed):
       severity, source = self._source(site.origin)
       if severity:

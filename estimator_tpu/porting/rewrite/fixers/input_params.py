@@ -100,7 +100,7 @@ def _fix_batch(port, batch):
   done.add(('batch', id(batch.call)))
   call = f.node(batch.call)
   # (a lambda that hands its batch size on: the report's one change is the lambda's, made by replacing its argument)
-  handed = batch.proper is not None and inputs.size_handed_by_lambda(batch.proper, batch.site, port.program)
+  handed = batch.proper is not None and inputs.size_handed_by_lambda(port.program, batch.proper, batch.site)
   handed_on = batch.how == 'argument' and handed
   # (an object the lambda hands over holds the batch size, self.batch_size: the report's change is the lambda's,
   # and the object's batch is left to a human, a TODO here)
