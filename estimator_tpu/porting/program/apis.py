@@ -506,6 +506,13 @@ CSV_DECODERS = frozenset(['tensorflow.decode_csv', 'tensorflow.io.decode_csv'])
 PARSE_FEATURES = {'tensorflow.FixedLenFeature': 1, 'tensorflow.io.FixedLenFeature': 1,
                   'tensorflow.FixedLenSequenceFeature': 1, 'tensorflow.io.FixedLenSequenceFeature': 1,
                   'tensorflow.VarLenFeature': 0, 'tensorflow.io.VarLenFeature': 0}
+# Parse-spec features that parse into a SparseTensor, whose dense shape is each batch's: TPUEstimator's
+# _validate_model_features_and_labels refuses it ("must have static shape").
+SPARSE_PARSE_FEATURES = frozenset(['tensorflow.VarLenFeature', 'tensorflow.io.VarLenFeature'])
+# Parsers of tf.Examples -> the position of their features (the parse spec) argument.
+EXAMPLE_PARSERS = {'tensorflow.parse_example': 1, 'tensorflow.io.parse_example': 1,
+                   'tensorflow.parse_single_example': 1, 'tensorflow.io.parse_single_example': 1,
+                   'tensorflow.compat.v1.parse_example': 1, 'tensorflow.compat.v1.parse_single_example': 1}
 # Datasets read from CSV files and batched in one call: (batch size position, num_epochs position); with num_epochs
 # set they keep the last short batch (readers.py: drop_remainder only when num_epochs is None), and column_defaults
 # (position 3) of '' make string columns.

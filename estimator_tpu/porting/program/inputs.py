@@ -68,6 +68,10 @@ class BatchSite(object):
     self.flattened = False  # reached through a call whose Dataset is unbatched: not the shape the input_fn yields
 
 
+# What the input makes when it makes a SparseTensor (the infeed takes dense tensors of static shape only).
+SPARSE = '%s, whose dense shape is known only when a batch is read (densify it to a fixed length on the host)'
+
+
 class InputReading(object):
   """What one walk of an input_fn found (see read_input_fn)."""
 
@@ -429,10 +433,30 @@ class _InputWalk(object):
     elif canonical in apis.RAW_DECODERS:
       self.reading.unknown_shapes.append((module, call, '`%s`, whose length is each record\'s'
                                           % syntax.render(call.func)))
+    elif canonical in apis.SPARSE_PARSE_FEATURES:
+      self._sparse_feature(module, fn, call, canonical)
+    elif canonical in apis.EXAMPLE_PARSERS:
+      # A spec written elsewhere (a module-level dict the parse reads): its features are this input's.
+      spec = syntax.argument(call, apis.EXAMPLE_PARSERS[canonical], 'features')
+      for origin in values.origins(self.program, module, fn, spec) if spec is not None else ():
+        if isinstance(origin.node, ast.Dict) and origin.fn is not fn:
+          for value in origin.node.values:
+            if isinstance(value, ast.Call):
+              found = self.program.canonical(origin.module, origin.fn, value.func)
+              if found in apis.SPARSE_PARSE_FEATURES:
+                self._sparse_feature(origin.module, origin.fn, value, found)
     elif canonical in apis.IMAGE_DECODERS:
       self.reading.unknown_shapes.append((module, call, '`%s`, whose images have the height and width of each file%s'
                                           % (syntax.render(call.func), ' (and no known rank)'
                                              if name == 'decode_image' else '')))
+
+  def _sparse_feature(self, module, fn, call, canonical):
+    """A VarLenFeature of the input's parse spec: a SparseTensor of each batch's dense shape. A string one is the
+    strings' change (the ids the input makes of them get their fixed length there)."""
+    dtype = syntax.argument(call, apis.PARSE_FEATURES[canonical], 'dtype')
+    if dtype is None or not dtypes.holds_string_dtype(self.program, module, fn, dtype):
+      self.reading.unknown_shapes.append((module, call, SPARSE % 'a parse spec\'s VarLenFeature, parsed into a '
+                                          'SparseTensor'))
 
   def _deeper_shape_setters(self, module, fn, call, depth=0):
     """Whether the program's functions a call runs, past the depth the walk follows, set a shape (a preprocessing

@@ -138,9 +138,11 @@ class _Checks(object):
       return  # a generator of whole batches that only predicts: TPUEstimator.predict pads the batch dimension
     seen = set()
     for module, node, what in reading.unknown_shapes:
-      if id(node) in seen:
+      # one edit per statement (the VarLenFeatures of one parse spec)
+      statement = (module.path, checks.statement_line(module, node), what)
+      if id(node) in seen or statement in seen:
         continue
-      seen.add(id(node))
+      seen.update([id(node), statement])
       message = ('the input makes %s, and nothing in it sets a shape: TPUEstimator refuses features and labels '
                  'whose shape is not fully defined ("must have static shape"), and batching fixes only the batch '
                  'dimension -> give every dimension a size here (output_shapes, set_shape, or a resize or pad to a '

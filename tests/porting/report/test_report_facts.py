@@ -517,6 +517,35 @@ def test_generator_py_func_and_decoded_images_have_no_static_shape_until_one_is_
   assert 'is_fully_defined()' in source and 'must have static shape' in source
 
 
+def test_a_var_len_feature_reaches_the_model_without_a_static_shape():
+  """Rule 4 (input-unknown-shapes, a parse spec's VarLenFeature): parsed, it is a SparseTensor whose dense shape is
+  known only per batch, and densified without a length it is [batch, None]; TPUEstimator's own validation of what
+  input_fn hands the model refuses both on a TPU, where a FixedLenFeature passes."""
+  example = tf.train.Example(features=tf.train.Features(feature={
+      'ids': tf.train.Feature(int64_list=tf.train.Int64List(value=[1, 2, 3])),
+      'label': tf.train.Feature(int64_list=tf.train.Int64List(value=[1]))})).SerializeToString()
+  spec = {'ids': tf.io.VarLenFeature(tf.int64), 'label': tf.io.FixedLenFeature([], tf.int64)}
+
+  class OnATpu(object):  # what _validate_model_features_and_labels asks TPUEstimator's context
+    def is_running_on_cpu(self, is_export_mode=False):
+      return False
+
+  wrapper = argparse.Namespace(_ctx=OnATpu())
+  validate = tpu_estimator._ModelFnWrapper._validate_model_features_and_labels
+  with tf.Graph().as_default():
+    parsed = tf.data.Dataset.from_tensors(example).repeat(8).map(
+        lambda record: tf.io.parse_single_example(record, spec)).batch(4, drop_remainder=True)
+    features = tf.data.make_one_shot_iterator(parsed).get_next()
+    assert isinstance(features['ids'], tf.SparseTensor)
+    label = features.pop('label')
+    assert label.shape.is_fully_defined()
+    with pytest.raises(ValueError, match='must have static shape'):
+      validate(wrapper, features, label, False)
+    with pytest.raises(ValueError, match='must have static shape'):
+      validate(wrapper, {'ids': tf.sparse.to_dense(features['ids'])}, label, False)
+    validate(wrapper, {'ids': tf.reshape(tf.sparse.to_dense(features['ids']), [4, 3])}, label, False)
+
+
 @pytest.mark.parametrize('name,computation', [
     ('range', lambda mask: tf.reduce_sum(tf.cast(tf.range(tf.reduce_sum(mask)), tf.float32))),
     ('one_hot', lambda mask: tf.reduce_sum(tf.one_hot(mask[0], tf.reduce_max(mask) + 1))),
