@@ -8,6 +8,7 @@ from estimator_tpu.porting.program import columns
 from estimator_tpu.porting.program import dtypes
 from estimator_tpu.porting.program import estimators as estimator_facts
 from estimator_tpu.porting.program import hooks
+from estimator_tpu.porting.program import mode_branches
 from estimator_tpu.porting.program import params as params_lib
 from estimator_tpu.porting.program import syntax
 from estimator_tpu.porting.program import uses as uses_lib
@@ -121,7 +122,8 @@ def _check_queue_maker(collector, use, target):
     input_fn_checks.check_even_batches(collector, target.call[0], target.call[1], size,
                                        predicts_only=not trains_or_evaluates)
   epochs = syntax.argument(call, *_QUEUE_MAKER_EPOCHS)
-  if trains_or_evaluates and _surely_a_number(collector.program, *_as_called(target, epochs)):
+  if trains_or_evaluates and _surely_a_number(collector.program, *_as_called(target, epochs),
+                                              mode=_mode_bound(target)):
     collector.required(module, call, 'queue-input', '`%s` with num_epochs=%s dequeues with dequeue_up_to, so '
                        'its batch dimension is None (and its last batch short); XLA compiles a TPU program for one '
                        'static shape -> the input_fn(params)\'s Dataset batched with drop_remainder=True.' % (
@@ -146,12 +148,31 @@ def _as_called(target, node):
   return module, target.call[1], node
 
 
-def _surely_a_number(program, module, fn, node):
+def _mode_bound(target):
+  """The mode (mode_branches.TRAIN, EVAL, PREDICT) this use's call of the project function holding the maker binds
+  to that function's `mode` parameter (`make_input(df, mode=ModeKeys.EVAL)`), else None."""
+  module, fn, _ = target.call
+  if not target.via or target.via[0][3] is not fn:
+    return None
+  _, _, call, _ = target.via[0]
+  bound = callables.bind_arguments(call, fn, callables.implicit_arguments(fn, call))
+  for name in mode_branches.MODE_NAMES:
+    if name in bound:
+      return mode_branches.mode_key(bound[name])
+  return None
+
+
+def _surely_a_number(program, module, fn, node, mode=None):
   """Whether num_epochs is surely a number: left out (its default, 1), or a value every origin of which is a number
-  (a literal, a constant, a parameter every call gives a number, a flag or option whose default is one)."""
+  (a literal, a constant, a parameter every call gives a number, a flag or option whose default is one). With the
+  `mode` the call binds, values the function assigns only in branches of other modes (`num_epochs = None` under
+  `if mode == ModeKeys.TRAIN:`) are not this call's."""
   if node is None:
     return True
   found = values.origins(program, module, fn, node)
+  if mode is not None and fn is not None and any(origin.fn is fn for origin in found):
+    reached = set(id(item[0]) for item in mode_branches.walk(fn, mode_branches.ALL) if mode in item[2])
+    found = [origin for origin in found if origin.fn is not fn or id(origin.node) in reached]
   for origin in found:
     value = syntax.literal(origin.node)
     if value is syntax.NO_VALUE:

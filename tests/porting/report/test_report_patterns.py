@@ -3003,3 +3003,45 @@ def test_a_parse_specs_var_len_features_are_one_static_shape_change_unless_the_i
   assert [(line, code, severity) for _, line, code, severity in found if code in (
       'input-unknown-shapes', 'strings-to-the-device')] == [(3, 'input-unknown-shapes', R),
                                                             (16, 'strings-to-the-device', R)]
+
+
+EPOCHS_BY_MODE = '''import numpy as np
+import tensorflow as tf
+
+
+def make_input(x, y, mode):
+  if mode == tf.estimator.ModeKeys.TRAIN:
+    num_epochs = None
+  else:
+    num_epochs = 1
+  return tf.estimator.inputs.numpy_input_fn(x={'x': x}, y=y, batch_size=8, num_epochs=num_epochs,
+                                            shuffle=mode == tf.estimator.ModeKeys.TRAIN)
+
+
+def model_fn(features, labels, mode, params):
+  loss = tf.reduce_mean(features['x'])
+  return tf.estimator.EstimatorSpec(mode, loss=loss, train_op=tf.no_op())
+
+
+x, y = np.zeros([64, 2], np.float32), np.zeros([64], np.int32)
+estimator = tf.estimator.Estimator(model_fn)
+estimator.train(make_input(x, y, MODE), steps=1)
+estimator.evaluate(make_input(x, y, tf.estimator.ModeKeys.EVAL))
+'''
+
+
+def test_num_epochs_assigned_per_mode_in_the_maker_is_read_for_the_mode_each_call_binds(tmp_path):
+  """A maker that sets numpy_input_fn's num_epochs to None under `if mode == TRAIN` and to 1 otherwise: the call that
+  binds mode=EVAL dequeues with dequeue_up_to (rule 4 at the maker's call, ewu001_medical_text_cnn's miss), the call
+  that binds TRAIN reads forever (static batches: the next test)."""
+  (tmp_path / 'train.py').write_text(EPOCHS_BY_MODE.replace('MODE', 'tf.estimator.ModeKeys.TRAIN', 1))
+  _, found = findings_of([str(tmp_path / 'train.py')], str(tmp_path))
+  assert [(line, severity) for _, line, code, severity in found if code == 'queue-input'] == [(10, R)]
+
+
+def test_num_epochs_left_to_training_alone_gives_no_static_shape_change(tmp_path):
+  source = EPOCHS_BY_MODE.replace('MODE', 'tf.estimator.ModeKeys.TRAIN', 1).replace(
+      'estimator.evaluate(make_input(x, y, tf.estimator.ModeKeys.EVAL))\n', '')
+  (tmp_path / 'train.py').write_text(source)
+  _, found = findings_of([str(tmp_path / 'train.py')], str(tmp_path))
+  assert [line for _, line, code, _ in found if code == 'queue-input'] == []
