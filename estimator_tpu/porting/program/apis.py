@@ -392,6 +392,8 @@ NO_XLA_KERNEL = frozenset([
     'tensorflow.nn.nce_loss', 'tensorflow.nn.sampled_softmax_loss',
     # TF 1's CTC loss of SparseTensor labels: the CTCLoss op
     'tensorflow.nn.ctc_loss',
+    # printing from the graph: the Print and PrintV2 (with StringFormat) ops
+    'tensorflow.Print', 'tensorflow.print', 'tensorflow.compat.v1.Print', 'tensorflow.compat.v1.print',
 ])
 # What compiles instead, where it is not an RNN cell of its own kind.
 _GREEDY_DECODING = ('decode greedily on the TPU (GreedyEmbeddingHelper with a BasicDecoder and a constant '
@@ -400,7 +402,11 @@ _FULL_SOFTMAX = ('a full softmax over the classes on the TPU (tf.nn.sparse_softm
                  'candidates sampled on the host (in input_fn) and handed in as sampled_values')
 _CTC = ('a CTC loss written with ops XLA compiles (dense, padded labels), or the CTC model trained on CPUs or GPUs; '
         'TensorFlow\'s CTCLoss op has no XLA kernel')
+_PRINT = ('print on the host (in input_fn, or in the host_call or eval metric_fn that receives the tensors), or only '
+          'where the model runs on the CPU')
 NO_XLA_KERNEL_FIX = {'tensorflow.nn.ctc_loss': _CTC,
+                     'tensorflow.Print': _PRINT, 'tensorflow.print': _PRINT, 'tensorflow.compat.v1.Print': _PRINT,
+                     'tensorflow.compat.v1.print': _PRINT,
                      'tensorflow.contrib.seq2seq.BeamSearchDecoder': _GREEDY_DECODING,
                      'tensorflow.contrib.seq2seq.gather_tree': _GREEDY_DECODING,
                      'tensorflow.nn.nce_loss': _FULL_SOFTMAX, 'tensorflow.nn.sampled_softmax_loss': _FULL_SOFTMAX}

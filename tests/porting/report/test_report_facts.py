@@ -107,6 +107,19 @@ def test_fused_lstm_ops_have_no_xla_kernel(op_type, make):
     assert cell_ops and all(xla.has_xla_kernel(op) for op in cell_ops)
 
 
+def test_printing_from_the_graph_has_no_xla_kernel():
+  """Rule 18 (no-xla-kernel): tf.Print (the Print op) and tf.print (PrintV2 over StringFormat) have no XLA kernel,
+  so a model_fn that prints in a mode it runs on the TPU cannot compile; the names the report lists are these."""
+  with tf.Graph().as_default() as graph:
+    values = tf.zeros([3])
+    tf.Print(values, [values], 'values')
+    tf.print(values)
+    made = dict((op.type, op) for op in graph.get_operations())
+  assert set(['Print', 'PrintV2', 'StringFormat']) <= set(made)
+  assert not any(xla.has_xla_kernel(made[kind]) for kind in ('Print', 'PrintV2', 'StringFormat'))
+  assert apis.no_xla_kernel('tensorflow.Print') and apis.no_xla_kernel('tensorflow.print')
+
+
 def compile_on_xla(computation, *inputs):
   with tf.Graph().as_default():
     placeholders = [tf.placeholder(tf.as_dtype(value.dtype), value.shape) for value in inputs]

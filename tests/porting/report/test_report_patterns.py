@@ -3045,3 +3045,31 @@ def test_num_epochs_left_to_training_alone_gives_no_static_shape_change(tmp_path
   (tmp_path / 'train.py').write_text(source)
   _, found = findings_of([str(tmp_path / 'train.py')], str(tmp_path))
   assert [line for _, line, code, _ in found if code == 'queue-input'] == []
+
+
+PRINTS_IN_MODEL_FN = '''import tensorflow as tf
+import tensorflow.compat.v1 as v1
+
+
+def model_fn(features, labels, mode, params):
+  x = tf.Print(features, [features], 'features')
+  y = v1.Print(x, [x])
+  tf.print(y)
+  loss = tf.reduce_mean(y)
+  if mode == tf.estimator.ModeKeys.PREDICT:
+    return tf.estimator.tpu.TPUEstimatorSpec(mode, predictions={'y': tf.Print(y, [y])})
+  optimizer = tf.tpu.CrossShardOptimizer(tf.train.GradientDescentOptimizer(0.1))
+  return tf.estimator.tpu.TPUEstimatorSpec(mode, loss=loss, train_op=optimizer.minimize(loss))
+
+
+tf.estimator.tpu.TPUEstimator(model_fn, config=tf.estimator.tpu.RunConfig(), train_batch_size=8).train(
+    lambda params: tf.data.Dataset.from_tensors(tf.zeros([8, 2])).repeat(), max_steps=1)
+'''
+
+
+def test_printing_inside_model_fn_in_a_mode_the_tpu_runs_is_an_xla_op_change(tmp_path):
+  """tf.Print / tf.print in training is rule 18 (no XLA kernel, test_report_facts.py; held-out-10's kykim0 judged
+  three); the print of a PREDICT branch a program that only trains never runs on the TPU is none."""
+  (tmp_path / 'train.py').write_text(PRINTS_IN_MODEL_FN)
+  _, found = findings_of([str(tmp_path / 'train.py')], str(tmp_path))
+  assert [line for _, line, code, _ in found if code == 'no-xla-kernel'] == [6, 7, 8]
