@@ -593,7 +593,8 @@ class _CallSite(object):
     line = checks.statement_line(self.module, self.call)
     if any((f.path, f.line, f.code) == (self.module.path, line, 'metric-spec') for f in self.collector.findings):
       return  # the MetricSpecs of one statement (an Experiment's eval_metrics dict) move into one metric_fn
-    if estimator_facts.read_only_where(self.program, self.module, self.fn, self.call, self._monitor_metrics):
+    if estimator_facts.read_only_where(self.program, self.module, self.fn, self.call, self._monitor_metrics) or \
+        self._monitor_metrics(self.module, self._display_holding(self.call)):
       return  # they go with the ValidationMonitor, whose evaluation inside training is the rule-8 change
     group = self._metric_group()
     if group is not None:
@@ -620,8 +621,17 @@ class _CallSite(object):
       return None
     return id(self.module), id(self.fn), target.id
 
+  def _display_holding(self, node):
+    """The outermost dict, list or tuple display `node` is written in (`metrics={'a': MetricSpec(...)}`), else
+    `node`."""
+    parent = self.module.parents.get(id(node))
+    while isinstance(parent, (ast.Dict, ast.List, ast.Tuple)):
+      node, parent = parent, self.module.parents.get(id(parent))
+    return node
+
   def _monitor_metrics(self, module, load):
-    """Whether a name is read as the metrics= of a monitor that evaluates inside training (ValidationMonitor)."""
+    """Whether a name (or a display written in place) is read as the metrics= of a monitor that evaluates inside
+    training (ValidationMonitor)."""
     keyword = module.parents.get(id(load))
     call = module.parents.get(id(keyword))
     return isinstance(keyword, ast.keyword) and keyword.arg == 'metrics' and isinstance(call, ast.Call) and \

@@ -267,6 +267,19 @@ def test_metric_specs_only_a_validation_monitor_reads_go_with_the_monitor(tmp_pa
   assert (16, 'hooks-evaluate-in-training') in [(line, code) for path, line, code, severity in codes]
 
 
+def test_metric_specs_written_inside_the_validation_monitors_call_go_with_the_monitor(tmp_path):
+  """The same MetricSpecs written in place, in the dict display of the monitor's own metrics= (held-out-20's
+  ensi321_mnist_contrib, two false findings on its first run)."""
+  source = (MONITOR_METRICS % '').replace('metrics=validation_metrics)', 'metrics={\n      \'accuracy\': '
+                                                                         'tf.contrib.learn.MetricSpec(tf.contrib.metrics'
+                                                                         '.streaming_accuracy, \'classes\')})')
+  assert 'metrics={' in source
+  (tmp_path / 'train.py').write_text(source)
+  _, codes = findings_of([str(tmp_path / 'train.py')], str(tmp_path))
+  assert [line for path, line, code, severity in codes if code == 'metric-spec'] == []
+  assert (17, 'hooks-evaluate-in-training') in [(line, code) for path, line, code, severity in codes]
+
+
 CLOSURE_METHODS = '''import tensorflow as tf
 
 
