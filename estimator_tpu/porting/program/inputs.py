@@ -116,6 +116,10 @@ def _sets_shape(canonical, call):
   """A TensorFlow call that gives a tensor a static shape again (tf.reshape, a resize to a size, set_shape): not
   NumPy's reshape or an image library's resize, which run in Python before the tensor is made."""
   if canonical and apis.is_tf(canonical):
+    if apis.last(canonical) == 'slice':  # tf.slice(x, begin, size): static where every size is a number (not -1)
+      size = syntax.argument(call, 2, 'size')
+      sizes = [syntax.literal(n) for n in size.elts] if isinstance(size, (ast.List, ast.Tuple)) else []
+      return bool(sizes) and all(isinstance(n, int) and not isinstance(n, bool) and n >= 0 for n in sizes)
     return apis.last(canonical) in apis.SHAPE_SETTERS
   return isinstance(call.func, ast.Attribute) and call.func.attr in ('set_shape', 'ensure_shape', 'padded_batch')
 

@@ -154,6 +154,21 @@ def test_string_lookups_do_not_compile_on_xla():
     compile_on_xla(lookup, np.array([b'a', b'c'], dtype=object))
 
 
+def test_a_string_columns_constructor_adds_no_op_and_its_applier_builds_the_lookup():
+  """Rule 15 (string-columns-in-model-fn): categorical_column_with_vocabulary_list / _file / _hash_bucket made inside
+  model_fn only describe the column; the table and its lookup (or the string hash) are built where input_layer applies
+  it, the one place the change is (held-out-20's hpandana_housing_gaccum)."""
+  with tf.Graph().as_default() as graph:
+    column = tf.feature_column.categorical_column_with_vocabulary_list('kind', ['a', 'b'])
+    hashed = tf.feature_column.categorical_column_with_hash_bucket('word', 10)
+    assert graph.get_operations() == []
+    tf.feature_column.input_layer({'kind': tf.constant([['a']]), 'word': tf.constant([['x']])},
+                                  [tf.feature_column.indicator_column(column),
+                                   tf.feature_column.indicator_column(hashed)])
+    kinds = set(op.type for op in graph.get_operations())
+  assert set(['LookupTableFindV2', 'StringToHashBucketFast']) <= kinds
+
+
 def test_init_from_checkpoint_in_the_tpu_step_restores_inside_the_tpu_computation(tmp_path):
   """Rule 5: init_from_checkpoint called inside model_fn on a TPU builds its RestoreV2 inside the TPU computation
   (tf.tpu.rewrite marks it), and RestoreV2 has no XLA kernel: scaffold_fn, which runs on the host, is its place."""
@@ -528,6 +543,19 @@ def test_generator_py_func_and_decoded_images_have_no_static_shape_until_one_is_
 
   source = inspect.getsource(tpu_estimator._ModelFnWrapper._validate_model_features_and_labels)
   assert 'is_fully_defined()' in source and 'must have static shape' in source
+
+
+def test_a_slice_of_numbers_gives_a_decoded_image_its_static_shape_and_a_minus_one_does_not():
+  """Rule 4 (input-unknown-shapes): tf.slice(image, begin, size) with every size a number has that static shape
+  whatever the decoded image's (held-out-20's khazit_lip2word_vgg cuts a video into 29 such windows); a size of -1
+  (the rest) leaves the dimension unknown."""
+  with tf.Graph().as_default():
+    image = tf.image.decode_jpeg(tf.constant(b''), channels=1)
+    assert image.shape.as_list() == [None, None, 1]
+    window = tf.slice(image, begin=[64, 0, 0], size=[64, 64, 1])
+    assert window.shape.as_list() == [64, 64, 1]
+    assert tf.concat([window, window], axis=2).shape.as_list() == [64, 64, 2]
+    assert tf.slice(image, [0, 0, 0], [-1, 64, 1]).shape.as_list() == [None, 64, 1]
 
 
 def test_a_var_len_feature_reaches_the_model_without_a_static_shape():
