@@ -15,6 +15,11 @@ ID_COLUMNS_WHY = ('%s include categorical columns over integer ids (%s): inside 
                   'model_fn with tf.nn.embedding_lookup (or tf.one_hot), or use tf.tpu.experimental.embedding_column.')
 
 
+# Findings made once per statement: premade estimators written in one statement (`{'wide': LinearClassifier(...),
+# 'deep': DNNClassifier(...)}[model_type]`) are one model_fn to write, whichever the run picks.
+ONE_PER_STATEMENT = frozenset(['premade-estimator', 'premade-id-columns', 'premade-string-columns'])
+
+
 class Collector(object):
   """Gathers findings; one finding per (file, line, rule, message)."""
 
@@ -35,7 +40,10 @@ class Collector(object):
     if severity == findings.REQUIRED and self.unsure:
       severity, message = findings.UNKNOWN, '%s: %s' % (self.unsure, message)
     where = anchors.anchor(self.program, module, node)
-    self.findings.append(findings.Finding(module.path, statement_line(module, node), codes.rule_of(code), severity,
+    line = statement_line(module, node)
+    if code in ONE_PER_STATEMENT and any((f.path, f.line, f.code) == (module.path, line, code) for f in self.findings):
+      return  # the premade estimators one statement writes (a dict the program picks one from) are one change
+    self.findings.append(findings.Finding(module.path, line, codes.rule_of(code), severity,
                                           message, code, where))
 
   def required(self, module, node, code, message):
