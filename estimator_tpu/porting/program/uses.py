@@ -135,8 +135,9 @@ class Uses(object):
     elif apis.is_experiment(name):
       receiver = syntax.argument(call, 0, 'estimator')
       found = index.sites_of(module, fn, receiver) if receiver is not None else []
-      for mode, keyword in ((TRAIN, 'train_input_fn'), (EVAL, 'eval_input_fn')):
-        self._input_fn(module, fn, call, syntax.keyword(call, keyword), mode, found)
+      # Experiment(estimator, train_input_fn, eval_input_fn, ...): by keyword or by position
+      for mode, position, keyword in ((TRAIN, 1, 'train_input_fn'), (EVAL, 2, 'eval_input_fn')):
+        self._input_fn(module, fn, call, syntax.argument(call, position, keyword), mode, found)
     elif apis.is_run_config(name) or apis.is_tpu_config(name) or apis.is_train_and_evaluate(name):
       return
     elif isinstance(call.func, ast.Attribute) and call.func.attr in METHODS and index.drives(module, fn, call):
