@@ -148,6 +148,11 @@ def _as_called(target, node):
   return module, target.call[1], node
 
 
+def _names_a_vocabulary(node):
+  """Whether a label_vocabulary argument is given a value (not left out, not None)."""
+  return node is not None and syntax.literal(node) is not None
+
+
 def _mode_bound(target):
   """The mode (mode_branches.TRAIN, EVAL, PREDICT) this use's call of the project function holding the maker binds
   to that function's `mode` parameter (`make_input(df, mode=ModeKeys.EVAL)`), else None."""
@@ -325,6 +330,14 @@ class _SiteCheck(object):
     found = []
     for node in arguments:
       found += columns.string_columns(self.program, site.module, site.fn, node)
+    vocabulary = syntax.keyword(site.call, 'label_vocabulary') or syntax.keyword(site.call, 'label_keys')
+    if not found and _names_a_vocabulary(vocabulary):
+      self.collector.strings_on_device = True
+      self.collector.required(site.module, site.call, 'premade-string-columns',
+                              '`%s(label_vocabulary=...)` turns string labels into ids (and predicted ids back into '
+                              'strings) with a table its head builds inside the model, so on the TPU, which has no '
+                              'strings and cannot compile the lookup -> make the label ids in input_fn (on the host) '
+                              'and leave label_vocabulary out of the model.' % site.short)
     if found:
       self.collector.strings_on_device = True
       self.collector.required(site.module, site.call, 'premade-string-columns',

@@ -169,6 +169,22 @@ def test_a_string_columns_constructor_adds_no_op_and_its_applier_builds_the_look
   assert set(['LookupTableFindV2', 'StringToHashBucketFast']) <= kinds
 
 
+def test_a_premade_classifiers_label_vocabulary_looks_the_labels_up_inside_its_model_fn(tmp_path):
+  """Rule 15 (premade-string-columns, label_vocabulary=): the head of a premade classifier given a label vocabulary
+  builds a string table and looks the labels up in its model_fn, the TPU computation, in training; without one it
+  builds none (held-out-20's erebetez_xcoracle_dnn)."""
+  def table_ops(**vocabulary):
+    classifier = tf.estimator.LinearClassifier([tf.feature_column.numeric_column('x')], n_classes=2,
+                                               model_dir=str(tmp_path), **vocabulary)
+    with tf.Graph().as_default() as graph:
+      tf.train.create_global_step()
+      labels = tf.constant([['a'], ['b']]) if vocabulary else tf.constant([[0], [1]])
+      classifier.model_fn({'x': tf.zeros([2, 1])}, labels, tf.estimator.ModeKeys.TRAIN, classifier.config)
+      return set(op.type for op in graph.get_operations() if 'Lookup' in op.type or 'HashTable' in op.type)
+  assert 'LookupTableFindV2' in table_ops(label_vocabulary=['a', 'b'])
+  assert not table_ops()
+
+
 def test_init_from_checkpoint_in_the_tpu_step_restores_inside_the_tpu_computation(tmp_path):
   """Rule 5: init_from_checkpoint called inside model_fn on a TPU builds its RestoreV2 inside the TPU computation
   (tf.tpu.rewrite marks it), and RestoreV2 has no XLA kernel: scaffold_fn, which runs on the host, is its place."""

@@ -3216,3 +3216,29 @@ def test_an_experiments_input_fns_given_by_position_are_read_as_its_keywords_are
   (tmp_path / 'train.py').write_text(EXPERIMENT_BY_POSITION)
   _, codes = findings_of([str(tmp_path / 'train.py')], str(tmp_path))
   assert [line for path, line, code, severity in codes if code == 'input-fn-without-params'] == [14, 17]
+
+
+LABEL_VOCABULARY = '''import tensorflow as tf
+
+columns = [tf.feature_column.numeric_column('x')]
+names = ['cat', 'dog']
+named = tf.estimator.DNNClassifier(hidden_units=[8], feature_columns=columns, n_classes=2, label_vocabulary=names)
+plain = tf.estimator.DNNClassifier(hidden_units=[8], feature_columns=columns, n_classes=2, label_vocabulary=None)
+
+
+def input_fn(params):
+  return tf.data.Dataset.from_tensors(({'x': tf.zeros([8, 1])}, tf.zeros([8], tf.int32))).repeat()
+
+
+named.train(input_fn, steps=1)
+plain.train(input_fn, steps=1)
+'''
+
+
+def test_a_premade_classifier_given_a_label_vocabulary_looks_strings_up_on_the_tpu(tmp_path):
+  """label_vocabulary= (contrib.learn's label_keys=) makes the head look the labels up in a string table inside the
+  model (test_report_facts.py): rule 15 at the estimator; None is no vocabulary (held-out-20's erebetez_xcoracle_dnn,
+  held-out-12's alexzhai_adult_head)."""
+  (tmp_path / 'train.py').write_text(LABEL_VOCABULARY)
+  _, codes = findings_of([str(tmp_path / 'train.py')], str(tmp_path))
+  assert [line for path, line, code, severity in codes if code == 'premade-string-columns'] == [5]
