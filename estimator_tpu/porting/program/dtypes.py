@@ -184,7 +184,7 @@ def _attribute_source(program, origin, depth):
             apis.last(program.canonical(inner.module, inner.fn, inner.node.func)), node.attr))]
   if node.attr not in ('labels', 'images'):
     return []
-  for inner in values.origins(program, module, fn, _chain_root(node)):
+  for inner in _root_origins(program, module, fn, _chain_root(node)):
     if isinstance(inner.node, ast.Call) and apis.is_mnist_reader(
         program.canonical(inner.module, inner.fn, inner.node.func)):
       if node.attr == 'images':
@@ -198,6 +198,18 @@ def _attribute_source(program, origin, depth):
         return [(FLOAT64, origin, 'read_data_sets(one_hot=True) labels are float64')]
       return [(UINT8, origin, 'read_data_sets() labels are uint8')]
   return []
+
+
+def _root_origins(program, module, fn, node, depth=0):
+  """The origins of a name, through the attribute reads it was assigned from (`train = mnist.train` reaches
+  `mnist = read_data_sets(...)`)."""
+  found = []
+  for inner in values.origins(program, module, fn, node):
+    if isinstance(inner.node, ast.Attribute) and depth < 3:
+      found += _root_origins(program, inner.module, inner.fn, _chain_root(inner.node), depth + 1)
+    else:
+      found.append(inner)
+  return found
 
 
 def _chain_root(node):
