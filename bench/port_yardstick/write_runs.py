@@ -140,6 +140,8 @@ def replay(program, folder, ported, run_dir, data, runs, python, timeout, hook=N
       for name in files:
         target = os.path.join(prog, os.path.relpath(os.path.join(root, name), ported))
         os.makedirs(os.path.dirname(target), exist_ok=True)
+        if os.path.islink(target):
+          os.unlink(target)  # a file the program links in from elsewhere (even a dangling link): the port's replaces it
         shutil.copyfile(os.path.join(root, name), target)
   os.makedirs(out)
   env = dict(os.environ, PYTHONHASHSEED='0', PYTHONPATH=REPO_ROOT)

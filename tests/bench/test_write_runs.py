@@ -139,3 +139,22 @@ def test_the_judge_runs_the_program_s_own_command_under_readiness_run(tmp_path):
   # The unported program: a plain Estimator and an EstimatorSpec, each a FAIL line; it still ran to its end.
   assert judged['exit'] == 1 and judged['failed'] >= 1 and judged['passed'] >= 1, open(judged['log']).read()[-3000:]
   assert 'estimator' in judged['failed_checks'], judged
+
+
+def test_a_ported_file_replaces_a_file_the_program_links_in_from_outside_its_folder(tmp_path):
+  """held-out-20's tensorflow/workshops program links its model files in from a notebooks folder outside the
+  program's: the copy keeps the links (dangling there), and the port's file replaces the link instead of writing
+  through it (FileNotFoundError)."""
+  source, ported, outside = tmp_path / 'program', tmp_path / 'ported', tmp_path / 'notebooks'
+  for folder in (source, ported, outside):
+    folder.mkdir()
+  (outside / 'model.py').write_text('VALUE = 1\n')
+  os.symlink(os.path.join('..', 'notebooks', 'model.py'), str(source / 'model.py'))
+  (source / 'train.py').write_text('import model\nprint("value", model.VALUE)\n')
+  (ported / 'model.py').write_text('VALUE = 2\n')
+  program = {'run': {'replay': '{py} train.py'}}
+  result = write_runs.replay(program, str(source), str(ported), str(tmp_path / 'run'), str(tmp_path),
+                             str(tmp_path), sys.executable, 60)
+  log = open(result['log']).read()
+  assert result['exit'] == 0 and 'value 2' in log, log[-2000:]
+  assert (outside / 'model.py').read_text() == 'VALUE = 1\n'

@@ -91,6 +91,7 @@ class Port(object):
     self.memo = {}  # what fixers record across the model_fns and files they visit
     self._wrapped_sites = None  # {site: wrapper}, read once (_wrapped)
     self.untraced_training_batch = set()  # Sites made TPUEstimators whose training batch size stayed a TODO
+    self.untraced_batches = {}  # Site -> [eval_batch_size / predict_batch_size] that stayed a TODO for a ported use
 
   def _params_refused(self, site):
     """Why TPUEstimator would refuse the params this Estimator is given (a key it reserves, not a dict), or None."""
@@ -140,6 +141,10 @@ class Port(object):
         # multiplies by it: TypeError).
         blocked[site_key(site)] = ('its training batch size could not be traced, and TPUEstimator cannot train '
                                    'without train_batch_size (the global batch of its training input_fn)')
+      if site in self.untraced_batches:
+        blocked[site_key(site)] = ('its %s could not be traced: TPUEstimator hands that mode\'s input_fn '
+                                   'params[\'batch_size\'] only from it (and refuses the mode on a TPU without it)'
+                                   % ' and '.join(self.untraced_batches[site]))
       if self._strategy_in_config(site):
         # TF 1.15's Estimator._train_model_distributed calls _call_input_fn(input_fn, mode, input_context), which
         # TPUEstimator's override does not take (TypeError): with the strategy the CPU runs, it cannot train.

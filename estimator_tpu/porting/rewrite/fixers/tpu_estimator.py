@@ -191,6 +191,11 @@ def _port_estimator(port, site):
     # engine.blocked(): it trains (or the program may train it: a use the scanned files do not show, or one the
     # port's plans do not follow), so it stays a plain Estimator
     port.untraced_training_batch.add(site)
+  for mode, keyword in estimators.BATCH_SIZE_KEYWORDS:
+    if mode != plans_lib.TRAIN and keyword in missing and any(plan.mode == mode for plan in port.plans.uses_of(site)):
+      # engine.blocked(): the input_fns the port gives this mode read params['batch_size'], which TPUEstimator sets
+      # only from that keyword (on the CPU: KeyError), and on a TPU it refuses the mode without it (tpu_context.py)
+      port.untraced_batches.setdefault(site, []).append(keyword)
 
 
 def _number(text):
