@@ -21,6 +21,9 @@ from estimator_tpu.porting.readiness import xla
 # Ops whose value XLA knows while compiling (from static shapes), so an unknown static shape on them, or on
 # arithmetic over them (e.g. BroadcastGradientArgs in gradients), is no dynamic shape at run time.
 COMPILE_TIME_OPS = frozenset(['Const', 'Shape', 'ShapeN', 'Size', 'Rank'])
+# Outputs whose static shape TensorFlow never infers although the kernel gives them one from its inputs' shapes:
+# FusedBatchNormV3's reserve_space_3, which only its gradient reads (and which XLA sizes when it compiles).
+SHAPE_LEFT_TO_THE_KERNEL = {'FusedBatchNormV3': frozenset([5])}
 MAX_LISTED = 5
 
 
@@ -178,15 +181,27 @@ def check_step_shapes(step):
 def dynamic_tensors(ops):
   """Tensors of `ops` (in topological order) whose shape is unknown and not computable at compile time."""
   compile_time = set()
-  dynamic = []
+  kernel_shaped = set()  # names of tensors shaped only by a kernel (SHAPE_LEFT_TO_THE_KERNEL) and of those made
+  dynamic = []           # from them alone (TF 2's gradients take a ZerosLike of reserve_space_3)
   for op in ops:
     if op.type in COMPILE_TIME_OPS or (op.inputs and not op.op_def.is_stateful
                                        and all(i.op.name in compile_time for i in op.inputs)):
       compile_time.add(op.name)
       continue
-    dynamic.extend(t for t in op.outputs
-                   if t.dtype not in (tf.resource, tf.variant) and not t.shape.is_fully_defined())
+    unknown_inputs = [i for i in op.inputs if _unknown(i)]
+    inherited = bool(unknown_inputs) and all(i.name in kernel_shaped for i in unknown_inputs)
+    for t in op.outputs:
+      if not _unknown(t):
+        continue
+      if inherited or t.value_index in SHAPE_LEFT_TO_THE_KERNEL.get(op.type, ()):
+        kernel_shaped.add(t.name)
+      else:
+        dynamic.append(t)
   return dynamic
+
+
+def _unknown(tensor):
+  return tensor.dtype not in (tf.resource, tf.variant) and not tensor.shape.is_fully_defined()
 
 
 def check_step_dtypes(step):
