@@ -68,10 +68,6 @@ class BatchSite(object):
     self.flattened = False  # reached through a call whose Dataset is unbatched: not the shape the input_fn yields
 
 
-# What the input makes when it makes a SparseTensor (the infeed takes dense tensors of static shape only).
-SPARSE = '%s, whose dense shape is known only when a batch is read (densify it to a fixed length on the host)'
-
-
 class InputReading(object):
   """What one walk of an input_fn found (see read_input_fn)."""
 
@@ -459,8 +455,9 @@ class _InputWalk(object):
     strings' change (the ids the input makes of them get their fixed length there)."""
     dtype = syntax.argument(call, apis.PARSE_FEATURES[canonical], 'dtype')
     if dtype is None or not dtypes.holds_string_dtype(self.program, module, fn, dtype):
-      self.reading.unknown_shapes.append((module, call, SPARSE % 'a parse spec\'s VarLenFeature, parsed into a '
-                                          'SparseTensor'))
+      self.reading.unknown_shapes.append((module, call, 'a parse spec\'s VarLenFeature, parsed into a SparseTensor '
+                                          'whose dense shape is known only when a batch is read (densify it to a '
+                                          'fixed length on the host)'))
 
   def _deeper_shape_setters(self, module, fn, call, depth=0):
     """Whether the program's functions a call runs, past the depth the walk follows, set a shape (a preprocessing

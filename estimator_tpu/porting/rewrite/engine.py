@@ -90,8 +90,9 @@ class Port(object):
     self.plans = plans_lib.Plans(self)
     self.memo = {}  # what fixers record across the model_fns and files they visit
     self._wrapped_sites = None  # {site: wrapper}, read once (_wrapped)
-    self.untraced_training_batch = set()  # Sites made TPUEstimators whose training batch size stayed a TODO
-    self.untraced_batches = {}  # Site -> [eval_batch_size / predict_batch_size] that stayed a TODO for a ported use
+    # Site made a TPUEstimator -> the batch size keywords (train/eval/predict_batch_size) that stayed a TODO for a mode
+    # it runs
+    self.untraced_batches = {}
 
   def _params_refused(self, site):
     """Why TPUEstimator would refuse the params this Estimator is given (a key it reserves, not a dict), or None."""
@@ -136,15 +137,13 @@ class Port(object):
         # Estimator(**keys): the port cannot add TPUEstimator's arguments there (a TODO), so it stays plain.
         blocked[site_key(site)] = ('its arguments come from *args/**kwargs, where the port cannot add '
                                    'TPUEstimator\'s: build the TPUEstimator by hand first (see its TODO)')
-      if site in self.untraced_training_batch:
-        # TPUEstimator trains with train_batch_size=None neither on a TPU nor on the CPU (its step logging
-        # multiplies by it: TypeError).
-        blocked[site_key(site)] = ('its training batch size could not be traced, and TPUEstimator cannot train '
-                                   'without train_batch_size (the global batch of its training input_fn)')
       if site in self.untraced_batches:
-        blocked[site_key(site)] = ('its %s could not be traced: TPUEstimator hands that mode\'s input_fn '
-                                   'params[\'batch_size\'] only from it (and refuses the mode on a TPU without it)'
-                                   % ' and '.join(self.untraced_batches[site]))
+        # TPUEstimator trains with train_batch_size=None neither on a TPU nor on the CPU (its step logging
+        # multiplies by it: TypeError); it hands an evaluation or prediction input_fn params['batch_size'] only from
+        # eval/predict_batch_size (KeyError on the CPU) and refuses those modes on a TPU without it (tpu_context.py).
+        blocked[site_key(site)] = ('its %s could not be traced (the global batch of the input_fn of that mode), '
+                                   'and TPUEstimator runs no mode without its batch size (it hands that input_fn '
+                                   'params[\'batch_size\'] from it)' % ' and '.join(self.untraced_batches[site]))
       if self._strategy_in_config(site):
         # TF 1.15's Estimator._train_model_distributed calls _call_input_fn(input_fn, mode, input_context), which
         # TPUEstimator's override does not take (TypeError): with the strategy the CPU runs, it cannot train.

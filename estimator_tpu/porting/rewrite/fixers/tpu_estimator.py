@@ -186,15 +186,11 @@ def _port_estimator(port, site):
     port.todo(module, call, ESTIMATOR_CODES, 1, 'pass %s: the global batch of the %s input_fn (it could not be '
               'traced here)' % (' and '.join('%s=...' % m for m in missing), '/'.join(m.split('_')[0]
                                                                                       for m in missing)))
-  if 'train_batch_size' in missing and (any(plan.mode == plans_lib.TRAIN for plan in port.plans.uses_of(site)) or
-                                        estimators.TRAIN in site.modes):
-    # engine.blocked(): it trains (or the program may train it: a use the scanned files do not show, or one the
-    # port's plans do not follow), so it stays a plain Estimator
-    port.untraced_training_batch.add(site)
   for mode, keyword in estimators.BATCH_SIZE_KEYWORDS:
-    if mode != plans_lib.TRAIN and keyword in missing and any(plan.mode == mode for plan in port.plans.uses_of(site)):
-      # engine.blocked(): the input_fns the port gives this mode read params['batch_size'], which TPUEstimator sets
-      # only from that keyword (on the CPU: KeyError), and on a TPU it refuses the mode without it (tpu_context.py)
+    # engine.blocked(): a mode the estimator runs with a batch size left a TODO stays a plain Estimator's. Training
+    # counts when the scanned files do not show it too (a use the port's plans do not follow).
+    if keyword in missing and (any(plan.mode == mode for plan in port.plans.uses_of(site)) or
+                               (mode == plans_lib.TRAIN and estimators.TRAIN in site.modes)):
       port.untraced_batches.setdefault(site, []).append(keyword)
 
 
