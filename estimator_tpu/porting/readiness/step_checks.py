@@ -55,7 +55,8 @@ def build_tpu_step(model_fn, params, num_shards, batch):
     global_step = create_global_step()
     inputs = placeholders_for(batch)
     loss, ops = xla.compile_as_tpu_iteration(step_fn, inputs)
-    init = tf.global_variables_initializer()
+    # TPUEstimator's Scaffold initialises local variables too (local_init_op): tf.metrics' counters in training.
+    init = tf.group(tf.global_variables_initializer(), tf.local_variables_initializer())
     step_value = global_step.read_value()
   feed = {placeholder.name: value for placeholder, value in zip(tf.nest.flatten(inputs), tf.nest.flatten(batch))}
   return TpuStep(graph, ops, feed, loss.name, dtypes[0], init.name, step_value.name)

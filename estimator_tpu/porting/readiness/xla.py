@@ -4,6 +4,7 @@ Both TensorFlows ship XLA's CPU backend. Its op coverage is close to the TPU bac
 that the step checks cover separately: the TPU backend compiles the cross-core collectives (CrossReplicaSum)
 that the CPU one lacks, and it refuses float64 and data-dependent shapes, which newer CPU XLA accepts.
 """
+import contextlib
 import re
 
 import tensorflow.compat.v1 as tf
@@ -75,13 +76,14 @@ def compile_as_tpu_iteration(step_fn, inputs):
 
   def computation(*args):
     if not looped:
-      value, must_run = step_fn(*args)
+      with tpu_variable_scope():
+        value, must_run = step_fn(*args)
       with tf.control_dependencies(must_run):
         return tf.identity(value)
 
     def body(unused_value):
       # Outside the loop's name scope ('while/'), so the ops keep the names model code gives them.
-      with tf.get_default_graph().name_scope(None):
+      with tf.get_default_graph().name_scope(None), tpu_variable_scope():
         value, must_run = step_fn(*args)
       return [value] + ([tf.group(*must_run)] if must_run else [])
 
@@ -95,6 +97,34 @@ def compile_as_tpu_iteration(step_fn, inputs):
     reached = _reaching(value.op)
     ops = [op for op in ops if op in reached]
   return value, ops
+
+
+@contextlib.contextmanager
+def tpu_variable_scope():
+  """The variable scope a TPU computation builds model code in: resource variables, no partitioner.
+
+  TensorFlow's TPU rewrite (tpu.py, split_compile_and_replicate, both TFs) turns on use_resource for the current
+  variable scope while the computation is built, because only resource variables work inside it, and drops any
+  partitioner with a warning. Variables model code makes there without asking for resource variables (tf.metrics'
+  counters, a plain tf.Variable) are therefore resource variables on the TPU; built as reference variables under
+  tf.xla.experimental.compile, XLA fails with "invalid XlaOp with handle -1". The same two settings here.
+  """
+  scope = tf.get_variable_scope()
+  saved_use_resource, saved_getter = scope.use_resource, scope.custom_getter
+
+  def without_partitioner(getter, name, *args, **kwargs):  # TensorFlow calls it with getter= by name
+    kwargs['partitioner'] = None
+    if saved_getter is None:
+      return getter(name, *args, **kwargs)
+    return saved_getter(getter, name, *args, **kwargs)
+
+  scope.set_use_resource(True)
+  scope.set_custom_getter(without_partitioner)
+  try:
+    yield
+  finally:
+    scope.set_use_resource(saved_use_resource)
+    scope.set_custom_getter(saved_getter)
 
 
 def _reaching(op):

@@ -13,6 +13,7 @@ from estimator_tpu.porting import readiness
 from estimator_tpu.porting.readiness import config_checks
 from estimator_tpu.porting.readiness import input_checks
 from estimator_tpu.porting.readiness import check_results
+from estimator_tpu.porting.readiness import xla
 from support.programs import failed_checks as failures
 from estimator_tpu.runtime.errors import UserError
 from estimator_tpu.tpu import deployment
@@ -162,6 +163,46 @@ def test_a_fused_batch_norm_in_training_passes_though_tensorflow_leaves_one_outp
     reserve = [op.outputs[5] for op in graph.get_operations() if op.type == 'FusedBatchNormV3']
   assert reserve and reserve[0].shape.dims is None
   assert failures(run_check(tiny_model_fn_builder(flat))) == []
+
+
+def test_a_metric_in_the_training_step_compiles_as_its_local_variables_are_initialised():
+  """tf.metrics in TRAIN mode make local variables that TPUEstimator's Scaffold initialises (local_init_op): the
+  step compiles and runs (held-out-13's Keras LeNet port and held-out-20's lip-reading port failed xla_compile with
+  "invalid XlaOp with handle -1", XLA's words for a variable nobody initialised)."""
+  def with_accuracy(images, labels):
+    accuracy, update = tf.metrics.accuracy(labels, tf.argmax(images, axis=1))
+    tf.identity(update, name='train_accuracy')
+    return images
+
+  assert failures(run_check(tiny_model_fn_builder(with_accuracy))) == []
+
+
+def test_variables_made_in_the_step_are_the_kind_tensorflow_s_tpu_rewrite_makes():
+  """TensorFlow's TPU rewrite builds the computation with resource variables and without partitioners
+  (tpu.py, split_compile_and_replicate); the step the checks compile makes the same variables."""
+  def variables_made(build):
+    with tf.Graph().as_default() as graph:
+      build()
+      return sorted((v.op.name, v.op.type, tuple(v.shape.as_list()))
+                    for v in graph.get_collection(tf.GraphKeys.GLOBAL_VARIABLES)
+                    + graph.get_collection(tf.GraphKeys.LOCAL_VARIABLES) if 'global_step' not in v.op.name)
+
+  def step():
+    values = tf.ones([8, 6])
+    total = tf.get_variable('split', [6, 4], partitioner=tf.fixed_size_partitioner(2))
+    accuracy, update = tf.metrics.accuracy(tf.zeros([8], tf.int64), tf.argmax(values, axis=1))
+    with tf.control_dependencies([update]):
+      return tf.reduce_sum(tf.matmul(values, total)), []
+
+  def tpu_rewrite():
+    tf.tpu.rewrite(lambda: step()[0])
+
+  def checked_step():
+    xla.compile_as_tpu_iteration(step, [])
+
+  made = variables_made(tpu_rewrite)
+  assert ('split', 'VarHandleOp', (6, 4)) in made and ('accuracy/total', 'VarHandleOp', ()) in made
+  assert variables_made(checked_step) == made
 
 
 def test_shape_computed_from_data_fails_to_compile():
