@@ -146,6 +146,62 @@ def size_handed_by_lambda(program, target, site):
       bound.get(origin.node.value.id) is not None
 
 
+def in_branch_not_taken(program, site):
+  """Whether the batching call sits in a branch the calls that reach it never take: a function of the chain tests
+  a parameter its call binds to a literal (`input_fn(True, files)` or `input_fn(files, mode='eval')` with
+  `if is_training:` / `if mode == 'train':` / `if not training:` ...; left to a literal default as well). Then
+  that input batches with the other branch's size only."""
+  reached = [step.call for step in site.chain[1:]] + [site.call]
+  for step, inner in zip(site.chain, reached):
+    fn = step.callee.node
+    if isinstance(fn, ast.Lambda) or step.callee.partial is not None:
+      continue
+    module = step.callee.module
+    bound = callables.bind_arguments(step.call, fn, callables.implicit_arguments(fn, step.call))
+    child, node = inner, module.parents.get(id(inner))
+    while node is not None and node is not fn:
+      if isinstance(node, ast.If) and child is not node.test:
+        taken = _test_value(program, module, fn, bound, node.test)
+        if taken is not None and taken != any(child is statement for statement in node.body):
+          return True
+      child, node = node, module.parents.get(id(node))
+  return False
+
+
+# ModeKeys names and the strings they stand for (tf.estimator and tf.contrib.learn alike).
+_MODE_VALUES = {'TRAIN': 'train', 'EVAL': 'eval', 'PREDICT': 'infer', 'INFER': 'infer'}
+
+
+def _test_value(program, module, fn, bound, test):
+  """True/False for an `if` test on fn's parameters whose value the call fixes; None when it cannot be told."""
+  if isinstance(test, ast.UnaryOp) and isinstance(test.op, ast.Not):
+    value = _test_value(program, module, fn, bound, test.operand)
+    return None if value is None else not value
+  if isinstance(test, ast.Compare) and len(test.ops) == 1 and isinstance(test.ops[0], (ast.Eq, ast.NotEq)):
+    left = _known_value(program, module, fn, bound, test.left)
+    right = _known_value(program, module, fn, bound, test.comparators[0])
+    if left is syntax.NO_VALUE or right is syntax.NO_VALUE:
+      return None
+    return (left == right) == isinstance(test.ops[0], ast.Eq)
+  value = _known_value(program, module, fn, bound, test) if isinstance(test, ast.Name) else syntax.NO_VALUE
+  return None if value is syntax.NO_VALUE else bool(value)
+
+
+def _known_value(program, module, fn, bound, node):
+  """The value of a literal, a ModeKeys constant, or a parameter of fn the call binds to one of those (and fn
+  never assigns); else NO_VALUE."""
+  if isinstance(node, ast.Name):
+    if node.id not in syntax.param_names(fn) or program.assignments(module, fn, node.id):
+      return syntax.NO_VALUE
+    argument = bound.get(node.id)
+    node = argument if argument is not None else values.default_of(fn, node.id)
+    if node is None or isinstance(node, ast.Name):
+      return syntax.NO_VALUE
+  if isinstance(node, ast.Attribute) and node.attr in _MODE_VALUES and mode_branches.mode_key(node):
+    return _MODE_VALUES[node.attr]
+  return syntax.literal(node)
+
+
 def object_handed_by_lambda(program, target, site):
   """The lambda row for an object further away: the batch size is an attribute of `self` (or of what `self` holds)
   and the lambda hands over that object: it calls the object's method (`lambda: handler.input_fn()`, batching at

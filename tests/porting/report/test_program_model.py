@@ -6,12 +6,15 @@ import os
 import re
 import textwrap
 
+import pytest
+
 from support.paths import REPO_ROOT
 from estimator_tpu import rules
 from estimator_tpu.porting.program import anchors
 from estimator_tpu.porting.program import callables
 from estimator_tpu.porting.program import inputs
 from estimator_tpu.porting.program import reading
+from estimator_tpu.porting.program import syntax
 from estimator_tpu.porting.program import uses as uses_lib
 from estimator_tpu.porting.report import codes
 
@@ -49,6 +52,59 @@ def read(tmp_path, source=PROGRAM, name='program.py'):
   assert bad == []
   return program
 
+
+BRANCHING_INPUT = '''\
+import tensorflow as tf
+
+EVAL = tf.estimator.ModeKeys.EVAL
+
+
+def input_fn(is_training, files, batch_size=None, mode=tf.estimator.ModeKeys.TRAIN):
+  dataset = tf.data.TFRecordDataset(files)
+  if TEST:
+    dataset = dataset.batch(batch_size)
+  else:
+    dataset = dataset.batch(32)
+  return dataset
+
+
+estimator = tf.estimator.Estimator(lambda features, labels, mode: None)
+estimator.train(lambda: input_fn(TRAIN_ARGS), steps=1)
+estimator.evaluate(lambda: input_fn(EVAL_ARGS))
+'''
+
+
+@pytest.mark.parametrize('test, train_args, eval_args, train_batches, eval_batches', [
+    ('is_training', "True, 'f', batch_size=64", "False, 'f'", ['batch_size'], ['32']),
+    ('not is_training', "True, 'f', 64", "is_training=False, files='f'", ['32'], ['batch_size']),
+    ("mode == 'train'", "None, 'f', 64, 'train'", "None, 'f', mode='eval'", ['batch_size'], ['32']),
+    ('mode == tf.estimator.ModeKeys.TRAIN', "None, 'f', 64", "None, 'f', mode=tf.estimator.ModeKeys.EVAL",
+     ['batch_size'], ['32']),
+    ('mode != tf.estimator.ModeKeys.EVAL', "None, 'f', 64", "None, 'f', mode='eval'", ['batch_size'], ['32']),
+    # what the calls do not fix keeps both branches: a name handed on, a test on something else
+    ('is_training', "True, 'f', batch_size=64", "EVAL, 'f'", ['batch_size'], ['batch_size', '32']),
+    ('mode == EVAL', "None, 'f', 64, 'eval'", "None, 'f', mode='eval'", ['batch_size', '32'], ['batch_size', '32']),
+    ('EVAL', "True, 'f', 64", "False, 'f'", ['batch_size', '32'], ['batch_size', '32']),
+])
+def test_a_branch_the_input_function_s_call_never_takes_batches_nothing_for_it(
+    tmp_path, test, train_args, eval_args, train_batches, eval_batches):
+  source = BRANCHING_INPUT.replace('TRAIN_ARGS', train_args).replace('EVAL_ARGS', eval_args)
+  program = read(tmp_path, source.replace('if TEST:', 'if %s:' % test))
+  uses = uses_lib.read_uses(program)
+
+  def batches(use):
+    return [syntax.render(site.size) for site in inputs.read_input_fn(program, use.targets[0]).batches
+            if not inputs.in_branch_not_taken(program, site)]
+
+  assert [batches(use) for use in uses.input_fns] == [train_batches, eval_batches]
+
+
+def test_a_parameter_the_input_function_reassigns_is_no_branch_its_call_fixes(tmp_path):
+  source = BRANCHING_INPUT.replace('TRAIN_ARGS', "True, 'f', 64").replace('EVAL_ARGS', "False, 'f'")
+  program = read(tmp_path, source.replace('  if TEST:', '  is_training = not is_training\n  if is_training:'))
+  uses = uses_lib.read_uses(program)
+  assert [[inputs.in_branch_not_taken(program, site) for site in inputs.read_input_fn(program, use.targets[0]).batches]
+          for use in uses.input_fns] == [[False, False], [False, False]]
 
 def test_the_estimators_and_what_they_are_given(tmp_path):
   program = read(tmp_path)

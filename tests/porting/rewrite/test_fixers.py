@@ -951,9 +951,9 @@ def test_a_batch_size_read_from_an_object_the_input_fn_hands_over_is_that_attrib
 
 
 # rule 1/3: an evaluation batch the port cannot trace (the input function's own batch_size defaults to None, and
-# its evaluation branch batches at a number of its own): held-out-20's khazit_lip2word_vgg port built a TPUEstimator
-# without eval_batch_size and gave the evaluation input params['batch_size'], which TPUEstimator sets from that
-# keyword only (KeyError on the CPU; tpu_context.py refuses the evaluation on a TPU without it)
+# its evaluation branch batches at a size computed when it runs): held-out-20's khazit_lip2word_vgg port built a
+# TPUEstimator without eval_batch_size and gave the evaluation input params['batch_size'], which TPUEstimator sets
+# from that keyword only (KeyError on the CPU; tpu_context.py refuses the evaluation on a TPU without it)
 UNTRACED_EVALUATION = """\
 import sys
 
@@ -969,7 +969,7 @@ def input_fn(is_training, batch_size=None):
   if is_training:
     dataset = dataset.repeat().batch(batch_size)
   else:
-    dataset = dataset.batch(16)
+    dataset = dataset.batch(len(FEATURES) // 4)
   return dataset
 
 
@@ -1000,4 +1000,30 @@ def test_an_estimator_whose_evaluation_batch_the_port_cannot_trace_stays_plain_a
   done = subprocess.run([sys.executable, 'train.py', str(tmp_path / 'model')], cwd=str(out), stdout=subprocess.PIPE,
                         stderr=subprocess.STDOUT, universal_newlines=True, timeout=300,
                         env=dict(os.environ, TF_CPP_MIN_LOG_LEVEL='3'))
+  assert done.returncode == 0 and "'global_step': 2" in done.stdout, done.stdout[-3000:]
+
+
+def run_written(tmp_path, written):
+  out = tmp_path / 'out'
+  out.mkdir()
+  (out / 'train.py').write_text(written)
+  return subprocess.run([sys.executable, 'train.py', str(tmp_path / 'model')], cwd=str(out), stdout=subprocess.PIPE,
+                        stderr=subprocess.STDOUT, universal_newlines=True, timeout=300,
+                        env=dict(os.environ, TF_CPP_MIN_LOG_LEVEL='3'))
+
+
+# rule 1/3: the same input function with a number in its evaluation branch (khazit_lip2word_vgg batches a literal
+# 32 there): each call fixes the branch (`input_fn(True, ...)` / `input_fn(False)`), so each mode's batch is the
+# one its branch makes, and the estimator becomes a TPUEstimator with both sizes
+BRANCH_PER_MODE = UNTRACED_EVALUATION.replace('dataset.batch(len(FEATURES) // 4)', 'dataset.batch(8)')
+
+
+def test_an_input_function_branching_on_its_argument_gives_each_mode_the_batch_of_its_branch(tmp_path, monkeypatch):
+  (tmp_path / 'train.py').write_text(BRANCH_PER_MODE)
+  monkeypatch.chdir(tmp_path)
+  written = engine.port(['train.py']).files[0].ported
+  code = '\n'.join(line for line in written.splitlines() if not line.lstrip().startswith('#'))
+  assert 'train_batch_size=16' in code and 'eval_batch_size=8' in code
+  assert "dataset = dataset.batch(params['batch_size'])" in code  # the evaluation branch
+  done = run_written(tmp_path, written)
   assert done.returncode == 0 and "'global_step': 2" in done.stdout, done.stdout[-3000:]
