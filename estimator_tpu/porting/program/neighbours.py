@@ -110,8 +110,8 @@ def _flags_call(module, func):
   """The canonical name of a call's function, also where its root is a local of the def it is in
   (`flags = tf.app.flags` in a configure() that then calls flags.DEFINE_integer)."""
   canonical = module.canonical(func)
-  root = syntax.root_name(func)
-  if canonical or not root or root == syntax.dotted(func):
+  root, dotted = syntax.root_name(func), syntax.dotted(func)
+  if canonical or not root or dotted is None or root == dotted:  # dotted None: a call in the chain, a[0].b
     return canonical
   scope = module.parents.get(id(func))
   while scope is not None and not isinstance(scope, (ast.FunctionDef, ast.AsyncFunctionDef)):
@@ -120,7 +120,7 @@ def _flags_call(module, func):
     if isinstance(node, ast.Assign) and any(isinstance(t, ast.Name) and t.id == root for t in node.targets):
       base = module.canonical(node.value)
       if base:
-        return '%s%s' % (base, syntax.dotted(func)[len(root):])
+        return '%s%s' % (base, dotted[len(root):])
   return None
 
 
