@@ -134,6 +134,8 @@ def is_flags(name):
 # Functions that wrap an estimator in a new plain tf.estimator.Estimator around its model_fn (extenders.py).
 ESTIMATOR_WRAPPERS = frozenset(['tensorflow.estimator.add_metrics', 'tensorflow.contrib.estimator.add_metrics',
                                 'tensorflow.contrib.estimator.forward_features'])
+# contrib.learn's scikit-learn face: fit/evaluate/predict(x, y) on the estimator it holds, no estimator of its own.
+ESTIMATOR_ADAPTERS = frozenset(['tensorflow.contrib.learn.SKCompat'])
 
 
 def is_train_and_evaluate(name):

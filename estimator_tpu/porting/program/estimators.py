@@ -362,8 +362,10 @@ def made_by_tf_input_fn(target):
 
 def wrapped(program, module, fn, node):
   """The estimator expression an add_metrics/forward_features call wraps (a new plain Estimator around its
-  model_fn, extenders.py); None for any other node."""
-  if not isinstance(node, ast.Call) or program.canonical(module, fn, node.func) not in apis.ESTIMATOR_WRAPPERS:
+  model_fn, extenders.py), or contrib.learn's SKCompat holds (its fit/evaluate/predict call the estimator's with
+  the arrays); None for any other node."""
+  if not isinstance(node, ast.Call) or program.canonical(module, fn, node.func) not in \
+      apis.ESTIMATOR_WRAPPERS | apis.ESTIMATOR_ADAPTERS:
     return None
   return syntax.argument(node, 0, 'estimator')
 

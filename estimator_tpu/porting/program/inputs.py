@@ -146,62 +146,6 @@ def size_handed_by_lambda(program, target, site):
       bound.get(origin.node.value.id) is not None
 
 
-def in_branch_not_taken(program, site):
-  """Whether the batching call sits in a branch the calls that reach it never take: a function of the chain tests
-  a parameter its call binds to a literal (`input_fn(True, files)` or `input_fn(files, mode='eval')` with
-  `if is_training:` / `if mode == 'train':` / `if not training:` ...; left to a literal default as well). Then
-  that input batches with the other branch's size only."""
-  reached = [step.call for step in site.chain[1:]] + [site.call]
-  for step, inner in zip(site.chain, reached):
-    fn = step.callee.node
-    if isinstance(fn, ast.Lambda) or step.callee.partial is not None:
-      continue
-    module = step.callee.module
-    bound = callables.bind_arguments(step.call, fn, callables.implicit_arguments(fn, step.call))
-    child, node = inner, module.parents.get(id(inner))
-    while node is not None and node is not fn:
-      if isinstance(node, ast.If) and child is not node.test:
-        taken = _test_value(program, module, fn, bound, node.test)
-        if taken is not None and taken != any(child is statement for statement in node.body):
-          return True
-      child, node = node, module.parents.get(id(node))
-  return False
-
-
-# ModeKeys names and the strings they stand for (tf.estimator and tf.contrib.learn alike).
-_MODE_VALUES = {'TRAIN': 'train', 'EVAL': 'eval', 'PREDICT': 'infer', 'INFER': 'infer'}
-
-
-def _test_value(program, module, fn, bound, test):
-  """True/False for an `if` test on fn's parameters whose value the call fixes; None when it cannot be told."""
-  if isinstance(test, ast.UnaryOp) and isinstance(test.op, ast.Not):
-    value = _test_value(program, module, fn, bound, test.operand)
-    return None if value is None else not value
-  if isinstance(test, ast.Compare) and len(test.ops) == 1 and isinstance(test.ops[0], (ast.Eq, ast.NotEq)):
-    left = _known_value(program, module, fn, bound, test.left)
-    right = _known_value(program, module, fn, bound, test.comparators[0])
-    if left is syntax.NO_VALUE or right is syntax.NO_VALUE:
-      return None
-    return (left == right) == isinstance(test.ops[0], ast.Eq)
-  value = _known_value(program, module, fn, bound, test) if isinstance(test, ast.Name) else syntax.NO_VALUE
-  return None if value is syntax.NO_VALUE else bool(value)
-
-
-def _known_value(program, module, fn, bound, node):
-  """The value of a literal, a ModeKeys constant, or a parameter of fn the call binds to one of those (and fn
-  never assigns); else NO_VALUE."""
-  if isinstance(node, ast.Name):
-    if node.id not in syntax.param_names(fn) or program.assignments(module, fn, node.id):
-      return syntax.NO_VALUE
-    argument = bound.get(node.id)
-    node = argument if argument is not None else values.default_of(fn, node.id)
-    if node is None or isinstance(node, ast.Name):
-      return syntax.NO_VALUE
-  if isinstance(node, ast.Attribute) and node.attr in _MODE_VALUES and mode_branches.mode_key(node):
-    return _MODE_VALUES[node.attr]
-  return syntax.literal(node)
-
-
 def object_handed_by_lambda(program, target, site):
   """The lambda row for an object further away: the batch size is an attribute of `self` (or of what `self` holds)
   and the lambda hands over that object: it calls the object's method (`lambda: handler.input_fn()`, batching at
@@ -309,33 +253,51 @@ class _InputWalk(object):
         self._node(owner_module, owner, inner, depth, tainted, chain, same_scope=True)
 
   def _dead(self, module, fn, conditions):
-    """True for code under `if y is None:` or `if y == 'csv':` (or its else) when the builder or caller that gave y
-    says which branch runs (make_dataset(x, y) always passes a y: its `y is None` branch never runs here; a builder
-    whose callers all leave file_encoding='csv' never runs its other branch)."""
+    """True for code under `if y is None:`, `if y == 'csv':`, `if mode == ModeKeys.PREDICT:` or `if is_training:` (or
+    its else) when the builder or caller that gave y says which branch runs (make_dataset(x, y) always passes a y:
+    its `y is None` branch never runs here; a builder whose callers all leave file_encoding='csv' never runs its
+    other branch; `input_fn(True, files)` never runs the evaluation branch of `if is_training:`)."""
     for test, in_body in conditions:
-      negated = isinstance(test, ast.UnaryOp) and isinstance(test.op, ast.Not)
-      inner = test.operand if negated else test
-      if not (isinstance(inner, ast.Compare) and len(inner.ops) == 1 and isinstance(inner.left, ast.Name) and
-              isinstance(inner.ops[0], (ast.Is, ast.Eq, ast.IsNot, ast.NotEq)) and
-              syntax.is_literal(inner.comparators[0])):
-        continue
-      wanted = syntax.literal(inner.comparators[0])
-      expression, owner_module, owner = self._value_of(module, fn, inner.left.id)
-      if expression is None:
-        continue
-      origins = values.origins(self.program, owner_module, owner, expression)
-      if wanted is None:  # any value but a literal None is not None
-        found = [syntax.is_literal(o.node) and syntax.literal(o.node) is None for o in origins]
-      elif origins and all(syntax.is_literal(o.node) for o in origins):
-        found = [syntax.literal(o.node) == wanted for o in origins]
-      else:
-        continue
-      if not found or (any(found) and not all(found)):
-        continue
-      runs = (all(found) == isinstance(inner.ops[0], (ast.Is, ast.Eq))) != negated
-      if runs != in_body:
+      runs = self._runs(module, fn, test)
+      if runs is not None and runs != in_body:
         return True
     return False
+
+  def _runs(self, module, fn, test):
+    """Whether an `if` test holds for every value the input's callers give its name; None when that is not known."""
+    if isinstance(test, ast.UnaryOp) and isinstance(test.op, ast.Not):
+      runs = self._runs(module, fn, test.operand)
+      return None if runs is None else not runs
+    if isinstance(test, ast.Name):
+      found = self._given(module, fn, test.id)
+      return bool(found[0]) if found and all(bool(v) == bool(found[0]) for v in found) else None
+    if not (isinstance(test, ast.Compare) and len(test.ops) == 1 and
+            isinstance(test.ops[0], (ast.Is, ast.Eq, ast.IsNot, ast.NotEq))):
+      return None
+    left, right = test.left, test.comparators[0]
+    if not isinstance(left, ast.Name):
+      left, right = right, left  # `ModeKeys.TRAIN == mode`
+    wanted = _constant(right)
+    if not isinstance(left, ast.Name) or wanted is syntax.NO_VALUE:
+      return None
+    if wanted is None:  # any value but a literal None is not None
+      expression, owner_module, owner = self._value_of(module, fn, left.id)
+      if expression is None:
+        return None
+      found = [_constant(o.node) is None for o in values.origins(self.program, owner_module, owner, expression)]
+    else:
+      found = [value == wanted for value in self._given(module, fn, left.id) or ()]
+    if not found or (any(found) and not all(found)):
+      return None
+    return all(found) == isinstance(test.ops[0], (ast.Is, ast.Eq))
+
+  def _given(self, module, fn, name):
+    """The values (literals, ModeKeys strings) a name can hold here, when every one is known; else None."""
+    expression, owner_module, owner = self._value_of(module, fn, name)
+    if expression is None:
+      return None
+    found = [_constant(o.node) for o in values.origins(self.program, owner_module, owner, expression)]
+    return found if found and syntax.NO_VALUE not in found else None
 
   def _tainted(self, fn, tainted):
     """{name: PARAMS or BATCH}: the names holding TPUEstimator's params, and those holding its
@@ -618,6 +580,17 @@ class _InputWalk(object):
       if default is not None:
         return default, owner_module, owner
     return None, None, None
+
+
+# ModeKeys names and the strings they stand for (tf.estimator's and tf.contrib.learn's alike).
+_MODE_VALUES = {'TRAIN': 'train', 'EVAL': 'eval', 'PREDICT': 'infer', 'INFER': 'infer'}
+
+
+def _constant(node):
+  """The value of a literal or of a ModeKeys constant (tf.estimator.ModeKeys.EVAL: 'eval'), else NO_VALUE."""
+  if isinstance(node, ast.Attribute) and node.attr in _MODE_VALUES and mode_branches.mode_key(node):
+    return _MODE_VALUES[node.attr]
+  return syntax.literal(node)
 
 
 def _static_unless_smaller(smaller):

@@ -37,14 +37,26 @@ def origins(program, module, fn, node, path=(), depth=0):
     found = []
     for method, value in self_assignments(module, fn, node.attr):
       found += origins(program, module, method, value, path, depth + 1)
+    for method in _properties(module, fn, node.attr):  # `@property def padded_shape(self): return ...`
+      for value in program.returned_values(method):
+        found += origins(program, module, method, value, path, depth + 1)
     if found:
       return found
   if isinstance(node, ast.Attribute) and isinstance(node.value, ast.Name):
     # `metadata.DEFAULTS`: a module-level value of a scanned module the program imports.
-    kind, bound, _, _ = program.lookup(module, fn, node.value.id)
+    kind, bound, owner_module, _ = program.lookup(module, fn, node.value.id)
     found = program.find_value('%s.%s' % (bound, node.attr)) if kind == 'import' else None
     if found is not None:
       return origins(program, found[0], None, found[1], path, depth + 1)
+    if kind == 'class':
+      # `HyperParameter.BATCH_SIZE` of `class HyperParameter: BATCH_SIZE = 100`: the class body's value.
+      found = []
+      for statement in bound.body:
+        if isinstance(statement, ast.Assign) and any(isinstance(t, ast.Name) and t.id == node.attr
+                                                     for t in statement.targets):
+          found = origins(program, owner_module, None, statement.value, path, depth + 1)
+      if found:
+        return found
     if kind in ('value', 'other', 'param'):
       # `hparams.batch_size` of `hparams = HParams(batch_size=100)` (or a Namespace): the keyword it was made with.
       found = []
@@ -172,10 +184,26 @@ def assignments(program, module, fn, name):
   return program.assignments(module, fn, name)
 
 
+def _class_of(module, fn):
+  """The class whose method `fn` is, or holds `fn` in its body (a def nested in a method sees that method's self)."""
+  owner = module.parents.get(id(fn)) if fn is not None else None
+  while owner is not None and not isinstance(owner, ast.ClassDef):
+    owner = module.parents.get(id(owner))
+  return owner
+
+
+def _properties(module, fn, attribute):
+  """The `@property` methods named `attribute` of the class whose method `fn` is."""
+  owner = _class_of(module, fn)
+  return [method for method in (owner.body if owner is not None else ())
+          if isinstance(method, syntax.FUNCTION_NODES) and method.name == attribute and
+          any(isinstance(d, ast.Name) and d.id == 'property' for d in method.decorator_list)]
+
+
 def self_assignments(module, fn, attribute):
   """(method, value) of every `self.attribute = value` in the class whose method `fn` is."""
-  owner = module.parents.get(id(fn)) if fn is not None else None
-  if not isinstance(owner, ast.ClassDef):
+  owner = _class_of(module, fn)
+  if owner is None:
     return []
   found = []
   for method in owner.body:

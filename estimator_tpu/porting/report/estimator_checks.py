@@ -730,6 +730,9 @@ class _CallSite(object):
                               'array\'s own shape, data_feeder.py), which a TPU refuses (TPUEstimator takes features '
                               'and labels of static shape only) -> the input_fn(params) written instead batches with '
                               'drop_remainder=True (pad evaluation data to full batches).')
+      size = syntax.keyword(self.call, 'batch_size')
+      if size is not None:  # the data feeder's batch, the global batch the estimator gets instead
+        input_fn_checks.check_even_batches(self.collector, self.module, self.fn, size)
     mode = EVAL if attr == 'evaluate' else TRAIN
     self._steps_and_hooks(mode, found, syntax.keyword(self.call, 'hooks' if mode == EVAL else 'monitors'),
                           syntax.keyword(self.call, 'steps'),

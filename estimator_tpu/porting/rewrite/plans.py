@@ -86,8 +86,6 @@ class Plans(object):
       if len(site.chain) > FOLLOW_DEPTH or not all(step.single and not step.handed and
                                                    not step.callee.bound_positional for step in site.chain):
         continue  # the port changes batches in the input_fn and the plain functions it calls
-      if inputs.in_branch_not_taken(self.port.program, site):
-        continue  # `input_fn(True, ...)` and `if is_training:`: the other branch batches this use
       key = (id(proper.node), id(site.call))
       if key not in self.batches:
         modes = self._modes.setdefault(id(site.call), set())

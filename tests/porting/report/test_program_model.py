@@ -94,8 +94,7 @@ def test_a_branch_the_input_function_s_call_never_takes_batches_nothing_for_it(
   uses = uses_lib.read_uses(program)
 
   def batches(use):
-    return [syntax.render(site.size) for site in inputs.read_input_fn(program, use.targets[0]).batches
-            if not inputs.in_branch_not_taken(program, site)]
+    return [syntax.render(site.size) for site in inputs.read_input_fn(program, use.targets[0]).batches]
 
   assert [batches(use) for use in uses.input_fns] == [train_batches, eval_batches]
 
@@ -104,8 +103,8 @@ def test_a_parameter_the_input_function_reassigns_is_no_branch_its_call_fixes(tm
   source = BRANCHING_INPUT.replace('TRAIN_ARGS', "True, 'f', 64").replace('EVAL_ARGS', "False, 'f'")
   program = read(tmp_path, source.replace('  if TEST:', '  is_training = not is_training\n  if is_training:'))
   uses = uses_lib.read_uses(program)
-  assert [[inputs.in_branch_not_taken(program, site) for site in inputs.read_input_fn(program, use.targets[0]).batches]
-          for use in uses.input_fns] == [[False, False], [False, False]]
+  assert [[syntax.render(site.size) for site in inputs.read_input_fn(program, use.targets[0]).batches]
+          for use in uses.input_fns] == [['batch_size', '32'], ['batch_size', '32']]
 
 def test_the_estimators_and_what_they_are_given(tmp_path):
   program = read(tmp_path)

@@ -3255,3 +3255,81 @@ def test_a_premade_classifier_given_a_label_vocabulary_looks_strings_up_on_the_t
   (tmp_path / 'train.py').write_text(LABEL_VOCABULARY)
   _, codes = findings_of([str(tmp_path / 'train.py')], str(tmp_path))
   assert [line for path, line, code, severity in codes if code == 'premade-string-columns'] == [5]
+
+
+SKCOMPAT = '''import numpy as np
+import tensorflow as tf
+
+images = np.zeros([64, 4], np.float32)
+labels = np.zeros([64], np.int32)
+columns = tf.contrib.learn.infer_real_valued_columns_from_input(images)
+classifier = tf.contrib.learn.DNNClassifier(hidden_units=[8], n_classes=2, feature_columns=columns)
+classifier = tf.contrib.learn.SKCompat(classifier)
+classifier.fit(images, labels, batch_size=50, steps=10)
+'''
+
+
+def test_contrib_learn_s_skcompat_feeds_the_arrays_to_the_estimator_it_holds(tmp_path):
+  """SKCompat(estimator).fit(x, y, batch_size=...) runs the held estimator's fit through the data feeder: the changes
+  of arrays fed to contrib.learn's fit, and the feeder's batch that does not split over 8 cores; SKCompat itself is
+  no change (held-out-21's enningxie_mnist_skcompat)."""
+  (tmp_path / 'train.py').write_text(SKCOMPAT)
+  _, codes = findings_of([str(tmp_path / 'train.py')], str(tmp_path))
+  assert [(line, code) for path, line, code, severity in codes if severity == R and line >= 8] == [
+      (9, 'batch-not-divisible'), (9, 'input-from-arrays'), (9, 'input-from-arrays-batch')]
+
+
+PADDED_SHAPE_PROPERTY = '''import tensorflow as tf
+
+
+class Sentences(object):
+
+  def __init__(self, batch_size):
+    self.batch_size = batch_size
+
+  @property
+  def padded_shape(self):
+    return ({'tokens': [None]}, [])
+
+  def build(self, training=True):
+    def input_fn(params):
+      dataset = tf.data.Dataset.from_generator(lambda: iter([]), ({'tokens': tf.int32}, tf.int32))
+      if not training:
+        return dataset.batch(1)
+      return dataset.padded_batch(params['batch_size'], padded_shapes=self.padded_shape, drop_remainder=True)
+    return input_fn
+
+
+class Settings:
+  BATCH_SIZE = 100
+
+
+def model_fn(features, labels, mode, params):
+  return tf.estimator.tpu.TPUEstimatorSpec(mode, loss=tf.reduce_sum(features['tokens']))
+
+
+estimator = tf.estimator.Estimator(model_fn)
+estimator.train(Sentences(Settings.BATCH_SIZE).build(), steps=1)
+'''
+
+
+def test_a_padded_shape_read_from_a_property_and_a_branch_the_builder_call_never_takes(tmp_path):
+  """padded_shapes=self.padded_shape is what the @property returns ([None]: one length per batch), read from a def
+  nested in the method; `build()` leaves training=True, so the `batch(1)` of its other branch is no input of this
+  estimator (held-out-21's DSXiangLi programs, and guesslang's PREDICT branch)."""
+  (tmp_path / 'train.py').write_text(PADDED_SHAPE_PROPERTY)
+  _, codes = findings_of([str(tmp_path / 'train.py')], str(tmp_path))
+  assert [(line, code) for path, line, code, severity in codes if code.startswith(('padded', 'batch'))] == [
+      (18, 'padded-batch-dynamic-shapes')]
+
+
+def test_a_batch_size_written_as_a_class_attribute_is_that_number(tmp_path):
+  """`Settings.BATCH_SIZE` of `class Settings: BATCH_SIZE = 100`: 100 does not split over 8 cores (held-out-21's
+  guesslang, HyperParameter.BATCH_SIZE)."""
+  source = PADDED_SHAPE_PROPERTY.replace('Sentences(Settings.BATCH_SIZE).build()', 'input_fn').replace(
+      "estimator = tf.estimator.Estimator(model_fn)", "def input_fn(params):\n"
+      "  return tf.data.Dataset.range(8).batch(Settings.BATCH_SIZE)\n\n\n"
+      "estimator = tf.estimator.Estimator(model_fn)")
+  (tmp_path / 'train.py').write_text(source)
+  _, codes = findings_of([str(tmp_path / 'train.py')], str(tmp_path))
+  assert [line for path, line, code, severity in codes if code == 'batch-not-divisible'] == [23]
