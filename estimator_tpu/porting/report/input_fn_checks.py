@@ -200,6 +200,8 @@ class _Checks(object):
     verdict, drop = site.drops, site.drop
     text = '`.%s(...)`' % (call.func.attr if isinstance(call.func, ast.Attribute) else syntax.render(call.func))
     queue = site.method in apis.QUEUE_BATCHING or site.method in apis.EPOCH_READERS
+    if site.method == inputs.READ_UP_TO and self._rebatched():
+      return  # its rows are the elements of a queue batch that follows (the batch fed, judged there)
     if verdict is False and self.modes and site.method == inputs.READ_UP_TO:
       self.collector.required(module, call, 'batch-without-drop-remainder',
                               '`reader.read_up_to(queue, num_records)` returns up to num_records records: the batch '
@@ -243,6 +245,12 @@ class _Checks(object):
                              'whether drop_remainder=`%s` of %s is True%s -> make it True where '
                              'the input trains or evaluates on a TPU (XLA compiles one static shape).'
                              % (syntax.render(drop), text, unseen))
+
+  def _rebatched(self):
+    """Whether the input batches again with a queue batch of enqueue_many=True (tf.train.batch, shuffle_batch):
+    then read_up_to's rows are only that queue's elements, and the batch it makes is the one fed."""
+    return any(site.method in apis.QUEUE_BATCHING and
+               syntax.literal(syntax.keyword(site.call, 'enqueue_many')) is True for site in self.reading.batches)
 
   def _padded_shapes(self, module, fn, call):
     """padded_batch pads each batch to its own longest element unless padded_shapes fixes every dimension."""

@@ -3333,3 +3333,32 @@ def test_a_batch_size_written_as_a_class_attribute_is_that_number(tmp_path):
   (tmp_path / 'train.py').write_text(source)
   _, codes = findings_of([str(tmp_path / 'train.py')], str(tmp_path))
   assert [line for path, line, code, severity in codes if code == 'batch-not-divisible'] == [23]
+
+
+READ_UP_TO_REBATCHED = '''import tensorflow as tf
+
+
+def input_fn(params):
+  files = tf.train.string_input_producer(['rows.csv'], num_epochs=1)
+  _, rows = tf.TextLineReader().read_up_to(files, num_records=params['batch_size'])
+  features = {'x': tf.decode_csv(rows, record_defaults=[[0.0]])[0]}
+  features = tf.train.batch(features, params['batch_size'], enqueue_many=True, allow_smaller_final_batch=True)
+  return features, None
+
+
+def model_fn(features, labels, mode, params):
+  return tf.estimator.tpu.TPUEstimatorSpec(mode, loss=tf.reduce_sum(features['x']))
+
+
+tf.estimator.Estimator(model_fn).train(input_fn, steps=1)
+'''
+
+
+def test_read_up_to_rows_batched_again_by_a_queue_are_judged_at_that_queue(tmp_path):
+  """read_up_to's rows handed to tf.train.batch(enqueue_many=True) are that queue's elements: the batch fed is the
+  queue's, whose short last batch (allow_smaller_final_batch=True) is the rule-4 change (held-out-21's
+  puneith_synthetic_experiment, a Cloud ML Engine template)."""
+  (tmp_path / 'train.py').write_text(READ_UP_TO_REBATCHED)
+  _, codes = findings_of([str(tmp_path / 'train.py')], str(tmp_path))
+  assert [(line, code) for path, line, code, severity in codes if severity == R and code.startswith('batch')] == [
+      (8, 'batch-without-drop-remainder')]

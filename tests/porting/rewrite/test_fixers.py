@@ -1027,3 +1027,19 @@ def test_an_input_function_branching_on_its_argument_gives_each_mode_the_batch_o
   assert "dataset = dataset.batch(params['batch_size'])" in code  # the evaluation branch
   done = run_written(tmp_path, written)
   assert done.returncode == 0 and "'global_step': 2" in done.stdout, done.stdout[-3000:]
+
+
+# rule 3: a model_fn whose mode has a default (held-out-21's victor_cifar_cnn: mode=tf.estimator.ModeKeys); the
+# params the port adds after it must have one too, or libcst refuses the signature and the whole port is lost
+MODE_WITH_A_DEFAULT = BRANCH_PER_MODE.replace('def model_fn(features, labels, mode):',
+                                              'def model_fn(features, labels, mode=tf.estimator.ModeKeys.TRAIN):')
+
+
+def test_params_added_after_a_parameter_with_a_default_gets_the_default_none_and_the_port_runs(
+    tmp_path, monkeypatch):
+  (tmp_path / 'train.py').write_text(MODE_WITH_A_DEFAULT)
+  monkeypatch.chdir(tmp_path)
+  written = engine.port(['train.py']).files[0].ported
+  assert 'def model_fn(features, labels, mode=tf.estimator.ModeKeys.TRAIN, params=None):' in written
+  done = run_written(tmp_path, written)
+  assert done.returncode == 0 and "'global_step': 2" in done.stdout, done.stdout[-3000:]

@@ -89,10 +89,16 @@ def _undelete(code, statement):
 
 
 def insert_params(parameters, position, names):
-  """Parameters with plain parameters `names` inserted at `position`, commas as the others have them."""
+  """Parameters with plain parameters `names` inserted at `position`, commas as the others have them. After a
+  parameter with a default (`def model_fn(features, labels, mode=ModeKeys.TRAIN)`) each gets the default None, as
+  Python requires: TensorFlow passes params and config by keyword (estimator.py, _call_model_fn)."""
   params = list(parameters.params)
   trailing = params[-1].comma if params else cst.MaybeSentinel.DEFAULT
-  new = [cst.Param(cst.Name(name)) for name in names]
+  defaulted = any(param.default is not None for param in params[:position])
+  new = [cst.Param(cst.Name(name), default=cst.Name('None') if defaulted else None,
+                   equal=cst.AssignEqual(whitespace_before=cst.SimpleWhitespace(''),
+                                         whitespace_after=cst.SimpleWhitespace('')) if defaulted else
+                   cst.MaybeSentinel.DEFAULT) for name in names]
   params[position:position] = new
   separator = cst.Comma(whitespace_after=cst.SimpleWhitespace(' '))
   for index, param in enumerate(params):
