@@ -123,8 +123,25 @@ SUMMARY_WRITERS = frozenset(['tensorflow.summary.FileWriter', 'tensorflow.summar
 
 
 def is_summary(name):
-  return is_tf(name) and (name.startswith('tensorflow.summary.') or name.startswith('tensorflow.contrib.summary.') or
-                          name in OLD_SUMMARIES) and name not in SUMMARY_MERGES and name not in SUMMARY_WRITERS
+  return (is_tf(name) and (name.startswith('tensorflow.summary.') or name.startswith('tensorflow.contrib.summary.') or
+                           name in OLD_SUMMARIES) and name not in SUMMARY_MERGES and name not in SUMMARY_WRITERS) or \
+      is_tensorboard_summary(name)
+
+
+def is_tensorboard_summary(name):
+  """TensorBoard's own summary ops for TF 1 graphs (`from tensorboard import summary; summary.pr_curve(...)`, a
+  plugin's `summary.op`): each builds a tf.summary tensor op in the graph. Its `*_pb` functions make protos, no op."""
+  if not name or not name.startswith('tensorboard.'):
+    return False
+  parts = name.split('.')
+  if name.startswith('tensorboard.summary.'):
+    return len(parts) in (3, 4) and parts[-1] in TENSORBOARD_SUMMARY_OPS and parts[2] in ('v1',) + (parts[-1],)
+  return name.startswith('tensorboard.plugins.') and parts[-2] == 'summary' and parts[-1] in (
+      'op', 'streaming_op', 'raw_data_op')
+
+
+TENSORBOARD_SUMMARY_OPS = frozenset(['audio', 'custom_scalar', 'histogram', 'image', 'pr_curve', 'pr_curve_raw_data_op',
+                                     'pr_curve_streaming_op', 'scalar', 'text'])
 
 
 def is_flags(name):

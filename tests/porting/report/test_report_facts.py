@@ -733,3 +733,23 @@ def test_an_eval_spec_without_steps_evaluates_100_of_them():
   they are None: written so, or an option defaulting to None), unlike evaluate(), whose steps default to None."""
   assert tf.estimator.EvalSpec(input_fn=lambda: None).steps == 100
   assert inspect.signature(tf.estimator.Estimator.evaluate).parameters['steps'].default is None
+
+
+def test_tensorboard_s_own_summary_functions_make_the_summary_ops_a_tpu_computation_drops():
+  """Rule 7 (apis.is_tensorboard_summary): `from tensorboard import summary; summary.pr_curve(...)` (TF 1's API, under
+  summary.v1 in the TensorBoard of TF 2.15) builds a TensorSummaryV2 op, one of the ops TensorFlow's TPU rewrite
+  refuses to run in a TPU computation (_UNSUPPORTED_OPS); its `*_pb` twin builds no op. Held-out-21's fasttext."""
+  try:  # pylint: disable=g-import-not-at-top
+    from tensorflow.python.tpu.tpu_replication import _UNSUPPORTED_OPS as unsupported
+  except ImportError:
+    from tensorflow.python.tpu.tpu import _UNSUPPORTED_OPS as unsupported
+  from tensorboard.summary import v1 as summary  # pylint: disable=g-import-not-at-top
+  assert apis.is_tensorboard_summary('tensorboard.summary.pr_curve')
+  assert apis.is_tensorboard_summary('tensorboard.summary.v1.pr_curve')
+  assert not apis.is_tensorboard_summary('tensorboard.summary.pr_curve_pb')
+  with tf.Graph().as_default() as graph:
+    summary.pr_curve('pr', predictions=tf.zeros([4]), labels=tf.zeros([4], tf.bool), num_thresholds=5)
+    assert set(op.type for op in graph.get_operations()) & set(unsupported) == {'TensorSummaryV2'}
+  made = summary.pr_curve_pb('pr', predictions=np.zeros([4], np.float32), labels=np.zeros([4], bool),
+                             num_thresholds=5)
+  assert type(made).__name__ == 'Summary'

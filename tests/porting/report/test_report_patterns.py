@@ -3362,3 +3362,36 @@ def test_read_up_to_rows_batched_again_by_a_queue_are_judged_at_that_queue(tmp_p
   _, codes = findings_of([str(tmp_path / 'train.py')], str(tmp_path))
   assert [(line, code) for path, line, code, severity in codes if severity == R and code.startswith('batch')] == [
       (8, 'batch-without-drop-remainder')]
+
+
+TENSORBOARD_SUMMARY = '''import tensorflow as tf
+from tensorboard import summary
+
+
+def pr_curve(logits, labels):
+  return summary.pr_curve('pr', predictions=tf.sigmoid(logits), labels=tf.cast(labels, tf.bool), num_thresholds=20)
+
+
+def model_fn(features, labels, mode, params):
+  logits = tf.layers.dense(features, 1)
+  loss = tf.losses.sigmoid_cross_entropy(labels, logits)
+  if mode == tf.estimator.ModeKeys.EVAL:
+    pr_curve(logits, labels)
+  return tf.estimator.tpu.TPUEstimatorSpec(mode, loss=loss)
+
+
+def input_fn(params):
+  return tf.data.Dataset.from_tensors((tf.zeros([8, 4]), tf.zeros([8, 1]))).repeat()
+
+
+estimator = tf.estimator.tpu.TPUEstimator(model_fn, use_tpu=True, train_batch_size=8, eval_batch_size=8)
+estimator.evaluate(input_fn, steps=1)
+'''
+
+
+def test_tensorboard_s_own_summary_op_in_model_fn_is_a_summary_the_tpu_drops(tmp_path):
+  """`from tensorboard import summary; summary.pr_curve(...)` in a helper model_fn calls in EVAL is a rule-7 summary
+  (test_report_facts.py; held-out-21's dsxiangli_fasttext)."""
+  (tmp_path / 'train.py').write_text(TENSORBOARD_SUMMARY)
+  _, codes = findings_of([str(tmp_path / 'train.py')], str(tmp_path))
+  assert [(line, severity) for path, line, code, severity in codes if code.startswith('summar')] == [(6, R)]
