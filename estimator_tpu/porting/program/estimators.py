@@ -325,7 +325,12 @@ def _assigned_loads(program, module, fn, assign):
 def _shown_only(call):
   func = call.func
   name = func.id if isinstance(func, ast.Name) else func.attr if isinstance(func, ast.Attribute) else None
-  return name in _SHOWN_ONLY
+  return name in _SHOWN_ONLY or syntax.dotted(func) in _REFUSED_UNRUN
+
+
+# Serialisers that refuse a generator before taking anything from it (TypeError: cannot pickle 'generator' object;
+# not JSON serializable): handed one, they run none of its predictions.
+_REFUSED_UNRUN = frozenset(['pickle.dump', 'pickle.dumps', 'json.dump', 'json.dumps'])
 
 
 def _returned(site):

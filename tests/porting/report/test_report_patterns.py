@@ -3395,3 +3395,39 @@ def test_tensorboard_s_own_summary_op_in_model_fn_is_a_summary_the_tpu_drops(tmp
   (tmp_path / 'train.py').write_text(TENSORBOARD_SUMMARY)
   _, codes = findings_of([str(tmp_path / 'train.py')], str(tmp_path))
   assert [(line, severity) for path, line, code, severity in codes if code.startswith('summar')] == [(6, R)]
+
+
+PICKLED_PREDICTIONS = '''import pickle
+
+import tensorflow as tf
+
+
+def model_fn(features, labels, mode, params):
+  logits = tf.layers.dense(features, 1)
+  if mode == tf.estimator.ModeKeys.PREDICT:
+    return tf.estimator.EstimatorSpec(mode, predictions={'logits': logits})
+  loss = tf.losses.sigmoid_cross_entropy(labels, logits)
+  train_op = tf.tpu.CrossShardOptimizer(tf.train.AdamOptimizer()).minimize(loss, tf.train.get_global_step())
+  return tf.estimator.tpu.TPUEstimatorSpec(mode, loss=loss, train_op=train_op)
+
+
+def input_fn(params):
+  return tf.data.Dataset.from_tensors((tf.zeros([8, 4]), tf.zeros([8, 1]))).repeat()
+
+
+estimator = tf.estimator.tpu.TPUEstimator(model_fn, use_tpu=True, train_batch_size=8, predict_batch_size=8)
+estimator.train(input_fn, steps=1)
+predictions = estimator.predict(input_fn)
+with open('predictions.pkl', 'wb') as f:
+  SERIALISE
+'''
+
+
+@pytest.mark.parametrize('serialise, predicts', [('pickle.dump(predictions, f)', False),
+                                                  ('pickle.dump(list(predictions), f)', True)])
+def test_a_prediction_generator_handed_to_pickle_runs_no_prediction(tmp_path, serialise, predicts):
+  """pickle.dump (and json.dump) refuse a generator before taking anything from it (TypeError): nothing is predicted,
+  so the PREDICT branch's EstimatorSpec is no change; a list of it predicts (held-out-21's dsxiangli_fasttext)."""
+  (tmp_path / 'train.py').write_text(PICKLED_PREDICTIONS.replace('SERIALISE', serialise))
+  _, codes = findings_of([str(tmp_path / 'train.py')], str(tmp_path))
+  assert [line for path, line, code, severity in codes if severity == R and line == 9] == ([9] if predicts else [])
