@@ -219,6 +219,21 @@ def test_a_module_that_raises_at_import_is_one_line(tmp_path):
       '"__main__":`.' % (raising, raising))
 
 
+def test_a_folder_whose_own_module_shadows_what_tensorflow_imports_is_one_line(tmp_path):
+  """A program folder's own tensorboard.py (held-out-20's captcha program) hides TensorBoard from TensorFlow's import
+  when the check runs from there (`python -m` puts the folder first on sys.path): one line naming the file."""
+  (tmp_path / 'tensorboard.py').write_text('import tensorflow as tf\nscope = tf.variable_scope\n')
+  (tmp_path / 'train.py').write_text('import tensorflow as tf\n')
+  env = dict(os.environ, PYTHONPATH=REPO_ROOT)
+  result = subprocess.run([sys.executable, '-m', 'estimator_tpu.readiness', '--run', '--', 'train.py'],
+                          cwd=str(tmp_path), env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+                          universal_newlines=True, timeout=300)
+  assert result.returncode == 2 and result.stdout == '' and 'Traceback' not in result.stderr, result.stderr[-3000:]
+  [line] = [line for line in result.stderr.splitlines() if line.startswith('error: ')]
+  assert line.startswith('error: TensorFlow failed to import: tensorboard.py in this folder shadows the installed '
+                         'package of that name') and line.endswith('or rename tensorboard.py.')
+
+
 def test_an_unknown_dotted_module_is_one_line():
   assert one_error(['--model_fn=no_such_package.models:model_fn', '--input_fn=x:y']).startswith(
       "error: --model_fn: importing no_such_package.models failed: ModuleNotFoundError: No module named "
