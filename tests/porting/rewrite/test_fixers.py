@@ -1043,3 +1043,27 @@ def test_params_added_after_a_parameter_with_a_default_gets_the_default_none_and
   assert 'def model_fn(features, labels, mode=tf.estimator.ModeKeys.TRAIN, params=None):' in written
   done = run_written(tmp_path, written)
   assert done.returncode == 0 and "'global_step': 2" in done.stdout, done.stdout[-3000:]
+
+
+# rule 5/7: metrics and summaries that read a dict the model_fn builds (held-out-20's khazit_lip2word_vgg: its
+# predictions dict went into eval_metrics and host_call, which TensorFlow sends through the TPU outfeed tensor by
+# tensor: AttributeError on a TPU, though the CPU hands the dict over as it is)
+DICT_METRICS = BRANCH_PER_MODE.replace("""  train_op = tf.train.GradientDescentOptimizer(0.1).minimize(loss, tf.train.get_global_step())
+  return tf.estimator.EstimatorSpec(mode, loss=loss, train_op=train_op)""", """  predictions = {'classes': tf.argmax(logits, 1)}
+  accuracy = tf.metrics.accuracy(labels, predictions['classes'])
+  tf.summary.scalar('accuracy', accuracy[1])
+  train_op = tf.train.GradientDescentOptimizer(0.1).minimize(loss, tf.train.get_global_step())
+  return tf.estimator.EstimatorSpec(mode, loss=loss, train_op=train_op, eval_metric_ops={'accuracy': accuracy})""")
+
+
+def test_a_dict_the_model_fn_builds_is_never_handed_to_eval_metrics_or_host_call(tmp_path, monkeypatch):
+  (tmp_path / 'train.py').write_text(DICT_METRICS)
+  monkeypatch.chdir(tmp_path)
+  written = engine.port(['train.py']).files[0].ported
+  code = '\n'.join(line for line in written.splitlines() if not line.lstrip().startswith('#'))
+  assert 'predictions]' not in code and 'predictions,' not in code.replace('predictions = {', '')
+  todos = ' '.join(line.strip().lstrip('# ') for line in written.splitlines())
+  assert 'the metrics read `predictions`, which is not a tensor' in todos
+  assert 'it reads `predictions`, not a tensor' in todos
+  done = run_written(tmp_path, written)
+  assert done.returncode == 0 and "'global_step': 2" in done.stdout, done.stdout[-3000:]

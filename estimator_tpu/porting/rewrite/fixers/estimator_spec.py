@@ -110,7 +110,7 @@ def _metric_slice(code, call, value):
                                  '`%s` in a metric_fn of the tensors it reads' % value.id)
     roots = definitions
   slice_statements, inputs = code.slice([value], roots, call)
-  return roots, slice_statements, code.tensors(inputs)
+  return roots, slice_statements, code.tensors(inputs, call)
 
 
 def _eval_metrics(code, call, value):

@@ -81,6 +81,17 @@ class ModelFnCode(object):
         found.append(statement)
     return found
 
+  def not_a_tensor(self, name, before):
+    """Whether what a metric_fn or host_call would be handed as `name` is no tensor: mode, params, config, the
+    features, or a dict, list or tuple the model_fn builds (`predictions = {'classes': ...}`). TensorFlow sends
+    each of those tensors through the TPU outfeed, which takes tensors only (tpu_estimator.py,
+    _OutfeedHostCall.record: AttributeError on a dict), though the CPU hands them over as they are."""
+    if name in NOT_TENSORS or name == self.features:
+      return True
+    return any(isinstance(d, ast.Assign) and (isinstance(d.value, (ast.Dict, ast.List, ast.Tuple)) or (
+        isinstance(d.value, ast.Call) and isinstance(d.value.func, ast.Name) and d.value.func.id in ('dict', 'list')))
+               for d in self.definitions(name, before)[-1:])
+
   def mutations(self, name, definition, before):
     """The statements between `definition` and `before` that change the value `name` holds in place
     (`name[key] = ...`, `name.update(...)`): a metric dict built in steps. One inside a branch or a loop cannot be
@@ -149,10 +160,10 @@ class ModelFnCode(object):
     chosen.sort(key=lambda s: s.lineno)
     return chosen, inputs
 
-  def tensors(self, inputs):
+  def tensors(self, inputs, before):
     tensors = []
     for name in inputs:
-      if name in NOT_TENSORS or name == self.features:
+      if self.not_a_tensor(name, before):
         raise Failed(5, 'eval_metric_ops -> eval_metrics=(metric_fn, tensors): the metrics read `%s`, which is '
                      'not a tensor; pass metric_fn batch-major tensors only' % name)
       tensors.append(name)

@@ -117,7 +117,7 @@ def _summary_line(code, statement, call, kind, spec, host_params, tensors):
     data = '%s.reduce_mean(%s)' % (tf, param) if kind == 'scalar' else param
   else:
     for name in inputs:
-      if name in model_fn_code.NOT_TENSORS or name == code.features:
+      if code.not_a_tensor(name, statement):
         raise model_fn_code.Failed(7, 'write this summary from a host_call function (it reads `%s`, not a '
                                    'tensor)' % name)
       if name not in host_params:
