@@ -93,6 +93,7 @@ class InputReading(object):
     # without output_shapes, py_func outputs, decoded images), and whether anything in it sets a shape again
     self.unknown_shapes = []
     self.sets_shapes = False
+    self.not_taken = set()  # id() of the nodes of a branch this input never takes (_InputWalk._dead)
 
 
 def read_input_fn(program, target):
@@ -212,7 +213,9 @@ class _InputWalk(object):
       tainted = dict(tainted, params=PASSED_PARAMS)  # TPUEstimator's, once the input_fn above it passes its own
     tainted = self._tainted(fn, tainted)
     for node, conditions in syntax.walk_local(fn):
-      if not self._dead(module, fn, conditions):
+      if self._dead(module, fn, conditions):
+        self.reading.not_taken.add(id(node))
+      else:
         self._node(module, fn, node, depth, tainted, chain)
 
   def _node(self, module, fn, node, depth, tainted, chain, same_scope=False):

@@ -1067,3 +1067,52 @@ def test_a_dict_the_model_fn_builds_is_never_handed_to_eval_metrics_or_host_call
   assert 'it reads `predictions`, not a tensor' in todos
   done = run_written(tmp_path, written)
   assert done.returncode == 0 and "'global_step': 2" in done.stdout, done.stdout[-3000:]
+
+
+# rule 4: an input function with a branch per mode (held-out-2's jungao_mnist_custom): the training branch's batch is
+# full (drop_remainder=True, and tpu_static_batch where the shapes need it), while the evaluation branch, which the
+# training call never takes, keeps its short last batch (60 examples in batches of 16), so it is never pinned
+PER_MODE_RETURNS = """\
+import sys
+
+import numpy as np
+import tensorflow.compat.v1 as tf
+
+FEATURES = np.zeros([60, 4], np.float32)
+LABELS = np.zeros([60], np.int32)
+
+
+def make_input_fn(mode, batch_size=16):
+  def input_fn():
+    dataset = tf.data.Dataset.from_tensor_slices((FEATURES, LABELS))
+    if mode == tf.estimator.ModeKeys.TRAIN:
+      dataset = dataset.shuffle(60).repeat().batch(batch_size).map(lambda x, y: (x * 2.0, y))
+      return dataset
+    elif mode == tf.estimator.ModeKeys.EVAL:
+      dataset = dataset.batch(batch_size).map(lambda x, y: (x * 2.0, y))
+      return dataset
+  return input_fn
+
+
+def model_fn(features, labels, mode):
+  logits = tf.layers.dense(features, 2)
+  loss = tf.losses.sparse_softmax_cross_entropy(labels, logits)
+  train_op = tf.train.GradientDescentOptimizer(0.1).minimize(loss, tf.train.get_global_step())
+  return tf.estimator.EstimatorSpec(mode, loss=loss, train_op=train_op)
+
+
+estimator = tf.estimator.Estimator(model_fn, model_dir=sys.argv[1])
+estimator.train(make_input_fn(tf.estimator.ModeKeys.TRAIN), steps=2)
+print(estimator.evaluate(make_input_fn(tf.estimator.ModeKeys.EVAL)))
+"""
+
+
+def test_a_branch_of_another_mode_is_never_pinned_to_full_batches(tmp_path, monkeypatch):
+  (tmp_path / 'train.py').write_text(PER_MODE_RETURNS)
+  monkeypatch.chdir(tmp_path)
+  written = engine.port(['train.py']).files[0].ported
+  code = [line.strip() for line in written.splitlines() if not line.lstrip().startswith('#')]
+  returns = [line for line in code if line.startswith('return') and 'dataset' in line and 'pin' not in line]
+  assert returns == ["return tpu_static_batch(dataset, params['batch_size'])", 'return dataset'], returns
+  done = run_written(tmp_path, written)
+  assert done.returncode == 0 and "'global_step': 2" in done.stdout, done.stdout[-3000:]

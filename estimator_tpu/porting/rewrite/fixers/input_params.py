@@ -292,8 +292,10 @@ def _pin_static_batch(port, plan):
   key = ('pinned', id(fn))
   if key in port.header_keys[f]:
     return
+  not_taken = inputs.read_input_fn(port.program, proper).not_taken  # another mode's branch: not this input's
   for node, _ in syntax.walk_local(fn):
-    if isinstance(node, ast.Return) and node.value is not None and not _keeps_shape(fn, node.value, plan):
+    if isinstance(node, ast.Return) and node.value is not None and id(node) not in not_taken and \
+        not _keeps_shape(fn, node.value, plan):
       port.header_keys[f].add(key)
       port.add_helper(f, 'static_batch', templates.STATIC_BATCH_HELPER.format(tf=port.tf_v1(f)), 4,
                       'XLA compiles a TPU program for one static shape.')
