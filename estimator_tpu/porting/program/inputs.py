@@ -585,15 +585,10 @@ class _InputWalk(object):
     return None, None, None
 
 
-# ModeKeys names and the strings they stand for (tf.estimator's and tf.contrib.learn's alike).
-_MODE_VALUES = {'TRAIN': 'train', 'EVAL': 'eval', 'PREDICT': 'infer', 'INFER': 'infer'}
-
-
 def _constant(node):
   """The value of a literal or of a ModeKeys constant (tf.estimator.ModeKeys.EVAL: 'eval'), else NO_VALUE."""
-  if isinstance(node, ast.Attribute) and node.attr in _MODE_VALUES and mode_branches.mode_key(node):
-    return _MODE_VALUES[node.attr]
-  return syntax.literal(node)
+  key = mode_branches.key_string(node)
+  return key if key is not None else syntax.literal(node)
 
 
 def _static_unless_smaller(smaller):

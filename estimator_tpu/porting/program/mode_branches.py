@@ -19,6 +19,16 @@ _VALUES = {'train': TRAIN, 'eval': EVAL, 'infer': PREDICT, 'predict': PREDICT}
 MODE_NAMES = ('mode', 'modes', 'estimator_mode')
 
 
+# The strings ModeKeys stand for (tf.estimator's and tf.contrib.learn's alike): what `mode == 'eval'` compares.
+KEY_STRINGS = {'TRAIN': 'train', 'EVAL': 'eval', 'PREDICT': 'infer', 'INFER': 'infer'}
+
+
+def key_string(node):
+  """The string a ModeKeys constant stands for (`tf.estimator.ModeKeys.EVAL`: 'eval'), else None."""
+  return KEY_STRINGS[node.attr] if isinstance(node, ast.Attribute) and node.attr in KEY_STRINGS and mode_key(node) \
+      else None
+
+
 def mode_key(node):
   """TRAIN/EVAL/PREDICT for `tf.estimator.ModeKeys.TRAIN`, `Modes.EVAL`, `ModeKeys.INFER`, 'train', else None."""
   if isinstance(node, ast.Attribute) and node.attr in _KEYS:

@@ -892,6 +892,18 @@ main()
 }
 
 
+def run_written(tmp_path, written):
+  """Runs a port's train.py (with the other files of `written`, {name: text}, or train.py's text alone) from a folder
+  of its own on the CPU, with tmp_path/model as its argument."""
+  out = tmp_path / 'out'
+  out.mkdir()
+  for name, text in (written.items() if isinstance(written, dict) else [('train.py', written)]):
+    (out / name).write_text(text)
+  return subprocess.run([sys.executable, 'train.py', str(tmp_path / 'model')], cwd=str(out), stdout=subprocess.PIPE,
+                        stderr=subprocess.STDOUT, universal_newlines=True, timeout=300,
+                        env=dict(os.environ, TF_CPP_MIN_LOG_LEVEL='3'))
+
+
 def test_the_ports_settings_take_names_of_their_own_and_batch_sizes_assigned_later_are_not_read_early(
     tmp_path, monkeypatch):
   """held-out-14's two wrong changes: the settings block bound NUM_SHARDS = None over the program's imported
@@ -906,13 +918,7 @@ def test_the_ports_settings_take_names_of_their_own_and_batch_sizes_assigned_lat
   assert 'NUM_SHARDS_2 = None' in written['train.py'] and 'num_shards=NUM_SHARDS_2' in written['train.py']
   assert 'NUM_SHARDS = None' not in written['train.py']
   assert 'train_batch_size=batch_size' not in written['train.py']
-  out = tmp_path / 'out'
-  out.mkdir()
-  for name, text in written.items():
-    (out / name).write_text(text)
-  done = subprocess.run([sys.executable, 'train.py', str(tmp_path / 'model')], cwd=str(out), stdout=subprocess.PIPE,
-                        stderr=subprocess.STDOUT, universal_newlines=True, timeout=300,
-                        env=dict(os.environ, TF_CPP_MIN_LOG_LEVEL='3'))
+  done = run_written(tmp_path, written)
   assert done.returncode == 0, done.stdout[-3000:]
 
 
@@ -994,22 +1000,8 @@ def test_an_estimator_whose_evaluation_batch_the_port_cannot_trace_stays_plain_a
   assert 'TPUEstimator(' not in code and "params['batch_size']" not in code
   assert 'left a plain Estimator: its eval_batch_size could not be traced' in ' '.join(
       line.strip().lstrip('# ') for line in written.splitlines())
-  out = tmp_path / 'out'
-  out.mkdir()
-  (out / 'train.py').write_text(written)
-  done = subprocess.run([sys.executable, 'train.py', str(tmp_path / 'model')], cwd=str(out), stdout=subprocess.PIPE,
-                        stderr=subprocess.STDOUT, universal_newlines=True, timeout=300,
-                        env=dict(os.environ, TF_CPP_MIN_LOG_LEVEL='3'))
+  done = run_written(tmp_path, written)
   assert done.returncode == 0 and "'global_step': 2" in done.stdout, done.stdout[-3000:]
-
-
-def run_written(tmp_path, written):
-  out = tmp_path / 'out'
-  out.mkdir()
-  (out / 'train.py').write_text(written)
-  return subprocess.run([sys.executable, 'train.py', str(tmp_path / 'model')], cwd=str(out), stdout=subprocess.PIPE,
-                        stderr=subprocess.STDOUT, universal_newlines=True, timeout=300,
-                        env=dict(os.environ, TF_CPP_MIN_LOG_LEVEL='3'))
 
 
 # rule 1/3: the same input function with a number in its evaluation branch (khazit_lip2word_vgg batches a literal
