@@ -131,6 +131,9 @@ class Callables(object):
       method = self.bound_method(module, fn, node, depth)
       if method is not None:
         return [method]
+      method = self._super_method(module, fn, node)
+      if method is not None:
+        return [method]
       chosen = self._chosen_module_functions(module, fn, node)
       if chosen:
         return chosen
@@ -415,6 +418,10 @@ class Callables(object):
       if found is None and isinstance(node.func, ast.Name):
         kind, bound, owner_module, _ = self.program.lookup(module, fn, node.func.id)
         found = (owner_module, bound) if kind in ('class', 'def') else None
+        if kind == 'param':
+          # `model = model_class(params)` in a factory's closure, the factory called with the class
+          # (build_model_fn_from_class(SkipThought)): the class each scanned caller passes.
+          found = self._class_passed(node.func.id, bound, depth)
       if found and isinstance(found[1], ast.ClassDef):
         return found
       # `model = self.select_model(flags)`: a function of the program that returns an instance it makes
@@ -447,6 +454,20 @@ class Callables(object):
           found = self._class_at(owner_module, owner, value, path, depth + 1)
           if found:
             return found
+    return None
+
+  def _class_passed(self, name, fn, depth):
+    """(module, ClassDef) of the scanned class the callers of `fn` pass as its parameter `name` (the first they
+    name), else None."""
+    for module, caller, call in self.call_sites(fn, depth):
+      value = bind_arguments(call, fn, implicit_arguments(fn, call)).get(name)
+      if isinstance(value, (ast.Name, ast.Attribute)):
+        found = self.program.find_def(self.program.canonical(module, caller, value))
+        if found is None and isinstance(value, ast.Name):
+          kind, bound, owner_module, _ = self.program.lookup(module, caller, value.id)
+          found = (owner_module, bound) if kind == 'class' else None
+        if found and isinstance(found[1], ast.ClassDef):
+          return found
     return None
 
   def _class_at(self, module, fn, value, path, depth):
@@ -521,6 +542,21 @@ class Callables(object):
     if method is None:
       return None
     return Fn(method[0], method[1], bound_positional=0 if _decorated(method[1], 'staticmethod') else 1)
+
+  def _super_method(self, module, fn, node):
+    """An Fn for `super().name` / `super(Class, self).name` in a method: `name` of the first scanned base of its
+    class that defines it (self bound), else None."""
+    if not (isinstance(node.value, ast.Call) and isinstance(node.value.func, ast.Name) and
+            node.value.func.id == 'super') or fn is None:
+      return None
+    owner = enclosing_class(module, fn)
+    for base in owner.bases if owner is not None else ():
+      found = self.program.find_def(module.canonical(base))
+      method = self.find_method(found[0], found[1], node.attr) if found and isinstance(
+          found[1], ast.ClassDef) else None
+      if method is not None:
+        return Fn(method[0], method[1], bound_positional=0 if _decorated(method[1], 'staticmethod') else 1)
+    return None
 
   def _same_class(self, module, caller, fn, call):
     if not (isinstance(call.func.value, ast.Name) and call.func.value.id in ('self', 'cls')) or caller is None:

@@ -47,10 +47,13 @@ def _is_mode(node, mode_names):
 
 
 def _keys_of(node):
-  """The set of modes a `(ModeKeys.TRAIN, ModeKeys.EVAL)` container names, else None."""
+  """The set of modes a `(ModeKeys.TRAIN, ModeKeys.EVAL)` container (or one ModeKeys constant) names, else None."""
   if isinstance(node, (ast.Tuple, ast.List, ast.Set)):
     keys = [mode_key(element) for element in node.elts]
     return set(keys) if keys and all(keys) else None
+  if key_string(node):
+    # `mode in ModeKeys.EVAL` tests a substring of 'eval': of 'train', 'eval' and 'infer' only 'eval' is one.
+    return {mode_key(node)}
   return None
 
 

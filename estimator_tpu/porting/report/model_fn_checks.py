@@ -654,11 +654,27 @@ class _DeviceWalk(object):
       kind, bound, owner_module, owner = self.program.lookup(module, fn, name.id)
       if kind == 'value' and owner is not None:
         return self._name_kind(owner_module, owner, name, depth + 1)
+      if kind == 'param':
+        # `get_train_op(optimizer, loss)` of a helper: the optimizers its scanned callers pass.
+        passed = self._passed_kinds(name.id, bound, depth)
+        if passed:
+          return _combine(passed)
       return UNKNOWN, '`%s` is %s' % (name.id, 'a parameter, only known at run time' if kind == 'param'
                                        else 'not assigned in the scanned code')
     kinds = [self._optimizer_kind(module, fn, value, conditions, depth + 1) for value, conditions in assignments
              if not (params_lib.key_read(value) is not None and isinstance(value, ast.Call))]
     return _combine(kinds) if kinds else (UNKNOWN, '`%s` is only known at run time' % name.id)
+
+  def _passed_kinds(self, name, fn, depth):
+    """Kinds of what the scanned calls of `fn` pass as its parameter `name`."""
+    kinds = []
+    if depth > 3:
+      return kinds
+    for caller_module, caller, call in self.program.callables.call_sites(fn):
+      value = callables.bind_arguments(call, fn, callables.implicit_arguments(fn, call)).get(name)
+      if value is not None:
+        kinds.append(self._optimizer_kind(caller_module, caller, value, (), depth + 1))
+    return [k for k in kinds if k[0] != UNKNOWN] or kinds
 
   def _batch_reduction(self, module, fn, node, depth=0):
     """The reduction (rendered) a size is computed with from the data of the batch (`tf.reduce_max(lengths)`, the

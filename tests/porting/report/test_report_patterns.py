@@ -3431,3 +3431,77 @@ def test_a_prediction_generator_handed_to_pickle_runs_no_prediction(tmp_path, se
   (tmp_path / 'train.py').write_text(PICKLED_PREDICTIONS.replace('SERIALISE', serialise))
   _, codes = findings_of([str(tmp_path / 'train.py')], str(tmp_path))
   assert [line for path, line, code, severity in codes if severity == R and line == 9] == ([9] if predicts else [])
+
+
+MODEL_CLASS_FACTORY = '''import tensorflow as tf
+
+
+def write_histogram(name, tensor):
+  tf.summary.histogram(name, tensor)
+
+
+def make_train_op(optimizer, loss):
+  return optimizer.minimize(loss, tf.train.get_global_step())
+
+
+class Layers(object):
+
+  def __init__(self, params):
+    self.params = params
+    self.table = tf.get_variable('table', initializer=tf.zeros([10, 4]))
+
+
+class Classifier(Layers):
+
+  def __init__(self, params):
+    super(Classifier, self).__init__(params)
+
+  def logits(self, features):
+    raise NotImplementedError()
+
+  def spec(self, features, labels, mode):
+    logits = self.logits(features)
+    if mode in tf.estimator.ModeKeys.PREDICT:
+      return tf.estimator.EstimatorSpec(mode, predictions={'logits': logits})
+    if mode in tf.estimator.ModeKeys.EVAL:
+      return tf.estimator.EstimatorSpec(mode, loss=tf.reduce_mean(logits))
+    loss = tf.losses.sigmoid_cross_entropy(labels, logits)
+    train_op = make_train_op(tf.train.AdamOptimizer(), loss)
+    return tf.estimator.EstimatorSpec(mode, loss=loss, train_op=train_op)
+
+
+class Dense(Classifier):
+
+  def logits(self, features):
+    out = tf.layers.dense(features, 1)
+    write_histogram('logits', out)
+    return out
+
+
+def model_fn_for(model_class):
+  def model_fn(features, labels, mode, params):
+    model = model_class(params)
+    return model.spec(features, labels, mode)
+  return model_fn
+
+
+def input_fn(params):
+  return tf.data.Dataset.from_tensors((tf.zeros([8, 4]), tf.zeros([8, 1]))).repeat()
+
+
+estimator = tf.estimator.Estimator(model_fn_for(Dense))
+estimator.train(input_fn, steps=1)
+predictions = list(estimator.predict(input_fn))
+'''
+
+
+def test_model_code_in_the_methods_of_a_class_a_model_fn_factory_is_handed(tmp_path):
+  """model_fn_for(Dense) builds `model_class(params)` in its closure and calls its methods: the class's __init__
+  (and its base's, through super()), the method it calls, the subclass's override of an abstract method, and a
+  helper handed the optimizer the method makes all run inside model_fn (held-out-21's dsxiangli_skip_thought). A
+  branch `mode in ModeKeys.EVAL` (a substring test of 'eval') runs only in evaluation, which this program never
+  runs."""
+  (tmp_path / 'train.py').write_text(MODEL_CLASS_FACTORY)
+  _, codes = findings_of([str(tmp_path / 'train.py')], str(tmp_path))
+  required = sorted((line, code) for path, line, code, severity in codes if severity == R)
+  assert [line for line, code in required if line < 50] == [5, 9, 16, 30], required
