@@ -10,13 +10,15 @@
 The report reads source only and runs without LibCST; the port (rewrite/) needs LibCST and is imported only once it
 is known to be there. Exit status of the port: 0 ported with nothing left (or nothing to port), 1 ported with TODOs
 left (the port report still lists them as required) or a --verify check failed, 2 bad input: one
-`error: ... Fix: ...` line, nothing written.
+`error: ... Fix: ...` line, nothing written, 3 the port failed on an edit of its own: one `error:` line naming the
+file, nothing written (the report still lists the changes to make by hand).
 """
 import argparse
 import sys
 
 from estimator_tpu.porting.proof import verify
 from estimator_tpu.porting.report import cli as report_cli
+from estimator_tpu.porting.rewrite import changes
 from estimator_tpu.runtime.errors import UserError
 
 PORT_OPTIONS = ('--write', '--diff', '--verify')
@@ -36,7 +38,7 @@ def main(argv=None, stdout=None, stderr=None):
   return report_cli.main(argv, stdout, stderr)
 
 
-EXIT_DONE, EXIT_TODOS, EXIT_BAD_INPUT = 0, 1, 2
+EXIT_DONE, EXIT_TODOS, EXIT_BAD_INPUT, EXIT_PORT_FAILED = 0, 1, 2, 3
 PROGRAM = 'python -m estimator_tpu.port'
 
 
@@ -67,6 +69,10 @@ def port_main(argv, stdout, stderr):
   except UserError as e:
     stderr.write('error: %s\n' % e)
     return EXIT_BAD_INPUT
+  except changes.PortFailed as e:
+    stderr.write('error: %s Nothing was written. This is a fault of the port: the report (python -m '
+                 'estimator_tpu.port %s) lists the changes to make by hand.\n' % (e, ' '.join(args.paths)))
+    return EXIT_PORT_FAILED
 
 
 def run(args, stdout):

@@ -351,7 +351,13 @@ class Port(object):
     ported = []
     for f in self.files:
       edits = self.edits[f]
-      text = f.text if edits.empty() else edits.apply()
+      try:
+        text = f.text if edits.empty() else edits.apply()
+      except Exception as e:  # pylint: disable=broad-except
+        # An edit LibCST refuses is the port's own fault: one line for it, and no file of the port is written
+        # (the others may depend on this one's changes).
+        raise changes.PortFailed('%s: the port could not apply its edits (%s: %s).' % (
+            f.path, type(e).__name__, (str(e).strip().splitlines() or [''])[0]))
       ported.append(changes.PortedFile(f.path, os.path.relpath(os.path.abspath(f.path), self.base), f.text, text,
                                        f.encoding))
     return changes.Result(ported, sorted(self.changes), sorted(self.todos), self.report, self.other_files())

@@ -193,6 +193,28 @@ def test_a_write_that_fails_midway_leaves_no_out_dir(tmp_path, monkeypatch):
   assert [n for n in os.listdir(str(tmp_path)) if n.startswith('.port-')] == []
 
 
+def test_an_edit_libcst_refuses_is_one_error_line_exit_3_and_nothing_written(tmp_path, monkeypatch):
+  """A fault of the port itself (an edit whose code LibCST refuses, as a parameter without a default after one
+  with it did on held-out-21's victor_cifar_cnn): one `error:` line naming the file, exit 3, no OUT_DIR, no
+  traceback; the report stays the way to see the changes."""
+  import libcst as cst  # pylint: disable=g-import-not-at-top
+  from estimator_tpu.porting.rewrite import edits  # pylint: disable=g-import-not-at-top
+
+  def refused(self):
+    return cst.Parameters(params=[cst.Param(cst.Name('mode'), default=cst.Name('TRAIN')), cst.Param(
+        cst.Name('params'))])
+
+  monkeypatch.setattr(edits.Edits, 'apply', refused)
+  legacy = write(tmp_path, 'legacy.py', LEGACY)
+  status, out, err = cli(['--write', str(tmp_path / 'out'), legacy], str(tmp_path))
+  assert status == 3 and out == '', err
+  assert err.count('\n') == 1 and err.startswith('error: %s: the port could not apply its edits (CSTValidationError: '
+                                                 % legacy), err
+  assert 'Nothing was written.' in err and 'python -m estimator_tpu.port %s)' % legacy in err
+  assert not os.path.exists(str(tmp_path / 'out'))
+  assert [n for n in os.listdir(str(tmp_path)) if n.startswith('.port-')] == []
+
+
 # --- The user's code stays theirs ---------------------------------------------------------------------------------
 
 ODD_STYLE = ('# -*- coding: latin-1 -*-\r\n'
