@@ -15,6 +15,7 @@ from estimator_tpu.porting.program import apis
 from estimator_tpu.porting.program import callables
 from estimator_tpu.porting.program import hooks as hooks_lib
 from estimator_tpu.porting.program import mode_branches
+from estimator_tpu.porting.program import reachable
 from estimator_tpu.porting.program import syntax
 from estimator_tpu.porting.program import values
 
@@ -251,6 +252,13 @@ class Index(object):
       if eval_on_tpu is not None and syntax.literal(eval_on_tpu) is False:
         runs = runs - {EVAL}
       site.tpu_modes = frozenset(runs)
+      return
+    if syntax.tpu_branch(syntax.branch_conditions(site.module, site.call)) == 'cpu' and any(
+        other.kind in ('tpu', 'tpu_subclass') and not cpu_only(other) and
+        not reachable.in_dead_code(self.program, other.module, other.call) for other in self.sites.values()):
+      # `if FLAGS.use_tpu: TPUEstimator(...)` / `else: Estimator(...)`: the CPU and GPU branch of a ported program
+      # (not when the program fixes use_tpu false in its code: then the plain Estimator is the one that runs)
+      site.ported, site.tpu_modes = False, frozenset()
       return
     site.ported = bool(runs & {TRAIN, EVAL}) or not site.known
     site.tpu_modes = frozenset(runs) if site.ported else frozenset()

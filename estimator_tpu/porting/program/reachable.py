@@ -109,8 +109,9 @@ def _fixed_values(program, module, scope, node, depth=0):
   if isinstance(node, ast.Name):
     value = _fixed_name(program, module, scope, node, depth)
     return _UNKNOWN if value is _UNKNOWN else [value]
-  if isinstance(node, ast.Attribute) and isinstance(node.value, ast.Name) and node.value.id == 'self':
-    # `self.mode` of an object the program constructs only with literals (`Handler('train')`, `Handler('eval')`)
+  if isinstance(node, ast.Attribute) and isinstance(node.value, ast.Name):
+    # `self.mode` of an object the program constructs only with literals (`Handler('train')`, `Handler('eval')`);
+    # `hparams.use_tpu` of `hparams = HParams(..., use_tpu=False)`
     found = values.origins(program, module, scope, node)
     if found and all(syntax.is_literal(origin.node) for origin in found):
       return [syntax.literal(origin.node) for origin in found]
@@ -165,6 +166,32 @@ def _reads(node, external=frozenset()):
       if not (isinstance(root, ast.Name) and root.id in external):
         found.add((child.attr, False))
   return found
+
+
+def _live_reads(program, module, node, external):
+  """_reads of a def or statement, leaving out the branches of `if`s the program's own code decides against (a
+  function only a branch no flag can take names does not run)."""
+  found = set()
+  todo = [node]
+  while todo:
+    current = todo.pop()
+    if isinstance(current, ast.If):
+      truth = _fixed_truth(program, module, current)
+      if truth is not None:
+        todo.append(current.test)
+        todo.extend(current.body if truth else current.orelse)
+        continue
+    if isinstance(current, ast.Attribute) or (isinstance(current, ast.Name) and isinstance(current.ctx, ast.Load)):
+      found |= _reads(current, external) if isinstance(current, ast.Name) else _attribute_read(current, external)
+    todo.extend(ast.iter_child_nodes(current))
+  return found
+
+
+def _attribute_read(node, external):
+  root = node.value
+  while isinstance(root, ast.Attribute):
+    root = root.value
+  return set() if isinstance(root, ast.Name) and root.id in external else {(node.attr, False)}
 
 
 def _external_names(program, module):
@@ -281,5 +308,5 @@ def _dead(program):
       if id(definition) not in live:
         live.add(id(definition))
         frontier.extend((id(module), inner, inner_plain)
-                        for inner, inner_plain in _reads(definition, external[id(module)]))
+                        for inner, inner_plain in _live_reads(program, module, definition, external[id(module)]))
   return set(id(definition) for found in defs.values() for _, definition in found if id(definition) not in live)

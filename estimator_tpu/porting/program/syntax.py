@@ -211,3 +211,40 @@ def mentions_tpu(node):
     if text and 'tpu' in text.lower():
       return True
   return False
+
+
+def _branch_of(test, in_body):
+  """'tpu', 'cpu' or None for one `if test:` branch."""
+  negated = isinstance(test, ast.UnaryOp) and isinstance(test.op, ast.Not)
+  inner = test.operand if negated else test
+  if isinstance(inner, ast.BoolOp):
+    # `if use_tpu and x:` still runs only on a TPU; anything else about an and/or is unclear.
+    positive = isinstance(inner.op, ast.And) and not negated and in_body
+    if positive and any(mentions_tpu(v) and not isinstance(v, ast.UnaryOp) for v in inner.values):
+      return 'tpu'
+    return None
+  if isinstance(inner, ast.Compare) or not mentions_tpu(inner):
+    return None
+  return 'tpu' if in_body != negated else 'cpu'
+
+
+def tpu_branch(conditions):
+  """'cpu' when code runs only off the TPU (under `if not use_tpu:` or the else of `if use_tpu:`), 'tpu' when
+  only on it, None when it runs on both or static analysis cannot tell."""
+  for test, in_body in reversed(conditions):
+    branch = _branch_of(test, in_body)
+    if branch:
+      return branch
+  return None
+
+
+def branch_conditions(module, node):
+  """The (test, in_body) of every `if` around `node` in its function (outermost first), as walk_local gives
+  them."""
+  found = []
+  child, parent = node, module.parents.get(id(node))
+  while parent is not None and not isinstance(parent, SCOPE_NODES):
+    if isinstance(parent, ast.If) and child is not parent.test:
+      found.append((parent.test, any(child is each for each in parent.body)))
+    child, parent = parent, module.parents.get(id(parent))
+  return tuple(reversed(found))

@@ -78,31 +78,6 @@ def _header_line(module, definition):
   return definition.lineno
 
 
-def _branch_of(test, in_body):
-  """'tpu', 'cpu' or None for one `if test:` branch."""
-  negated = isinstance(test, ast.UnaryOp) and isinstance(test.op, ast.Not)
-  inner = test.operand if negated else test
-  if isinstance(inner, ast.BoolOp):
-    # `if use_tpu and x:` still runs only on a TPU; anything else about an and/or is unclear.
-    positive = isinstance(inner.op, ast.And) and not negated and in_body
-    if positive and any(syntax.mentions_tpu(v) and not isinstance(v, ast.UnaryOp) for v in inner.values):
-      return 'tpu'
-    return None
-  if isinstance(inner, ast.Compare) or not syntax.mentions_tpu(inner):
-    return None
-  return 'tpu' if in_body != negated else 'cpu'
-
-
-def tpu_branch(conditions):
-  """'cpu' when code runs only off the TPU (under `if not use_tpu:` or the else of `if use_tpu:`), 'tpu' when
-  only on it, None when it runs on both or static analysis cannot tell."""
-  for test, in_body in reversed(conditions):
-    branch = _branch_of(test, in_body)
-    if branch:
-      return branch
-  return None
-
-
 def describe_fn(fn):
   """'model_fn()' or 'a lambda' for messages."""
   return 'a lambda' if isinstance(fn, ast.Lambda) else '%s()' % fn.name

@@ -98,7 +98,7 @@ class _DeviceWalk(object):
     self.visited.add(id(fn))
     for node, conditions, node_modes in mode_branches.walk(fn, start_modes):
       runs = node_modes & self.tpu_modes
-      if not runs or checks.tpu_branch(conditions) == 'cpu':
+      if not runs or syntax.tpu_branch(conditions) == 'cpu':
         continue
       if isinstance(node, (ast.Call, ast.BinOp)):
         self._check_int_division(module, fn, node)
@@ -320,7 +320,7 @@ class _DeviceWalk(object):
       self._check_head(module, call, runs)
     if isinstance(call.func, ast.Attribute) and call.func.attr in OPTIMIZER_METHODS and not apis.is_tf(canonical):
       self.saw_optimizer = True
-      if checks.tpu_branch(conditions) != 'tpu' and mode_branches.TRAIN in runs:
+      if syntax.tpu_branch(conditions) != 'tpu' and mode_branches.TRAIN in runs:
         self._check_optimizer(module, fn, call, call.func.value)
     elif (apis.is_optimize_loss(canonical) or apis.is_create_train_op(canonical)) and mode_branches.TRAIN in runs:
       self.saw_optimizer = True
@@ -561,7 +561,7 @@ class _DeviceWalk(object):
       elif kind == UNKNOWN and apis.is_optimize_loss(canonical) and _settings_read(self.program, module, fn,
                                                                                     optimizer):
         kind, detail = PLAIN, ''  # a name (or class) from flags, params or a config: optimize_loss builds it
-      if checks.tpu_branch(conditions) != 'tpu':
+      if syntax.tpu_branch(conditions) != 'tpu':
         self._report_optimizer(module, call, kind, detail, '`%s(optimizer=%s)`' % (short, syntax.render(optimizer)))
     if apis.is_optimize_loss(canonical):
       summaries = syntax.keyword(call, 'summaries')

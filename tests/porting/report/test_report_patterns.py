@@ -3505,3 +3505,114 @@ def test_model_code_in_the_methods_of_a_class_a_model_fn_factory_is_handed(tmp_p
   _, codes = findings_of([str(tmp_path / 'train.py')], str(tmp_path))
   required = sorted((line, code) for path, line, code, severity in codes if severity == R)
   assert [line for line, code in required if line < 50] == [5, 9, 16, 30], required
+
+
+CPU_BRANCH_ESTIMATOR = '''import tensorflow as tf
+
+flags = tf.flags
+FLAGS = flags.FLAGS
+flags.DEFINE_bool('use_tpu', False, 'Run on a TPU.')
+
+
+def model_fn(features, labels, mode, params):
+  logits = tf.layers.dense(features, 1)
+  loss = tf.losses.sigmoid_cross_entropy(labels, logits)
+  optimizer = tf.train.AdamOptimizer()
+  if FLAGS.use_tpu:
+    optimizer = tf.tpu.CrossShardOptimizer(optimizer)
+  train_op = optimizer.minimize(loss, tf.train.get_global_step())
+  return tf.estimator.tpu.TPUEstimatorSpec(mode, loss=loss, train_op=train_op)
+
+
+def input_fn(params):
+  dataset = tf.data.Dataset.from_tensors((tf.zeros([4]), tf.zeros([1]))).repeat()
+  return dataset.batch(params['batch_size'], drop_remainder=True)
+
+
+def main(_):
+  config = tf.estimator.tpu.RunConfig(tpu_config=tf.estimator.tpu.TPUConfig(100))
+  if FLAGS.use_tpu:
+    estimator = tf.estimator.tpu.TPUEstimator(model_fn, config=config, use_tpu=True, train_batch_size=64)
+  else:
+    estimator = tf.estimator.Estimator(ESTIMATOR_ARGUMENTS)
+  estimator.train(input_fn, max_steps=10)
+
+
+if __name__ == '__main__':
+  tf.app.run()
+'''
+
+
+@pytest.mark.parametrize('test', ['FLAGS.use_tpu', 'not FLAGS.use_tpu'])
+def test_a_plain_estimator_in_the_cpu_branch_of_a_ported_program_is_no_change(tmp_path, test):
+  """`if FLAGS.use_tpu: TPUEstimator(...)` / `else: Estimator(...)` (the CPU and GPU branch a ported program keeps;
+  held-out-22's control, XLNet's run_classifier.py): the plain Estimator never runs on a TPU, so the program needs no
+  change; with the test turned round (`if not FLAGS.use_tpu:` before the TPUEstimator), the TPUEstimator would be the
+  CPU branch and the plain Estimator the TPU's, which must change."""
+  source = CPU_BRANCH_ESTIMATOR.replace('ESTIMATOR_ARGUMENTS', 'model_fn, config=config')
+  source = source.replace('  if FLAGS.use_tpu:\n    estimator', '  if %s:\n    estimator' % test)
+  (tmp_path / 'train.py').write_text(source)
+  _, codes = findings_of([str(tmp_path / 'train.py')], str(tmp_path))
+  required = [(line, code) for path, line, code, severity in codes if severity == R]
+  assert required == ([] if test == 'FLAGS.use_tpu' else [(28, 'plain-estimator')]), required
+
+
+def test_a_tpu_branch_the_program_fixes_off_leaves_the_plain_estimator_the_one_that_runs(tmp_path):
+  """`hparams = HParams(..., use_tpu=False)` then `if hparams.use_tpu: TPUEstimator(...)` / `else: Estimator(...)`:
+  no flag takes the TPU branch, so the plain Estimator is what every mode runs and must change (held-out-12's
+  joeantognini_mnist_trainer); the rule above for a CPU branch does not apply."""
+  source = CPU_BRANCH_ESTIMATOR.replace('ESTIMATOR_ARGUMENTS', 'model_fn, config=config')
+  source = source.replace('  if FLAGS.use_tpu:\n    estimator', '  hparams = tf.contrib.training.HParams(use_tpu=False)\n'
+                          '  if hparams.use_tpu:\n    estimator')
+  (tmp_path / 'train.py').write_text(source)
+  _, codes = findings_of([str(tmp_path / 'train.py')], str(tmp_path))
+  assert [(line, code) for path, line, code, severity in codes if severity == R] == [(29, 'plain-estimator')]
+
+
+TASK_CONSTANT = {
+    'metadata.py': "TASK = 'regression'\n",
+    'models.py': '''import tensorflow as tf
+
+
+def classifier(config):
+  return tf.estimator.DNNClassifier([8], [tf.feature_column.numeric_column('x')], config=config)
+
+
+def regressor(config):
+  return tf.estimator.DNNRegressor([8], [tf.feature_column.numeric_column('x')], config=config)
+''',
+    'task.py': '''import tensorflow as tf
+
+import metadata
+import models
+
+
+def input_fn():
+  return tf.data.Dataset.from_tensors(({'x': [[1.0]] * 8}, [[1]] * 8)).repeat()
+
+
+def main():
+  config = tf.estimator.RunConfig()
+  if metadata.TASK == 'classification':
+    estimator = models.classifier(config)
+  else:
+    estimator = models.regressor(config)
+  estimator.train(input_fn, max_steps=10)
+
+
+if __name__ == '__main__':
+  main()
+''',
+}
+
+
+@pytest.mark.parametrize('task', ['regression', 'classification'])
+def test_a_function_only_a_branch_a_module_constant_rules_out_calls_does_not_run(tmp_path, task):
+  """`TASK = 'regression'` in metadata.py and `if metadata.TASK == 'classification': models.classifier(...)`: no
+  option takes that branch, so the classifier the function builds never runs and needs no change; only the other
+  estimator does (held-out-21's puneith_synthetic_experiment, held-out-13's aiplatform_structured_taxi)."""
+  for name, text in TASK_CONSTANT.items():
+    (tmp_path / name).write_text(text.replace("'regression'", "'%s'" % task))
+  _, codes = findings_of([str(tmp_path / name) for name in sorted(TASK_CONSTANT)], str(tmp_path))
+  built = [(line, code) for path, line, code, severity in codes if severity == R and path == 'models.py']
+  assert built == [(5 if task == 'classification' else 9, 'premade-estimator')], built
