@@ -89,13 +89,22 @@ def _numeric_column(program, module, fn, call, canonical):
        _over_numbers(program, module, fn, call, canonical))
 
 
+_INTEGER_ID_COLUMNS = ('categorical_column_with_identity', 'categorical_column_with_vocabulary_list',
+                       'categorical_column_with_vocabulary_file')
+
+
 def _numeric_features(program):
-  """The feature keys the program reads with numeric_column / real_valued_column(key, ...) (literal keys)."""
+  """The feature keys the program reads as numbers (literal keys): with numeric_column / real_valued_column(key,
+  ...), or as the integer ids of an identity column or a vocabulary column over numbers (a crossed column of
+  that raw key crosses those numbers)."""
   if 'numeric_features' not in program.memo:
+    program.memo['numeric_features'] = set()  # (asked again while it is answered: the keys found so far)
     keys = set()
     for module, caller, call in program.calls():
       canonical = program.canonical(module, caller, call.func) or ''
-      if apis.is_tf(canonical) and apis.last(canonical) in ('numeric_column', 'real_valued_column'):
+      name = apis.last(canonical) if apis.is_tf(canonical) else None
+      if name in ('numeric_column', 'real_valued_column') or (name in _INTEGER_ID_COLUMNS and _numeric_column(
+          program, module, caller, call, canonical)):
         key = syntax.argument(call, 0, 'key') or syntax.argument(call, 0, 'column_name')
         if isinstance(syntax.literal(key) if key is not None else None, str):
           keys.add(syntax.literal(key))

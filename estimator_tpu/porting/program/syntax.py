@@ -19,9 +19,14 @@ SCOPE_NODES = FUNCTION_NODES + (ast.ClassDef,)
 
 
 def literal(node):
-  """The value of a literal node (number, string, bytes, True/False/None), else NO_VALUE."""
+  """The value of a literal node (number, string, bytes, True/False/None; a signed number, `-1`), else NO_VALUE."""
   if isinstance(node, ast.Constant):
     return node.value
+  if isinstance(node, ast.UnaryOp) and isinstance(node.op, (ast.USub, ast.UAdd)):
+    value = literal(node.operand)
+    if isinstance(value, (int, float, complex)) and not isinstance(value, bool):
+      return -value if isinstance(node.op, ast.USub) else value
+    return NO_VALUE
   if _LEGACY_LITERALS and isinstance(node, _LEGACY_LITERALS):
     for field in ('n', 's', 'value'):
       if hasattr(node, field):

@@ -3616,3 +3616,28 @@ def test_a_function_only_a_branch_a_module_constant_rules_out_calls_does_not_run
   _, codes = findings_of([str(tmp_path / name) for name in sorted(TASK_CONSTANT)], str(tmp_path))
   built = [(line, code) for path, line, code, severity in codes if severity == R and path == 'models.py']
   assert built == [(5 if task == 'classification' else 9, 'premade-estimator')], built
+
+
+SIGNED_ID_COLUMNS = '''import tensorflow as tf
+
+region = tf.feature_column.categorical_column_with_vocabulary_list('region', [-1, 0, 1, 2])
+flag = tf.feature_column.categorical_column_with_identity('flag', num_buckets=2)
+city = tf.feature_column.categorical_column_with_vocabulary_list('city', ['Oslo', 'Lima'])
+crosses = {
+    'numbers': tf.feature_column.crossed_column(['region', 'flag'], 16),
+    'strings': tf.feature_column.crossed_column(['region', 'city'], 16),
+}
+estimator = tf.estimator.LinearClassifier([region, flag, crosses[KIND]])
+'''
+
+
+@pytest.mark.parametrize('kind, code', [('numbers', 'premade-id-columns'), ('strings', 'premade-string-columns')])
+def test_signed_integer_vocabularies_and_crosses_of_their_raw_keys_are_the_id_columns_change(tmp_path, kind, code):
+  """A vocabulary list with negative numbers (`[-1, 0, 1, 2]`: -1 is a unary minus in the syntax tree) is a list of
+  integers, and a cross of raw keys the program reads through integer-id columns (an integer vocabulary, an identity
+  column) crosses numbers: no string reaches the TPU, rule 4 (the test above, held-out-22's htbeker_wide_deep); a
+  cross with a key read through a string vocabulary stays rule 15."""
+  (tmp_path / 'train.py').write_text(SIGNED_ID_COLUMNS.replace('KIND', repr(kind)))
+  report, found = findings_of([str(tmp_path / 'train.py')], str(tmp_path))
+  codes = [code for path, line, code, severity in found if code.startswith('premade-') and code.endswith('columns')]
+  assert codes == [code], codes
