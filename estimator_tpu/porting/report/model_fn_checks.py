@@ -83,6 +83,7 @@ class _DeviceWalk(object):
     self.tpu_modes = frozenset(use.modes)
     self.params = params_lib.Params()
     for params in use.params:
+      self.params.kinds |= params.kinds
       for key, pairs in params.entries.items():
         for pair in pairs:
           self.params.add(key, *pair)
@@ -98,7 +99,7 @@ class _DeviceWalk(object):
     self.visited.add(id(fn))
     for node, conditions, node_modes in mode_branches.walk(fn, start_modes):
       runs = node_modes & self.tpu_modes
-      if not runs or syntax.tpu_branch(conditions) == 'cpu':
+      if not runs or syntax.tpu_branch(conditions) == 'cpu' or self._ruled_out_by_params(conditions):
         continue
       if isinstance(node, (ast.Call, ast.BinOp)):
         self._check_int_division(module, fn, node)
@@ -129,6 +130,20 @@ class _DeviceWalk(object):
                                 'TPUEstimator takes nothing else.' % syntax.render(node.value))
       if self.own_batch_size and params_lib.reads_key(node, 'batch_size'):
         self._own_batch_size(module, node)
+
+  def _ruled_out_by_params(self, conditions):
+    """Whether code is under a test of a params key the estimator's params (a dict or HParams the program writes)
+    give one literal truth the branch does not take (`x if params['projection'] else y`, `'projection': False`)."""
+    if not self.params.kinds or not self.params.kinds <= {params_lib.DICT, params_lib.HPARAMS}:
+      return False
+    for test, in_body in conditions:
+      negated = isinstance(test, ast.UnaryOp) and isinstance(test.op, ast.Not)
+      key = params_lib.key_read(test.operand if negated else test)
+      given = self.params.values_of(key) if key is not None else []
+      truths = set(bool(syntax.literal(value.node)) if syntax.is_literal(value.node) else None for value in given)
+      if len(truths) == 1 and None not in truths and truths.pop() != (in_body != negated):
+        return True
+    return False
 
   def _check_attribute(self, module, fn, node):
     # Checks rule 3 (params), rule 15 (TPU dtypes), rule 18 (XLA ops), on `tf.x.y` and on a name imported from

@@ -3641,3 +3641,43 @@ def test_signed_integer_vocabularies_and_crosses_of_their_raw_keys_are_the_id_co
   report, found = findings_of([str(tmp_path / 'train.py')], str(tmp_path))
   codes = [code for path, line, code, severity in found if code.startswith('premade-') and code.endswith('columns')]
   assert codes == [code], codes
+
+
+PARAMS_SWITCH = '''import tensorflow as tf
+
+
+def project(inputs):
+  bias = tf.get_variable('bias', initializer=tf.constant(0.1, shape=[4]))
+  return inputs + bias
+
+
+def model_fn(features, labels, mode, params):
+  hidden = project(features) if params['projection'] else features
+  loss = tf.losses.mean_squared_error(labels, tf.layers.dense(hidden, 1))
+  train_op = tf.tpu.CrossShardOptimizer(tf.train.AdamOptimizer()).minimize(loss, tf.train.get_global_step())
+  return tf.estimator.tpu.TPUEstimatorSpec(mode, loss=loss, train_op=train_op)
+
+
+def input_fn(params):
+  return tf.data.Dataset.from_tensors((tf.zeros([4]), tf.zeros([1]))).repeat().batch(params['batch_size'], True)
+
+
+PARAMS = {'projection': SWITCH}
+estimator = tf.estimator.tpu.TPUEstimator(model_fn, params=PARAMS, use_tpu=True, train_batch_size=64)
+estimator.train(input_fn, max_steps=10)
+'''
+
+
+@pytest.mark.parametrize('switch, required', [('False', []), ('True', [5]), ('FLAGS_PROJECTION', [5])])
+def test_a_branch_the_estimator_s_params_rule_out_runs_nothing_on_the_tpu(tmp_path, switch, required):
+  """`project(x) if params['projection'] else x` with params {'projection': False}, written in the program: the
+  projection and the variable it makes from a tensor never run (held-out-22's haofeng_ner_dilated); True, or a value
+  the program does not fix, keeps them."""
+  source = PARAMS_SWITCH.replace('SWITCH', switch)
+  if switch == 'FLAGS_PROJECTION':
+    source = source.replace('import tensorflow as tf\n', 'import sys\n\nimport tensorflow as tf\n', 1).replace(
+        'FLAGS_PROJECTION', "'--projection' in sys.argv")
+    required = [7]
+  (tmp_path / 'train.py').write_text(source)
+  _, codes = findings_of([str(tmp_path / 'train.py')], str(tmp_path))
+  assert [line for path, line, code, severity in codes if code == 'variable-from-a-tensor'] == required, codes
