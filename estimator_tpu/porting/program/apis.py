@@ -220,6 +220,11 @@ CASTS = frozenset([
     'tensorflow.cast', 'tensorflow.to_float', 'tensorflow.to_int32', 'tensorflow.image.convert_image_dtype',
     'tensorflow.dtypes.cast', 'tensorflow.saturate_cast', 'tensorflow.bitcast',
 ])
+# Image resizes that return float32 whatever the images' dtype, except by nearest neighbour (checked on both TFs).
+FLOAT_RESIZES = frozenset([
+    'tensorflow.image.resize_images', 'tensorflow.image.resize', 'tensorflow.image.resize_bilinear',
+    'tensorflow.image.resize_bicubic', 'tensorflow.image.resize_area',
+])
 UINT8_PRODUCERS = frozenset([
     'tensorflow.image.decode_jpeg', 'tensorflow.image.decode_png', 'tensorflow.image.decode_image',
     'tensorflow.image.decode_bmp', 'tensorflow.image.decode_gif', 'tensorflow.io.decode_jpeg',

@@ -128,6 +128,9 @@ class Callables(object):
         # subclass's override (an abstract estimator class whose subclasses give the optimizer) or its own.
         found = self.runs_on_self(module, enclosing_class(module, fn), node.attr, method)
         return [Fn(m[0], m[1], bound_positional=0 if _decorated(m[1], 'staticmethod') else 1) for m in found]
+      held = self._held_by_self(module, fn, node, depth)
+      if held:
+        return held
       method = self.bound_method(module, fn, node, depth)
       if method is not None:
         return [method]
@@ -267,9 +270,11 @@ class Callables(object):
         if implicit_arguments(fn, call) and self._same_class(module, caller, fn, call):
           sites.append((module, caller, call))  # self.method(...) in the method's own class
         else:
-          method = self.bound_method(module, caller, call.func, depth)
+          method = self.bound_method(module, caller, call.func, depth) or self._super_method(
+              module, caller, call.func)
           if method is not None and method.node is fn:
-            sites.append((module, caller, call))  # obj.method(...), obj an instance of the method's class
+            # obj.method(...), obj an instance of the method's class; super().method(...) in a subclass
+            sites.append((module, caller, call))
       elif any(isinstance(t, Fn) and t.node is fn
                for t in self.resolve(module, caller, call.func, max(depth + 1, MAX_DEPTH - 1))):
         sites.append((module, caller, call))
@@ -543,6 +548,16 @@ class Callables(object):
       return None
     return Fn(method[0], method[1], bound_positional=0 if _decorated(method[1], 'staticmethod') else 1)
 
+  def _held_by_self(self, module, fn, node, depth):
+    """The functions `self.name` holds in a method when its class assigns one there (`self.preprocess =
+    preprocessing.preprocess_image`, or a function its constructor is handed: `self.loss_func = loss_func`)."""
+    if not (isinstance(node.value, ast.Name) and node.value.id == 'self') or fn is None:
+      return []
+    found = []
+    for method, value in self_assignments(module, fn, node.attr):
+      found += [t for t in self.resolve(module, method, value, depth + 1) if isinstance(t, Fn)]
+    return found
+
   def _super_method(self, module, fn, node):
     """An Fn for `super().name` / `super(Class, self).name` in a method: `name` of the first scanned base of its
     class that defines it (self bound), else None."""
@@ -638,6 +653,26 @@ def _abstract(fn):
   return any(_is_abstractmethod(d) for d in fn.decorator_list) or all(
       isinstance(s, (ast.Pass, ast.Raise)) or (isinstance(s, ast.Expr) and not isinstance(s.value, ast.Call))
       for s in fn.body)
+
+
+def self_assignments(module, fn, attribute):
+  """(method, value) of every `self.attribute = value` in the class whose method `fn` is (or that holds `fn`,
+  a def nested in a method)."""
+  owner = module.parents.get(id(fn)) if fn is not None else None
+  while owner is not None and not isinstance(owner, ast.ClassDef):
+    owner = module.parents.get(id(owner))
+  if owner is None:
+    return []
+  found = []
+  for method in owner.body:
+    if isinstance(method, (ast.FunctionDef, ast.AsyncFunctionDef)):
+      for child, _ in syntax.walk_local(method):
+        if isinstance(child, ast.Assign):
+          for target in child.targets:
+            if isinstance(target, ast.Attribute) and target.attr == attribute and \
+                isinstance(target.value, ast.Name) and target.value.id == 'self':
+              found.append((method, child.value))
+  return found
 
 
 def enclosing_class(module, fn):

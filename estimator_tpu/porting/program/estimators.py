@@ -219,7 +219,7 @@ class Index(object):
         # add_metrics(estimator, metric_fn): what drives the wrapper runs the estimator's model_fn
         found += self.sites_of(origin.module, origin.fn, inner, depth + 1)
       elif isinstance(origin.node, ast.Attribute) and depth < 3:
-        for method, value in values.self_assignments(origin.module, origin.fn, origin.node.attr) \
+        for method, value in callables.self_assignments(origin.module, origin.fn, origin.node.attr) \
             if isinstance(origin.node.value, ast.Name) and origin.node.value.id == 'self' else []:
           found += self.sites_of(origin.module, method, value, depth + 1)
     unique = []

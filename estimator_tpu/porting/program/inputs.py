@@ -225,8 +225,12 @@ class _InputWalk(object):
       self._call(module, fn, node, tainted, chain)
       if depth < FOLLOW_DEPTH:
         self._follow(module, fn, node, depth, tainted, chain)
-      elif not self.reading.sets_shapes and self._deeper_shape_setters(module, fn, node):
-        self.reading.sets_shapes = True
+      else:
+        if not self.reading.sets_shapes and self._deeper(module, fn, node, 'shape setters', _sets_shape):
+          self.reading.sets_shapes = True
+        if not self.reading.converts_strings and self._deeper(module, fn, node, 'string conversions',
+                                                              _converts_strings):
+          self.reading.converts_strings = True
     elif isinstance(node, ast.Attribute) and isinstance(node.ctx, ast.Load):
       self._attribute(module, fn, node)
     elif isinstance(node, ast.Name) and isinstance(node.ctx, ast.Load):
@@ -336,7 +340,13 @@ class _InputWalk(object):
           self.flattening.add(id(call))  # input_fn(params=...).unbatch(): its batches are undone
         self.visit(callee.module, callee.node, depth + 1, callee_tainted, chain + (step,))
     if isinstance(call.func, ast.Attribute) and call.func.attr in DATASET_FUNCTION_METHODS:
-      for argument in list(call.args) + [kw.value for kw in call.keywords]:
+      arguments = list(call.args) + [kw.value for kw in call.keywords]
+      for argument in list(arguments):
+        if isinstance(argument, ast.Call) and call.func.attr == 'apply' and \
+            apis.is_tf(self.program.canonical(module, fn, argument.func)):
+          # apply(tf.contrib.data.map_and_batch(parse_fn, ...)): the transformation runs the functions it is given
+          arguments += list(argument.args) + [kw.value for kw in argument.keywords]
+      for argument in arguments:
         if isinstance(argument, ast.Call) and argument.args and \
             self.program.canonical(module, fn, argument.func) == 'functools.partial':
           argument = argument.args[0]  # map(functools.partial(f, ...)) runs f
@@ -360,11 +370,12 @@ class _InputWalk(object):
   def _call(self, module, fn, call, tainted, chain):
     reading = self.reading
     canonical = self.program.canonical(module, fn, call.func)
-    if canonical in apis.CASTS or (isinstance(call.func, ast.Attribute) and call.func.attr == 'astype'):
+    if canonical in apis.CASTS or (isinstance(call.func, ast.Attribute) and call.func.attr == 'astype') or \
+        _resizes_to_float(canonical, call):
       reading.casts = True
-    called = canonical or (call.func.attr if isinstance(call.func, ast.Attribute) else '')
-    if any(word in called for word in apis.STRING_CONVERSIONS):
+    if _converts_strings(canonical, call):
       reading.converts_strings = True
+    called = canonical or (call.func.attr if isinstance(call.func, ast.Attribute) else '')
     if any(word in called for word in ('decode_', 'parse_', 'string_split', 'strings.split')):
       reading.parses = True
     self._strings(module, fn, call, canonical)
@@ -480,20 +491,22 @@ class _InputWalk(object):
                                           'whose dense shape is known only when a batch is read (densify it to a '
                                           'fixed length on the host)'))
 
-  def _deeper_shape_setters(self, module, fn, call, depth=0):
-    """Whether the program's functions a call runs, past the depth the walk follows, set a shape (a preprocessing
-    helper's resize or set_shape three calls down still gives the input its static shape)."""
+  def _deeper(self, module, fn, call, what, test, depth=0):
+    """Whether the program's functions a call runs, past the depth the walk follows, make a call `test(canonical
+    name, call)` accepts: a preprocessing helper's resize or set_shape three calls down still gives the input its
+    static shape ('shape setters'), its decode_jpeg still turns the parsed bytes into numbers ('string
+    conversions')."""
     if depth > FOLLOW_DEPTH:
       return False
     for callee in self.program.callables.called_defs(module, fn, call):
-      key = ('shape setters', id(callee.node), depth)
+      key = (what, id(callee.node), depth)
       if not isinstance(callee.node, syntax.FUNCTION_NODES) or key in self.visited:
         continue  # (read already at this depth, and found none: else the walk would have stopped asking)
       self.visited.add(key)
       for node, _ in syntax.walk_local(callee.node):
         if isinstance(node, ast.Call) and (
-            _sets_shape(self.program.canonical(callee.module, callee.node, node.func), node) or
-            self._deeper_shape_setters(callee.module, callee.node, node, depth + 1)):
+            test(self.program.canonical(callee.module, callee.node, node.func), node) or
+            self._deeper(callee.module, callee.node, node, what, test, depth + 1)):
           return True
     return False
 
@@ -763,3 +776,16 @@ def is_local_path(path):
   if '://' in path or not path:
     return False
   return path.startswith(('/', './', '../', '~')) or ('/' in path and ' ' not in path)
+
+
+def _resizes_to_float(canonical, call):
+  """Whether a call resizes images to float32 (tf.image.resize_images with its default bilinear method)."""
+  method = syntax.argument(call, 2, 'method') if canonical in ('tensorflow.image.resize_images',
+                                                              'tensorflow.image.resize') else None
+  return canonical in apis.FLOAT_RESIZES and (method is None or 'NEAREST' not in syntax.render(method).upper())
+
+
+def _converts_strings(canonical, call):
+  """Whether a call turns strings into numbers (a lookup, a hash, a decode: apis.STRING_CONVERSIONS in its name)."""
+  called = canonical or (call.func.attr if isinstance(call.func, ast.Attribute) else '')
+  return any(word in called for word in apis.STRING_CONVERSIONS)

@@ -35,7 +35,7 @@ def origins(program, module, fn, node, path=(), depth=0):
             origins(program, module, fn, node.orelse, path, depth + 1))
   if isinstance(node, ast.Attribute) and isinstance(node.value, ast.Name) and node.value.id == 'self':
     found = []
-    for method, value in self_assignments(module, fn, node.attr):
+    for method, value in callables.self_assignments(module, fn, node.attr):
       found += origins(program, module, method, value, path, depth + 1)
     for method in _properties(module, fn, node.attr):  # `@property def padded_shape(self): return ...`
       for value in program.returned_values(method):
@@ -198,21 +198,4 @@ def _properties(module, fn, attribute):
   return [method for method in (owner.body if owner is not None else ())
           if isinstance(method, syntax.FUNCTION_NODES) and method.name == attribute and
           any(isinstance(d, ast.Name) and d.id == 'property' for d in method.decorator_list)]
-
-
-def self_assignments(module, fn, attribute):
-  """(method, value) of every `self.attribute = value` in the class whose method `fn` is."""
-  owner = _class_of(module, fn)
-  if owner is None:
-    return []
-  found = []
-  for method in owner.body:
-    if isinstance(method, (ast.FunctionDef, ast.AsyncFunctionDef)):
-      for child, _ in syntax.walk_local(method):
-        if isinstance(child, ast.Assign):
-          for target in child.targets:
-            if isinstance(target, ast.Attribute) and target.attr == attribute and \
-                isinstance(target.value, ast.Name) and target.value.id == 'self':
-              found.append((method, child.value))
-  return found
 

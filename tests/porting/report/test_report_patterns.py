@@ -3681,3 +3681,101 @@ def test_a_branch_the_estimator_s_params_rule_out_runs_nothing_on_the_tpu(tmp_pa
   (tmp_path / 'train.py').write_text(source)
   _, codes = findings_of([str(tmp_path / 'train.py')], str(tmp_path))
   assert [line for path, line, code, severity in codes if code == 'variable-from-a-tensor'] == required, codes
+
+
+APPLIED_PARSER = '''import tensorflow as tf
+
+DEFAULTS = [['NA'], ['NA'], [0]]
+
+
+def parse_row(row):
+  title, source, label = tf.decode_csv(row, record_defaults=DEFAULTS, field_delim='\\\\t')
+  return {'title': title, 'source': source}, label
+
+
+def input_fn(params):
+  dataset = tf.data.TextLineDataset('train.tsv').repeat()
+  return dataset.apply(tf.data.experimental.map_and_batch(parse_row, params['batch_size'], drop_remainder=True))
+'''
+
+IMAGE_FILES = '''import tensorflow as tf
+
+
+def parse_image(filename, label):
+  image = tf.image.decode_jpeg(tf.read_file(filename), channels=3)
+  image = RESIZE
+  return image, label
+
+
+def input_fn(params):
+  dataset = tf.data.Dataset.from_tensor_slices((['a.jpg', 'b.jpg'], [0, 1])).repeat()
+  return dataset.map(parse_image).batch(params['batch_size'], drop_remainder=True)
+'''
+
+HELD_PREPROCESSING = '''import tensorflow as tf
+
+
+def decode(image_bytes):
+  return tf.cast(tf.image.decode_jpeg(image_bytes, channels=3), tf.float32)
+
+
+def preprocess(image_bytes):
+  return tf.image.resize_image_with_crop_or_pad(decode(image_bytes), 32, 32)
+
+
+def augment(image_bytes):
+  return tf.image.random_flip_left_right(preprocess(image_bytes))
+
+
+class Input(object):
+
+  def __init__(self):
+    self.preprocess = augment
+
+  def parse(self, record):
+    parsed = tf.parse_single_example(record, {'image': tf.FixedLenFeature((), tf.string, ''),
+                                              'label': tf.FixedLenFeature([], tf.int64, -1)})
+    image = self.preprocess(parsed['image'])
+    image.set_shape([32, 32, 3])
+    return image, tf.cast(parsed['label'], tf.int32)
+
+  def input_fn(self, params):
+    dataset = tf.data.TFRecordDataset('train.tfrecord').repeat()
+    return dataset.map(self.parse).batch(params['batch_size'], drop_remainder=True)
+'''
+
+INPUT_ESTIMATOR = '''
+
+def model_fn(features, labels, mode, params):
+  loss = tf.reduce_mean(tf.layers.dense(tf.layers.flatten(features), 1))
+  train_op = tf.tpu.CrossShardOptimizer(tf.train.AdamOptimizer()).minimize(loss, tf.train.get_global_step())
+  return tf.estimator.tpu.TPUEstimatorSpec(mode, loss=loss, train_op=train_op)
+
+
+config = tf.estimator.tpu.RunConfig(tpu_config=tf.estimator.tpu.TPUConfig(100))
+estimator = tf.estimator.tpu.TPUEstimator(model_fn, config=config, use_tpu=True, train_batch_size=64)
+estimator.train(INPUT_FN, max_steps=10)
+'''
+
+
+@pytest.mark.parametrize('source, input_fn, expected', [
+    (APPLIED_PARSER, 'input_fn', [(7, 'strings-to-the-device')]),
+    (IMAGE_FILES.replace('RESIZE', 'tf.image.resize_images(image, [32, 32])'), 'input_fn', []),
+    (IMAGE_FILES.replace('RESIZE', 'tf.image.resize_images(image, [32, 32], '
+                                   'method=tf.image.ResizeMethod.NEAREST_NEIGHBOR)'), 'input_fn',
+     [(5, 'uncast-input-dtype')]),
+    (HELD_PREPROCESSING, 'Input().input_fn', []),
+], ids=['map_and_batch applied', 'bilinear resize', 'nearest resize', 'preprocessing held by self'])
+def test_what_the_input_s_parsing_functions_make_is_read_where_the_input_hands_them_on(tmp_path, source, input_fn,
+                                                                                       expected):
+  """The functions a Dataset runs are the input's code: one handed to a transformation applied to it
+  (`dataset.apply(map_and_batch(parse_row, ...))`: decode_csv's string columns reach the infeed, held-out-22's
+  sagravat_hackernews_dnn), one the object holds (`self.preprocess = augment` in __init__, called in the parser), and
+  one past the depth the walk follows (augment -> preprocess -> decode -> decode_jpeg turns the parsed bytes into
+  numbers: tensorflow/tpu's ResNet input). resize_images by its default bilinear method returns float32 (checked on
+  both TFs), so decode_jpeg's uint8 never reaches the infeed; by nearest neighbour it keeps uint8."""
+  (tmp_path / 'train.py').write_text(source + INPUT_ESTIMATOR.replace('INPUT_FN', input_fn))
+  _, codes = findings_of([str(tmp_path / 'train.py')], str(tmp_path))
+  found = [(line, code) for path, line, code, severity in codes if code in (
+      'strings-to-the-device', 'uncast-input-dtype') and severity in (R, U)]
+  assert found == expected, codes
