@@ -799,12 +799,13 @@ class _CallSite(object):
     if node is None:
       return
     for origin in values.origins(self.program, self.module, self.fn, node):
-      if isinstance(origin.node, ast.BinOp) and isinstance(origin.node.op, ast.Div) and \
-          checks.true_division(origin.module):
+      division = _division_in(origin.node)
+      if division is not None and checks.true_division(origin.module):
         self.collector.required(origin.module, origin.node, 'steps-not-int',
-                                'the step count `%s` is a true division, a float in Python 3: TPUEstimator '
-                                'refuses steps that are not ints (TypeError) -> divide with // (or int(...)).'
-                                % syntax.render(origin.node))
+                                'the step count is computed with the true division `%s`, a float in Python 3: '
+                                'TPUEstimator refuses steps that are not ints (TypeError) -> divide with // (or '
+                                'int(...)).' % ('%s / %s' % (syntax.render(division.left),
+                                                             syntax.render(division.right))))
 
   def _step_count(self, node, missing=None):
     """(NONE, SET or RUN_TIME, why) for a steps/max_steps argument. A literal or a value computed here is taken
@@ -900,3 +901,15 @@ def _surely_set(program, module, fn, node, depth=0, strategies=False):
 
 # What a steps/max_steps argument is: None, a number, or something only known at run time.
 NONE, SET, RUN_TIME = 'none', 'set', 'run time'
+
+
+def _division_in(node):
+  """The true division in arithmetic that no call takes back to an int (`(size / batch) * epochs` is a float in
+  Python 3, `int(size / batch) * epochs` is not), else None."""
+  if isinstance(node, ast.BinOp):
+    if isinstance(node.op, ast.Div):
+      return node
+    return _division_in(node.left) or _division_in(node.right)
+  if isinstance(node, ast.UnaryOp):
+    return _division_in(node.operand)
+  return None

@@ -767,6 +767,17 @@ estimator.evaluate(input_fn=input_fn, steps=EXAMPLES // BATCH)
 '''
 
 
+@pytest.mark.parametrize('count, flagged', [('(EXAMPLES / BATCH) * EPOCHS', True),
+                                             ('int(EXAMPLES / BATCH) * EPOCHS', False)])
+def test_a_true_division_inside_a_step_count_s_arithmetic_makes_it_a_float(tmp_path, count, flagged):
+  """`(EXAMPLES / BATCH) * EPOCHS` is a float too (held-out-22's sagravat_hackernews_dnn: 731.24 as max_steps);
+  int(...) around the division makes it an int again."""
+  (tmp_path / 'train.py').write_text(FLOAT_STEPS.replace('EPOCHS * EXAMPLES / BATCH', count))
+  report, found = findings_of([str(tmp_path / 'train.py')], str(tmp_path))
+  assert [(line, code) for path, line, code, severity in found if code == 'steps-not-int'] == (
+      [(15, 'steps-not-int')] if flagged else [])
+
+
 def test_a_step_count_made_by_true_division_is_a_float_a_tpu_refuses(tmp_path):
   """`EPOCHS * EXAMPLES / BATCH` is a float in Python 3: rule 9 where the division is written; `//` is an int.
   In Python 2 source (xrange) without `from __future__ import division`, `/` of ints is an int: nothing."""
