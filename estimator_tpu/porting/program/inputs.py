@@ -77,7 +77,7 @@ class InputReading(object):
     self.batches = []  # BatchSite
     self.uint8 = []  # (module, node) where uint8 data is made
     self.float64 = []
-    self.casts = False
+    self.cast_calls = []  # (module, function, call) of every cast (tf.cast, astype, a resize to float32)
     self.strings = []  # (module, node, what) where the input makes string tensors
     # tf.string features of a parse spec: mostly encoded images or text the input decodes or looks up, so a problem
     # only when nothing in the input converts strings (or the model looks strings up itself)
@@ -372,7 +372,7 @@ class _InputWalk(object):
     canonical = self.program.canonical(module, fn, call.func)
     if canonical in apis.CASTS or (isinstance(call.func, ast.Attribute) and call.func.attr == 'astype') or \
         _resizes_to_float(canonical, call):
-      reading.casts = True
+      reading.cast_calls.append((module, fn, call))
     if _converts_strings(canonical, call):
       reading.converts_strings = True
     called = canonical or (call.func.attr if isinstance(call.func, ast.Attribute) else '')
@@ -789,3 +789,44 @@ def _converts_strings(canonical, call):
   """Whether a call turns strings into numbers (a lookup, a hash, a decode: apis.STRING_CONVERSIONS in its name)."""
   called = canonical or (call.func.attr if isinstance(call.func, ast.Attribute) else '')
   return any(word in called for word in apis.STRING_CONVERSIONS)
+
+
+def may_cast(program, reading, module, node):
+  """Whether a cast of the input can convert the value made at `node` (decode_raw's uint8, say): any cast in another
+  function (which tensor it converts cannot be told statically), or one in the same function whose argument uses
+  a name that value was assigned to (`image = tf.decode_raw(...)`, `image = tf.reshape(image, ...)`); a cast there of
+  something else (`label = tf.cast(example['label'], tf.int32)`) converts another tensor."""
+  fn = program.enclosing_function(module, node)
+  derived = _derived_names(module, fn, node) if fn is not None else None
+  for cast_module, cast_fn, call in reading.cast_calls:
+    if derived is None or cast_module is not module or cast_fn is not fn:
+      return True
+    converted = call.func.value if isinstance(call.func, ast.Attribute) and call.func.attr == 'astype' else (
+        call.args[0] if call.args else None)
+    if converted is None or any(isinstance(child, ast.Name) and child.id in derived
+                                for child in ast.walk(converted)):
+      return True
+  return False
+
+
+def _derived_names(module, fn, node):
+  """The local names of `fn` that hold the value made at `node` or one computed from it, else None when the value
+  is not assigned to plain names (returned or handed on as it is: where it goes cannot be told here)."""
+  assigns = [statement for statement, _ in syntax.walk_local(fn) if isinstance(statement, ast.Assign)]
+  derived, holder = set(), None
+  for statement in assigns:
+    if any(child is node for child in ast.walk(statement.value)):
+      holder = statement
+  if holder is None or not all(isinstance(target, ast.Name) for target in holder.targets):
+    return None
+  derived |= set(target.id for target in holder.targets)
+  changed = True
+  while changed:
+    changed = False
+    for statement in assigns:
+      names = [t.id for t in statement.targets if isinstance(t, ast.Name)]
+      if set(names) - derived and any(isinstance(child, ast.Name) and child.id in derived
+                                      for child in ast.walk(statement.value)):
+        derived |= set(names)
+        changed = True
+  return derived

@@ -335,9 +335,12 @@ class _Checks(object):
     """uint8 or float64 in the input with no cast anywhere in it reaches the TPU infeed, which refuses float64
     and, in TF 1.15, uint8."""
     # Checks rule 15 (TPU dtypes).
-    if self.reading.casts or (self.modes is not None and not self.modes):
-      return  # a cast is there (which tensor it converts cannot be told statically), or the input stays on the CPU
+    if self.modes is not None and not self.modes:
+      return  # the input stays on the CPU
     for sites, dtype in ((self.reading.uint8, 'uint8'), (self.reading.float64, 'float64')):
+      # (a cast that may convert it: which tensor a cast converts can mostly not be told statically)
+      sites = [(module, node) for module, node in sites
+               if not inputs.may_cast(self.program, self.reading, module, node)]
       if sites:
         module, node = sites[0]
         self.collector.required(module, node, 'uncast-input-dtype',

@@ -3790,3 +3790,34 @@ def test_what_the_input_s_parsing_functions_make_is_read_where_the_input_hands_t
   found = [(line, code) for path, line, code, severity in codes if code in (
       'strings-to-the-device', 'uncast-input-dtype') and severity in (R, U)]
   assert found == expected, codes
+
+
+RAW_PIXELS = '''import tensorflow as tf
+
+
+def parse(record):
+  example = tf.parse_single_example(record, {'label': tf.FixedLenFeature([], tf.int64),
+                                             'image': tf.FixedLenFeature([], tf.string)})
+  label = tf.cast(example['label'], tf.int32)
+  image = tf.decode_raw(example['image'], tf.uint8)
+  image = tf.reshape(image, [28, 28, 1])
+  return IMAGE, label
+
+
+def input_fn(params):
+  dataset = tf.data.TFRecordDataset('train.tfrecord').map(parse).repeat()
+  return dataset.batch(params['batch_size'], drop_remainder=True)
+'''
+
+
+@pytest.mark.parametrize('image, expected', [('image', [(8, 'uncast-input-dtype')]),
+                                             ('tf.cast(image, tf.float32)', []),
+                                             ('tf.image.convert_image_dtype(image, tf.float32)', [])])
+def test_a_cast_of_another_tensor_does_not_convert_the_input_s_uint8(tmp_path, image, expected):
+  """decode_raw(..., tf.uint8) pixels the parser hands on as they are, beside a cast of the label in the same
+  function: the cast converts the label, not the pixels, which reach the infeed as uint8 (held-out-22's
+  mytk0u0_mnist_cnn); a cast of the pixels themselves (their name, after a reshape) converts them."""
+  (tmp_path / 'train.py').write_text(RAW_PIXELS.replace('IMAGE', image) + INPUT_ESTIMATOR.replace('INPUT_FN',
+                                                                                                   'input_fn'))
+  _, codes = findings_of([str(tmp_path / 'train.py')], str(tmp_path))
+  assert [(line, code) for path, line, code, severity in codes if code == 'uncast-input-dtype'] == expected, codes
