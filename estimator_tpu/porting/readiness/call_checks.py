@@ -258,17 +258,16 @@ class Judge(object):
     return plan, input_fn, model_fn
 
   def _tpu_config(self, built, shape):
-    """The program's TPU RunConfig with the slice's core count, or (not yet a TPUEstimator) the one a port builds
-    (tpu/run_config.py), keeping the program's checkpoint cadence."""
+    """The program's TPU RunConfig with the slice's core count, or (not yet a TPUEstimator) the one `--write` builds
+    for it: TPUConfig(iterations_per_loop, num_shards) with TensorFlow's defaults for the rest (PER_HOST_V1 input,
+    which takes an iterator's tensors in training and evaluation), keeping the program's checkpoint cadence."""
     config = built.estimator.config
     if isinstance(config, TPU_RUN_CONFIG):
       tpu_config = config.tpu_config._replace(num_shards=shape.num_cores)
-      return TPU_RUN_CONFIG(model_dir=topology.scratch_model_dir(), tpu_config=tpu_config,
-                            save_checkpoints_steps=config.save_checkpoints_steps)
-    return run_config.build_run_config(
-        model_dir=topology.scratch_model_dir(), iterations_per_loop=cli.DEFAULT_ITERATIONS,
-        num_shards=shape.num_cores, save_checkpoints_steps=config.save_checkpoints_steps, master=None,
-        evaluates_on_tpu=True)
+    else:
+      tpu_config = tf.estimator.tpu.TPUConfig(iterations_per_loop=cli.DEFAULT_ITERATIONS, num_shards=shape.num_cores)
+    return TPU_RUN_CONFIG(model_dir=topology.scratch_model_dir(), tpu_config=tpu_config,
+                          save_checkpoints_steps=config.save_checkpoints_steps)
 
   def _located(self, result, call):
     """A FAIL's message, ending with the place in the program it is about."""

@@ -153,6 +153,9 @@ def check_host_call(spec, num_shards, every_n_steps, graph_error=None):
   # Checks rule 7 (summaries on the host).
   if spec is None:
     return check_results.skipped('host_call', 'model_fn did not build the training step (see xla_compile).')
+  if isinstance(spec, tf.estimator.EstimatorSpec):
+    return check_results.passed('host_call', 'model_fn returns an EstimatorSpec in training, which has no host_call: '
+                                'only the loss leaves the TPU.')
   if not isinstance(spec, tf.estimator.tpu.TPUEstimatorSpec):
     return check_results.skipped('host_call', 'model_fn returned no TPUEstimatorSpec (see model_fn_spec).')
   if not spec.host_call:

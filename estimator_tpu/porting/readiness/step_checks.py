@@ -66,7 +66,11 @@ def train_step(model_fn, params, num_shards, features, labels=None):
   """Calls model_fn as TPUEstimator does on each core; returns (loss, train_op)."""
   with tpu_function.tpu_shard_context(num_shards):
     spec = model_fn(features, labels, tf.estimator.ModeKeys.TRAIN, params)
-  if not isinstance(spec, tf.estimator.tpu.TPUEstimatorSpec):
+  # TPU training takes an EstimatorSpec's loss and train_op as it takes a TPUEstimatorSpec's, unless it carries
+  # training_chief_hooks (tpu_estimator.py, _ModelFnWrapper._verify_estimator_spec); evaluation and prediction on a
+  # TPU refuse it, which TensorFlow's own graph of those modes says (deployment_checks).
+  plain = isinstance(spec, tf.estimator.EstimatorSpec) and not isinstance(spec, tf.estimator.tpu.TPUEstimatorSpec)
+  if not isinstance(spec, tf.estimator.tpu.TPUEstimatorSpec) and not (plain and not spec.training_chief_hooks):
     raise NotATpuEstimatorSpec(spec)
   if spec.train_op is None:
     raise ValueError('model_fn returned no train_op in TRAIN mode.')
@@ -74,12 +78,9 @@ def train_step(model_fn, params, num_shards, features, labels=None):
 
 
 class NotATpuEstimatorSpec(TypeError):
-  """model_fn returned an EstimatorSpec (or anything else) where TPUEstimator needs a TPUEstimatorSpec.
-
-  TPU training would still take an EstimatorSpec's loss and train_op, but evaluation and prediction on a TPU refuse
-  it, and its eval_metric_ops, hooks and scaffold cannot come out of the TPU computation: one model_fn serves every
-  mode, so this is the model's first fix, reported as one failed check rather than whatever breaks later.
-  """
+  """model_fn returned in TRAIN mode what TPU training refuses: an EstimatorSpec with training_chief_hooks, or
+  anything that is no spec. (An EstimatorSpec without them trains on a TPU; evaluation and prediction, which refuse
+  it, are judged by TensorFlow's own graph of those modes.)"""
 
   def __init__(self, spec):
     self.returned = type(spec).__name__
@@ -88,11 +89,11 @@ class NotATpuEstimatorSpec(TypeError):
 
   def result(self):
     # Checks rule 5 (TPUEstimatorSpec).
-    what = 'a tf.estimator.EstimatorSpec' if self.estimator_spec else 'a %s' % self.returned
+    what = 'a tf.estimator.EstimatorSpec with training_chief_hooks' if self.estimator_spec else 'a %s' % self.returned
     return check_results.failed(
-        'model_fn_spec', 'model_fn returned %s in TRAIN mode, not a tf.estimator.tpu.TPUEstimatorSpec: on a TPU, '
-        'TPUEstimator refuses it in evaluation and prediction, and metric ops, summaries and hooks cannot run '
-        'inside the TPU computation.' % what,
+        'model_fn_spec', 'model_fn returned %s in TRAIN mode, not a tf.estimator.tpu.TPUEstimatorSpec: TPU '
+        'training refuses it (tpu_estimator.py, _verify_estimator_spec), as evaluation and prediction on a TPU '
+        'refuse any EstimatorSpec.' % what,
         'return tf.estimator.tpu.TPUEstimatorSpec(mode, loss=..., train_op=...) in every mode, with '
         'eval_metrics=(metric_fn, tensors) instead of eval_metric_ops= and summaries through host_call.')
 

@@ -198,6 +198,19 @@ def test_iterator_tensors_pass_where_the_input_pipeline_takes_them_and_fail_wher
   assert v2.status == 1 and 'not a tf.data.Dataset' in v2.failed('input_fn')[0], v2.stdout
 
 
+def test_a_plain_estimator_is_judged_under_the_tpu_config_the_port_writes(tmp_path):
+  """A plain Estimator (not yet ported) is judged as the TPUEstimator `--write` makes of it, whose
+  TPUConfig(iterations_per_loop, num_shards) keeps TensorFlow's PER_HOST_V1 input: its input_fn's iterator tensors
+  are taken (held-out-22's jackd_mnist_builder), and its EstimatorSpec trains (tpu_estimator.py,
+  _verify_estimator_spec), so its step is compiled: the one FAIL besides the estimator itself is the missing
+  CrossShardOptimizer."""
+  result = run_variant(tmp_path, 'plain_iterator_input')
+  assert [line.split(' (rule')[0] for line in result.failed()] == ['FAIL estimator', 'FAIL gradient_all_reduce'], \
+      result.stdout
+  assert result.passed('input_shapes') and result.passed('xla_compile'), result.stdout
+  assert 'PER_HOST_V1' in [line for line in result.lines if line.startswith('PASS train_input')][0], result.stdout
+
+
 def test_refused_settings_do_not_stop_the_program(tmp_path):
   """A RunConfig or params TPUEstimator refuses is reported, then replaced by what it takes: the later calls are
   judged too, and pass."""
@@ -233,7 +246,11 @@ def test_mnist_py_lists_what_must_change(tmp_path, data_dir):
   assert 'tf.estimator.Estimator built at' in result.failed('estimator')[0]
   assert 'model_fn(features, labels, mode) takes no params; input_fn() takes no params' in \
       result.failed('signatures')[0]
-  assert 'returned a tf.estimator.EstimatorSpec' in result.failed('model_fn_spec')[0]
+  # TPU training takes the EstimatorSpec it returns (tpu_estimator.py, _verify_estimator_spec), so its training step
+  # is judged: a summary the TPU drops, and gradients no CrossShardOptimizer combines.
+  assert not result.failed('model_fn_spec'), result.stdout
+  assert "'learning_rate'" in result.failed('step_summaries')[0], result.stdout
+  assert 'never combines gradients across the 8 cores' in result.failed('gradient_all_reduce')[0], result.stdout
   assert "features['image'] has shape [?, 784]" in result.failed('input_shapes')[0]
   assert not os.path.exists(os.path.join(model_dir, 'checkpoint'))
 

@@ -13,7 +13,8 @@ import tensorflow.compat.v1 as tf
 FEATURES = 4
 VARIANTS = ('ok', 'input_no_params', 'params_batch_size', 'plain_run_config', 'metrics_dict', 'metrics_int',
             'metric_dropped', 'unbatched_eval', 'dynamic_batch', 'crash', 'eval_metric_ops_spec', 'premade',
-            'own_use_tpu', 'iterator_input', 'iterator_input_v2', 'export_in_model_dir', 'predictions_one_by_one')
+            'own_use_tpu', 'iterator_input', 'iterator_input_v2', 'export_in_model_dir', 'predictions_one_by_one',
+            'plain_iterator_input')
 
 
 def data(count=64):
@@ -87,6 +88,24 @@ def premade(args):
                                   tf.estimator.EvalSpec(evaluate, steps=None, throttle_secs=0))
 
 
+def plain_iterator_input(args):
+  """A plain Estimator (not yet ported) whose input_fn(params) returns an iterator's tensors, batched at 16."""
+  def plain_model_fn(features, labels, mode, params):
+    logits = tf.layers.dense(features['x'], 2)
+    loss = tf.losses.sparse_softmax_cross_entropy(labels, logits)
+    train_op = tf.train.GradientDescentOptimizer(0.1).minimize(loss, tf.train.get_global_step())
+    return tf.estimator.EstimatorSpec(mode, loss=loss, train_op=train_op)
+
+  x, y = data()
+
+  def input_fn(params):
+    dataset = tf.data.Dataset.from_tensor_slices(({'x': x}, y)).repeat()
+    return tf.data.make_one_shot_iterator(dataset.batch(params.get('batch_size', 16), drop_remainder=True)).get_next()
+
+  estimator = tf.estimator.Estimator(plain_model_fn, config=tf.estimator.RunConfig(model_dir=args.model_dir))
+  estimator.train(input_fn, max_steps=args.train_steps)
+
+
 def main():
   parser = argparse.ArgumentParser()
   parser.add_argument('--variant', default='ok', choices=VARIANTS)
@@ -98,6 +117,8 @@ def main():
   variant = args.variant
   if variant == 'premade':
     return premade(args)
+  if variant == 'plain_iterator_input':
+    return plain_iterator_input(args)
   params = {'variant': variant}
   if variant == 'params_batch_size':
     params['batch_size'] = 16
