@@ -249,8 +249,14 @@ class _SiteCheck(object):
       self._params()
 
   def _shares_a_ported_model_fn(self):
-    uses = [self.uses.model_fns.get(id(t.node)) for t in self.model_fns]
-    return any(use is not None and use.ported for use in uses)
+    """Whether this estimator's model_fn is one the port turns into a TPU model_fn: one an estimator it ports runs
+    (not one a TPUEstimator of the program already runs, whose returns it leaves as written: XLNet's model_fn gives
+    its CPU branch an EstimatorSpec)."""
+    mine = set(id(t.node) for t in self.model_fns)
+    return any((argument.site is None or (argument.site.ported and argument.site.kind not in ('tpu', 'tpu_subclass')))
+               and argument.site is not self.site and any(id(t.node) in mine for t in argument.targets
+                                                          if isinstance(t, callables.Fn))
+               for argument in self.uses.model_fn_arguments)
 
   def _tpu_estimator(self):
     # Checks rule 1 (TPUEstimator).

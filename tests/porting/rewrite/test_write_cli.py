@@ -131,6 +131,53 @@ def test_already_ported_code_changes_nothing_and_says_so(tmp_path):
   assert not os.path.exists(out_dir)
 
 
+CPU_BRANCH = '''
+import tensorflow.compat.v1 as tf
+
+tf.flags.DEFINE_bool('use_tpu', False, 'Run on a TPU.')
+FLAGS = tf.flags.FLAGS
+
+
+def model_fn(features, labels, mode, params):
+  logits = tf.layers.dense(features['x'], 3)
+  loss = tf.losses.sparse_softmax_cross_entropy(labels=labels, logits=logits)
+  optimizer = tf.train.GradientDescentOptimizer(0.1)
+  if params.get('use_tpu'):
+    optimizer = tf.tpu.CrossShardOptimizer(optimizer)
+    train_op = optimizer.minimize(loss, tf.train.get_global_step())
+    return tf.estimator.tpu.TPUEstimatorSpec(mode, loss=loss, train_op=train_op)
+  train_op = optimizer.minimize(loss, tf.train.get_global_step())
+  return tf.estimator.EstimatorSpec(mode, loss=loss, train_op=train_op)
+
+
+def input_fn(params):
+  dataset = tf.data.Dataset.from_tensors(({'x': [[1.0, 2.0]] * 8}, [1] * 8)).repeat()
+  return dataset.batch(params.get('batch_size', 8), drop_remainder=True)
+
+
+def main(_):
+  config = tf.estimator.tpu.RunConfig(tpu_config=tf.estimator.tpu.TPUConfig(100))
+  if FLAGS.use_tpu:
+    estimator = tf.estimator.tpu.TPUEstimator(model_fn, config=config, use_tpu=True, train_batch_size=64)
+  else:
+    estimator = tf.estimator.Estimator(model_fn, config=config)
+  estimator.train(input_fn, max_steps=10)
+
+
+if __name__ == '__main__':
+  tf.app.run()
+'''
+
+
+def test_a_ported_program_with_a_cpu_branch_has_nothing_to_port(tmp_path):
+  """`if FLAGS.use_tpu: TPUEstimator(...)` / `else: Estimator(...)` over a model_fn that gives each branch its own
+  spec (held-out-22's control, XLNet): the port changes nothing, and leaves no TODO on the CPU branch's Estimator."""
+  program = write(tmp_path, 'train.py', CPU_BRANCH)
+  status, out, err = cli(['--write', str(tmp_path / 'out'), program], str(tmp_path))
+  assert (status, err) == (0, '') and out.startswith('Nothing to port:'), out
+  assert not os.path.exists(str(tmp_path / 'out'))
+
+
 def test_a_second_port_of_a_port_changes_nothing(tmp_path):
   folder = iris_with_even_batches(tmp_path)
   assert cli(['--write', str(tmp_path / 'once'), 'iris_classifier.py'], folder)[0] == 0
