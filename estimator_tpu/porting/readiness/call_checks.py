@@ -189,7 +189,7 @@ class Judge(object):
       if os.environ.get(DEBUG_VARIABLE):
         traceback.print_exc()
       results = [check_results.failed('program', 'judging %s failed: %s: %s' % (
-          what, type(e).__name__, _first_line(e)), 'make the call run on the CPU first.')]
+          what, type(e).__name__, check_results.error_line(e)), 'make the call run on the CPU first.')]
     self.report([self._located(result, call) for result in results])
 
   def _judge(self, call):
@@ -333,7 +333,7 @@ class Judge(object):
                                          % (steps, where, site))])
       return
     self.report([check_results.failed('program', 'the program raised %s: %s at %s.' % (
-        type(error).__name__, _first_line(error).rstrip('.'), site),
+        type(error).__name__, check_results.error_line(error).rstrip('.'), site),
         'fix it where it fails: the program raises this on the CPU too, without any TPU.')])
 
 
@@ -358,7 +358,7 @@ def _refusal(kwargs):
   try:
     tpu_estimator.TPUEstimator(use_tpu=False, train_batch_size=8, **wanted)
   except (ValueError, TypeError) as e:
-    return _first_line(e)
+    return check_results.error_line(e)
   return ''
 
 
@@ -383,7 +383,7 @@ def _unwritable(params):
   try:
     copy.copy(params)['batch_size'] = 1
   except Exception as e:  # pylint: disable=broad-except -- what Python says to it
-    return 'params[\'batch_size\'] = ... raises %s: %s' % (type(e).__name__, _first_line(e))
+    return 'params[\'batch_size\'] = ... raises %s: %s' % (type(e).__name__, check_results.error_line(e))
   return ''
 
 
@@ -448,6 +448,3 @@ def metric_names(spec):
   return sorted(metrics)
 
 
-def _first_line(error):
-  text = str(error).strip()
-  return text.splitlines()[0] if text else '(no message)'

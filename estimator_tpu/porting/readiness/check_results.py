@@ -46,6 +46,16 @@ class CheckResult(collections.namedtuple('CheckResult', ['name', 'status', 'mess
     return text + (' Fix: %s' % self.fix if self.status == FAIL and self.fix else '')
 
 
+def error_line(error):
+  """The line of an exception's message that says what went wrong: its first, or for an error TensorFlow's autograph
+  raised inside converted code (a Dataset.map function: 'in converted code:' on TF 1.15, 'in user code:' on TF 2, and
+  a trace), its last."""
+  lines = [line.strip() for line in str(error).strip().splitlines() if line.strip()]
+  if not lines:
+    return '(no message)'
+  return lines[-1] if lines[0].startswith(('in converted code', 'in user code')) else lines[0]
+
+
 def passed(name, message):
   return CheckResult(name, PASS, message, None)
 

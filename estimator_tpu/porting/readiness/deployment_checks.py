@@ -85,14 +85,12 @@ def check_topology(plan, sim, shape):
 
 
 def tf_rejection(name, mode_name, error):
-  return check_results.failed(name, '%s refuses %s on this slice: %s' % (TF_NAME, mode_name, first_line(error)),
+  return check_results.failed(name, '%s refuses %s on this slice: %s' % (TF_NAME, mode_name,
+                                                                        check_results.error_line(error)),
                         SLICED_FIX if 'three conditions' in str(error) else
                         'make the batch sizes and num_shards fit the slice (see batch_split).')
 
 
-def first_line(error):
-  text = str(error).strip().splitlines()
-  return text[0] if text else type(error).__name__
 
 
 def build_graph(sim, input_fn, mode):
@@ -104,7 +102,7 @@ def build_graph(sim, input_fn, mode):
     return calls, list(sim.specs), (e.problem, e.fix)
   except Exception as e:  # pylint: disable=broad-except -- user code under TF: report it as a check
     return calls, list(sim.specs), ('TPUEstimator could not build the %s graph: %s: %s' % (
-        MODE_NAMES[mode], type(e).__name__, first_line(e)), None)
+        MODE_NAMES[mode], type(e).__name__, check_results.error_line(e)), None)
   return calls, specs, None
 
 
@@ -232,7 +230,7 @@ def per_host_verdict(plan, sim, name):
   decision = topology.decide(per_host, topology.EVAL if name == 'evaluate' else topology.PREDICT)
   if decision.error is not None:
     return '. Per-host input would be refused on %d hosts: %s says "%s"' % (
-        sim.metadata.num_hosts, TF_NAME, shorten(first_line(decision.error)))
+        sim.metadata.num_hosts, TF_NAME, shorten(check_results.error_line(decision.error)))
   return '. %s would take per-host input on %d hosts too (with a warning), each host reading its own shard' % (
       TF_NAME, sim.metadata.num_hosts)
 

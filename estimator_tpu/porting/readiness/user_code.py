@@ -119,7 +119,7 @@ def import_module(flag, name):
   except UserError:
     raise
   except Exception as e:  # noqa: BLE001 -- anything the user's module raises while it is imported
-    raise UserError('--%s: importing %s failed: %s: %s' % (flag, name, type(e).__name__, _first_line(e)),
+    raise UserError('--%s: importing %s failed: %s: %s' % (flag, name, type(e).__name__, check_results.error_line(e)),
                     _import_fix(e, name))
 
 
@@ -154,9 +154,6 @@ def _import_fix(error, name):
          'belongs under `if __name__ == "__main__":`.' % name
 
 
-def _first_line(error):
-  text = str(error).strip()
-  return text.splitlines()[0] if text else '(no message)'
 
 
 def _names_like(module, flag):
@@ -173,7 +170,7 @@ def _call_builder(flag, spec, builder):
     return builder(*spec.args, **spec.kwargs)
   except Exception as e:  # noqa: BLE001 -- the user's builder
     raise UserError('--%s: %s raised %s: %s' % (flag, spec.text.partition(':')[2], type(e).__name__,
-                                                _first_line(e)),
+                                                check_results.error_line(e)),
                     'pass the arguments %s takes (as literals).' % spec.name)
 
 

@@ -676,3 +676,20 @@ def test_an_input_fn_that_reads_an_hparams_gets_one_on_every_route_of_the_check(
   assert failures(checks) == []
   assert checks['input_batch'].status == check_results.PASS
   assert kinds == {HParams}
+
+
+def test_an_error_raised_in_a_dataset_function_is_told_by_its_last_line():
+  """TensorFlow's autograph raises an error inside a Dataset.map function as 'in converted code:' (TF 2: 'in user
+  code:') followed by a trace, the error itself last (held-out-22's DeepFM port: "TypeError: in converted code:" said nothing): the FAIL
+  line quotes that last line; any other error, its first."""
+  def parse(number):
+    return number + 'a'  # a string added to an int64
+
+  with tf.Graph().as_default():
+    with pytest.raises(TypeError) as raised:
+      tf.data.Dataset.range(3).map(parse)
+  assert str(raised.value).strip().startswith(('in converted code', 'in user code'))  # TF 1.15, TF 2
+  line = check_results.error_line(raised.value)
+  assert line.startswith('TypeError: ') and 'AddV2' in line, line
+  assert check_results.error_line(ValueError('first\nsecond')) == 'first'
+  assert check_results.error_line(ValueError('')) == '(no message)'
