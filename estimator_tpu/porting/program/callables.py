@@ -418,16 +418,8 @@ class Callables(object):
     if depth > CLASS_DEPTH:
       return None
     if isinstance(node, ast.Call):
-      canonical = self.program.canonical(module, fn, node.func)
-      found = self.program.find_def(canonical) if canonical else None
-      if found is None and isinstance(node.func, ast.Name):
-        kind, bound, owner_module, _ = self.program.lookup(module, fn, node.func.id)
-        found = (owner_module, bound) if kind in ('class', 'def') else None
-        if kind == 'param':
-          # `model = model_class(params)` in a factory's closure, the factory called with the class
-          # (build_model_fn_from_class(SkipThought)): the class each scanned caller passes.
-          found = self._class_passed(node.func.id, bound, depth)
-      if found and isinstance(found[1], ast.ClassDef):
+      found = self._class_named(module, fn, node.func, depth)
+      if found:
         return found
       # `model = self.select_model(flags)`: a function of the program that returns an instance it makes
       if id(node) in self._returning:
@@ -461,19 +453,22 @@ class Callables(object):
             return found
     return None
 
-  def _class_passed(self, name, fn, depth):
-    """(module, ClassDef) of the scanned class the callers of `fn` pass as its parameter `name` (the first they
-    name), else None."""
-    for module, caller, call in self.call_sites(fn, depth):
-      value = bind_arguments(call, fn, implicit_arguments(fn, call)).get(name)
-      if isinstance(value, (ast.Name, ast.Attribute)):
-        found = self.program.find_def(self.program.canonical(module, caller, value))
-        if found is None and isinstance(value, ast.Name):
-          kind, bound, owner_module, _ = self.program.lookup(module, caller, value.id)
-          found = (owner_module, bound) if kind == 'class' else None
-        if found and isinstance(found[1], ast.ClassDef):
-          return found
-    return None
+  def _class_named(self, module, fn, node, depth, passed=True):
+    """(module, ClassDef) of the scanned class an expression names (`Net`, `models.Net`), or, for a parameter, the
+    class its scanned callers pass (`model = model_class(params)` in a factory's closure, the factory called with
+    the class: build_model_fn_from_class(SkipThought)); else None."""
+    canonical = self.program.canonical(module, fn, node) if isinstance(node, (ast.Name, ast.Attribute)) else None
+    found = self.program.find_def(canonical) if canonical else None
+    if found is None and isinstance(node, ast.Name):
+      kind, bound, owner_module, _ = self.program.lookup(module, fn, node.id)
+      found = (owner_module, bound) if kind == 'class' else None
+      if kind == 'param' and passed:
+        for caller_module, caller, call in self.call_sites(bound, depth):
+          value = bind_arguments(call, bound, implicit_arguments(bound, call)).get(node.id)
+          found = self._class_named(caller_module, caller, value, depth, passed=False) if value is not None else None
+          if found:
+            return found
+    return found if found and isinstance(found[1], ast.ClassDef) else None
 
   def _class_at(self, module, fn, value, path, depth):
     """class_of for the part `path` (tuple indexes) of `value`: an element of a tuple, list or comprehension

@@ -157,14 +157,7 @@ def _reads(node, external=frozenset()):
   `external`: the local names of such imports)."""
   found = set()
   for child in ast.walk(node):
-    if isinstance(child, ast.Name) and isinstance(child.ctx, ast.Load):
-      found.add((child.id, True))
-    elif isinstance(child, ast.Attribute):
-      root = child.value
-      while isinstance(root, ast.Attribute):
-        root = root.value
-      if not (isinstance(root, ast.Name) and root.id in external):
-        found.add((child.attr, False))
+    found |= _read_by(child, external)
   return found
 
 
@@ -181,17 +174,22 @@ def _live_reads(program, module, node, external):
         todo.append(current.test)
         todo.extend(current.body if truth else current.orelse)
         continue
-    if isinstance(current, ast.Attribute) or (isinstance(current, ast.Name) and isinstance(current.ctx, ast.Load)):
-      found |= _reads(current, external) if isinstance(current, ast.Name) else _attribute_read(current, external)
+    found |= _read_by(current, external)
     todo.extend(ast.iter_child_nodes(current))
   return found
 
 
-def _attribute_read(node, external):
-  root = node.value
-  while isinstance(root, ast.Attribute):
-    root = root.value
-  return set() if isinstance(root, ast.Name) and root.id in external else {(node.attr, False)}
+def _read_by(node, external):
+  """What one node reads itself (see _reads): a loaded name, or the last part of an attribute."""
+  if isinstance(node, ast.Name) and isinstance(node.ctx, ast.Load):
+    return {(node.id, True)}
+  if isinstance(node, ast.Attribute):
+    root = node.value
+    while isinstance(root, ast.Attribute):
+      root = root.value
+    if not (isinstance(root, ast.Name) and root.id in external):
+      return {(node.attr, False)}
+  return set()
 
 
 def _external_names(program, module):
