@@ -220,7 +220,7 @@ CASTS = frozenset([
     'tensorflow.cast', 'tensorflow.to_float', 'tensorflow.to_int32', 'tensorflow.image.convert_image_dtype',
     'tensorflow.dtypes.cast', 'tensorflow.saturate_cast', 'tensorflow.bitcast',
 ])
-# Image resizes that return float32 whatever the images' dtype, except by nearest neighbour (checked on both TFs).
+# Image resizes that return float32 whatever the images' dtype, except by nearest neighbour (test_report_facts.py).
 FLOAT_RESIZES = frozenset([
     'tensorflow.image.resize_images', 'tensorflow.image.resize', 'tensorflow.image.resize_bilinear',
     'tensorflow.image.resize_bicubic', 'tensorflow.image.resize_area',

@@ -251,14 +251,19 @@ class Callables(object):
   def _resolve_parameter(self, name, fn, depth):
     """What the scanned callers of `fn` pass as its parameter `name` (build_estimator(model_fn) ...)."""
     results = []
-    for module, caller, call in self.call_sites(fn, depth):
-      value = bind_arguments(call, fn, implicit_arguments(fn, call)).get(name)
+    for module, caller, _, value in self.passed(fn, name, depth):
       if value is not None:
         results += self.resolve(module, caller, value, depth + 1)
     if not results:
       results.append(Unresolved('`%s` is a parameter of %s, and no scanned call passes it a function'
                                 % (name, 'a lambda' if isinstance(fn, ast.Lambda) else fn.name + '()')))
     return results
+
+  def passed(self, fn, name, depth=0):
+    """(module, calling function, call, argument) for every scanned call of `fn`: what it passes as the parameter
+    `name` (None when it leaves it to its default)."""
+    return [(module, caller, call, bind_arguments(call, fn, implicit_arguments(fn, call)).get(name))
+            for module, caller, call in self.call_sites(fn, depth)]
 
   def call_sites(self, fn, depth=0, limit=20):
     """(module, calling function, call) for the scanned calls of a def, by name and then resolved."""
@@ -463,8 +468,7 @@ class Callables(object):
       kind, bound, owner_module, _ = self.program.lookup(module, fn, node.id)
       found = (owner_module, bound) if kind == 'class' else None
       if kind == 'param' and passed:
-        for caller_module, caller, call in self.call_sites(bound, depth):
-          value = bind_arguments(call, bound, implicit_arguments(bound, call)).get(node.id)
+        for caller_module, caller, _, value in self.passed(bound, node.id, depth):
           found = self._class_named(caller_module, caller, value, depth, passed=False) if value is not None else None
           if found:
             return found

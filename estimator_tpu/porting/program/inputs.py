@@ -373,9 +373,9 @@ class _InputWalk(object):
     if canonical in apis.CASTS or (isinstance(call.func, ast.Attribute) and call.func.attr == 'astype') or \
         _resizes_to_float(canonical, call):
       reading.cast_calls.append((module, fn, call))
-    if _converts_strings(canonical, call):
+    called = _called_name(canonical, call)
+    if any(word in called for word in apis.STRING_CONVERSIONS):
       reading.converts_strings = True
-    called = canonical or (call.func.attr if isinstance(call.func, ast.Attribute) else '')
     if any(word in called for word in ('decode_', 'parse_', 'string_split', 'strings.split')):
       reading.parses = True
     self._strings(module, fn, call, canonical)
@@ -785,10 +785,14 @@ def _resizes_to_float(canonical, call):
   return canonical in apis.FLOAT_RESIZES and (method is None or 'NEAREST' not in syntax.render(method).upper())
 
 
+def _called_name(canonical, call):
+  """The canonical name of what a call calls, else its method's name (`table.lookup(...)`: 'lookup')."""
+  return canonical or (call.func.attr if isinstance(call.func, ast.Attribute) else '')
+
+
 def _converts_strings(canonical, call):
   """Whether a call turns strings into numbers (a lookup, a hash, a decode: apis.STRING_CONVERSIONS in its name)."""
-  called = canonical or (call.func.attr if isinstance(call.func, ast.Attribute) else '')
-  return any(word in called for word in apis.STRING_CONVERSIONS)
+  return any(word in _called_name(canonical, call) for word in apis.STRING_CONVERSIONS)
 
 
 def may_cast(program, reading, module, node):
@@ -813,13 +817,13 @@ def _derived_names(module, fn, node):
   """The local names of `fn` that hold the value made at `node` or one computed from it, else None when the value
   is not assigned to plain names (returned or handed on as it is: where it goes cannot be told here)."""
   assigns = [statement for statement, _ in syntax.walk_local(fn) if isinstance(statement, ast.Assign)]
-  derived, holder = set(), None
+  holder = None
   for statement in assigns:
     if any(child is node for child in ast.walk(statement.value)):
       holder = statement
   if holder is None or not all(isinstance(target, ast.Name) for target in holder.targets):
     return None
-  derived |= set(target.id for target in holder.targets)
+  derived = set(target.id for target in holder.targets)
   changed = True
   while changed:
     changed = False

@@ -19,7 +19,6 @@ import ast
 import itertools
 import os
 
-from estimator_tpu.porting.program import callables
 from estimator_tpu.porting.program import syntax
 from estimator_tpu.porting.program import values
 
@@ -133,8 +132,7 @@ def _fixed_name(program, module, scope, node, depth):
   if kind == 'param' and not isinstance(bound, ast.Lambda):
     default = values.default_of(bound, node.id)
     found = []
-    for site_module, caller, call in program.callables.call_sites(bound):
-      given = callables.bind_arguments(call, bound, callables.implicit_arguments(bound, call)).get(node.id)
+    for site_module, caller, call, given in program.callables.passed(bound, node.id):
       if syntax.has_star_args(call):
         return _UNKNOWN
       # the caller's literal, a name the caller fixes so (`build(MODEL_TYPE)`), or the default it leaves

@@ -131,10 +131,9 @@ def _parameter_origins(program, fn, name, path, depth):
     return []
   results = []
   default = default_of(fn, name)
-  for module, caller, call in program.callables.call_sites(fn, depth):
-    bound = callables.bind_arguments(call, fn, callables.implicit_arguments(fn, call))
-    if name in bound:
-      results += origins(program, module, caller, bound[name], path, depth + 1)
+  for module, caller, _, value in program.callables.passed(fn, name, depth):
+    if value is not None:
+      results += origins(program, module, caller, value, path, depth + 1)
     elif default is not None:
       results.append(Value(program.module_of(fn), None, default))
   return results

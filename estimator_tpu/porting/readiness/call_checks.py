@@ -36,7 +36,6 @@ from estimator_tpu.porting.readiness import interception
 from estimator_tpu.porting.readiness import topology
 from estimator_tpu.porting.readiness import user_code
 from estimator_tpu.tpu import accelerator_types
-from estimator_tpu.tpu import run_config
 
 TPU_RUN_CONFIG = tf.estimator.tpu.RunConfig
 # Set to print the traceback of a failure of the judge itself (for whoever works on it).

@@ -69,8 +69,10 @@ def train_step(model_fn, params, num_shards, features, labels=None):
   # TPU training takes an EstimatorSpec's loss and train_op as it takes a TPUEstimatorSpec's, unless it carries
   # training_chief_hooks (tpu_estimator.py, _ModelFnWrapper._verify_estimator_spec); evaluation and prediction on a
   # TPU refuse it, which TensorFlow's own graph of those modes says (deployment_checks).
-  plain = isinstance(spec, tf.estimator.EstimatorSpec) and not isinstance(spec, tf.estimator.tpu.TPUEstimatorSpec)
-  if not isinstance(spec, tf.estimator.tpu.TPUEstimatorSpec) and not (plain and not spec.training_chief_hooks):
+  # (TPUEstimatorSpec is no EstimatorSpec subclass.)
+  taken = isinstance(spec, tf.estimator.tpu.TPUEstimatorSpec) or (
+      isinstance(spec, tf.estimator.EstimatorSpec) and not spec.training_chief_hooks)
+  if not taken:
     raise NotATpuEstimatorSpec(spec)
   if spec.train_op is None:
     raise ValueError('model_fn returned no train_op in TRAIN mode.')

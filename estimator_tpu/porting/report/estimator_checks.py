@@ -253,10 +253,13 @@ class _SiteCheck(object):
     (not one a TPUEstimator of the program already runs, whose returns it leaves as written: XLNet's model_fn gives
     its CPU branch an EstimatorSpec)."""
     mine = set(id(t.node) for t in self.model_fns)
-    return any((argument.site is None or (argument.site.ported and argument.site.kind not in ('tpu', 'tpu_subclass')))
-               and argument.site is not self.site and any(id(t.node) in mine for t in argument.targets
-                                                          if isinstance(t, callables.Fn))
-               for argument in self.uses.model_fn_arguments)
+    for argument in self.uses.model_fn_arguments:
+      site = argument.site  # None: a subclass's super().__init__(model_fn), ported with the subclass
+      if site is self.site or not any(isinstance(t, callables.Fn) and id(t.node) in mine for t in argument.targets):
+        continue
+      if site is None or (site.ported and site.kind not in ('tpu', 'tpu_subclass')):
+        return True
+    return False
 
   def _tpu_estimator(self):
     # Checks rule 1 (TPUEstimator).

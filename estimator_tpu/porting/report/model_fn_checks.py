@@ -685,8 +685,7 @@ class _DeviceWalk(object):
     kinds = []
     if depth > 3:
       return kinds
-    for caller_module, caller, call in self.program.callables.call_sites(fn):
-      value = callables.bind_arguments(call, fn, callables.implicit_arguments(fn, call)).get(name)
+    for caller_module, caller, _, value in self.program.callables.passed(fn, name):
       if value is not None:
         kinds.append(self._optimizer_kind(caller_module, caller, value, (), depth + 1))
     return [k for k in kinds if k[0] != UNKNOWN] or kinds

@@ -8,7 +8,7 @@ Todo = collections.namedtuple('Todo', ['path', 'line', 'rule', 'what'])
 
 class PortFailed(Exception):
   """The port could not make one of its own edits (LibCST refused the code it built): a fault of the port, not of
-  the program. Nothing is written; the message names the file, the statement and what LibCST said."""
+  the program. Nothing is written; the message names the file and what LibCST said."""
 
 
 class PortedFile(collections.namedtuple('PortedFile', ['path', 'relative', 'original', 'ported', 'encoding'])):
