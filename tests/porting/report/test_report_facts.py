@@ -753,3 +753,20 @@ def test_tensorboard_s_own_summary_functions_make_the_summary_ops_a_tpu_computat
   made = summary.pr_curve_pb('pr', predictions=np.zeros([4], np.float32), labels=np.zeros([4], bool),
                              num_thresholds=5)
   assert type(made).__name__ == 'Summary'
+
+
+def test_the_resizes_the_input_reading_takes_for_casts_return_float32_except_by_nearest_neighbour():
+  """apis.FLOAT_RESIZES (inputs._resizes_to_float): each of these resizes turns decode_jpeg's uint8 into float32 by
+  its default method, so the input's pixels no longer reach the infeed as uint8; by nearest neighbour they stay
+  uint8. Held-out-22's report changes (marcowilli, dcgan_celeba, myflow_cifar)."""
+  import tensorflow as tf_root  # pylint: disable=g-import-not-at-top -- tf.image.resize is TF 2's API
+  functions = {'resize': tf_root.compat.v2.image.resize}
+  with tf.Graph().as_default():
+    pixels = tf.zeros([4, 4, 3], tf.uint8)
+    for name in sorted(apis.FLOAT_RESIZES):
+      short = name.rsplit('.', 1)[1]
+      resize = functions.get(short, getattr(tf.image, short, None))
+      images = pixels if short in ('resize_images', 'resize') else pixels[None]
+      assert resize(images, [2, 2]).dtype == tf.float32, name
+    assert tf.image.resize_images(pixels, [2, 2], method=tf.image.ResizeMethod.NEAREST_NEIGHBOR).dtype == tf.uint8
+    assert tf_root.compat.v2.image.resize(pixels, [2, 2], method='nearest').dtype == tf.uint8
