@@ -723,6 +723,29 @@ def _get_next_in(program, origin, depth):
   return None
 
 
+def hands_constants(program, target):
+  """Whether an input_fn (or a function it returns from) returns tensors that the function itself makes with
+  tf.constant (a whole split handed over as constants: `{k: tf.constant(df[k].values) for k in FEATURES}`), rather
+  than an iterator's."""
+  for module, fn, value in _returns(program, target.module, target.node, 0):
+    for origin in values.origins(program, module, fn, value):
+      if _constants_in(program, origin, fn, 0):
+        return True
+  return False
+
+
+def _constants_in(program, origin, fn, depth):
+  node = origin.node
+  if origin.fn is not fn or depth > 4:
+    return False
+  if isinstance(node, ast.Call) and program.canonical(origin.module, fn, node.func) in apis.TENSOR_MAKERS:
+    return True
+  parts = node.elts if isinstance(node, (ast.Tuple, ast.List)) else node.values if isinstance(node, ast.Dict) else \
+      [node.value] if isinstance(node, ast.DictComp) else []
+  return any(_constants_in(program, inner, fn, depth + 1)
+             for part in parts for inner in values.origins(program, origin.module, fn, part))
+
+
 def _filled(program, origin):
   """The stores into the container a dict display is assigned to (containers.stored_into), else []."""
   target = containers.assigned_name(origin.module, origin.node)

@@ -914,6 +914,47 @@ def test_iterator_tensors_returned_for_prediction_are_placed_where_the_iterator_
   assert [line for path, line, code, severity in found if code == 'input-fn-returns-tensors'] == [10, 19, 26]
 
 
+
+CONSTANT_SPLITS = '''import pandas as pd
+import tensorflow as tf
+
+FEATURES = ['a', 'b']
+
+
+def input_fn(frame):
+  columns = {name: tf.constant(frame[name].values) for name in FEATURES}
+  labels = tf.constant(frame['y'].values)
+  return columns, labels
+
+
+def input_fn_with_params(params):
+  columns = {name: tf.constant(TEST[name].values) for name in FEATURES}
+  return columns, tf.constant(TEST['y'].values)
+
+
+TRAIN = pd.read_csv('train.csv')
+TEST = pd.read_csv('test.csv')
+estimator = tf.estimator.DNNClassifier([8], [tf.feature_column.numeric_column(name) for name in FEATURES])
+estimator.train(lambda: input_fn(TRAIN), steps=10)
+list(estimator.predict(lambda: input_fn(TEST)))
+list(estimator.predict(input_fn_with_params))
+'''
+
+
+def test_a_whole_split_handed_over_as_constants_to_a_lambda_without_params_is_the_lambdas_change(tmp_path):
+  """Rule 3: an input function that returns whole splits as constants, called by lambdas without params, changes
+  at each lambda (the input_fn TPUEstimator calls: a Dataset batched at params['batch_size'] is what it returns
+  instead, also where it predicts); the return is no second required change (docs/PORT_REPORT.md, the
+  constant-splits row; held-out-22's lanxing2 and xraycheng). An input_fn(params) returning constants, which no
+  other change covers, keeps its required finding at the return."""
+  (tmp_path / 'split.py').write_text(CONSTANT_SPLITS)
+  report, found = findings_of([str(tmp_path / 'split.py')], str(tmp_path))
+  returns = sorted((line, severity) for path, line, code, severity in found if code == 'input-fn-returns-tensors')
+  assert returns == [(10, 'advice'), (15, R)], found
+  lambdas = sorted(line for path, line, code, severity in found if code == 'input-fn-without-params')
+  assert lambdas == [21, 22], found
+
+
 FEATURES_DATASET = '''import tensorflow as tf
 
 BATCH = 32
