@@ -78,12 +78,18 @@ def inference_input(input_fn, plan, report, mode):
   if report is not None and report.calls:
     params = report.calls[0].params
   else:
-    batch = plan.eval_batch_size if mode == EVAL else plan.predict_batch_size
-    params = {'batch_size': batch // plan.num_shards if batch else plan.per_shard_batch_size}
+    params = {'batch_size': _per_core(plan, mode)}
     if params['batch_size'] < 1:
       return []  # fewer examples than cores: batch_split says so
   return input_checks.check_input(input_fn, params, batch_may_vary=mode == PREDICT,
-                                  tensors_ok=input_checks.tensors_accepted(plan.tpu_config, mode))[0]
+                                  tensors_ok=input_checks.tensors_accepted(plan.tpu_config, mode),
+                                  per_core=_per_core(plan, mode))[0]
+
+
+def _per_core(plan, mode):
+  """One core's batch in EVAL or PREDICT."""
+  batch = plan.eval_batch_size if mode == EVAL else plan.predict_batch_size
+  return batch // plan.num_shards if batch else plan.per_shard_batch_size
 
 
 def check_training(model_fn, input_fn, plan, deployment):
@@ -98,7 +104,8 @@ def check_training(model_fn, input_fn, plan, deployment):
   # batch size alone.
   input_params = deployment.train_params or {'batch_size': plan.per_shard_batch_size}
   input_results, batch = input_checks.check_input(
-      input_fn, input_params, tensors_ok=input_checks.tensors_accepted(plan.tpu_config, tf.estimator.ModeKeys.TRAIN))
+      input_fn, input_params, tensors_ok=input_checks.tensors_accepted(plan.tpu_config, tf.estimator.ModeKeys.TRAIN),
+      per_core=plan.per_shard_batch_size)
   if batch is not None and topology.param_value(input_params, 'batch_size') > plan.per_shard_batch_size:
     # A batch for several cores (PER_HOST_V1 input: per host; BROADCAST: global): TensorFlow splits it over
     # them, and one core's step takes its first rows.

@@ -28,10 +28,11 @@ def tensors_accepted(tpu_config, mode):
       tpu_config.per_host_input_for_training in (True, False, pipeline.PER_HOST_V1, pipeline.PER_SHARD_V1)
 
 
-def check_input(input_fn, params, batch_may_vary=False, tensors_ok=False):
+def check_input(input_fn, params, batch_may_vary=False, tensors_ok=False, per_core=None):
   """Returns (results, batch): checks of input_fn's Dataset, and one (features, labels) batch as numpy (or None).
   `batch_may_vary`: prediction, where TPUEstimator pads a short batch itself. `tensors_ok`: the input pipeline
-  takes (features, labels) tensors too (tensors_accepted), which are then checked as a Dataset's elements are."""
+  takes (features, labels) tensors too (tensors_accepted), which are then checked as a Dataset's elements are.
+  `per_core`: one core's batch, where params['batch_size'] may be several cores' (PER_HOST_V1: a host's)."""
   # Checks rule 3 (params).
   with tf.Graph().as_default():
     try:
@@ -47,7 +48,7 @@ def check_input(input_fn, params, batch_may_vary=False, tensors_ok=False):
                              'host from one (PER_HOST_V2 input).')], None
     components = _components(dataset, tensors)
     checks = [check_static_shapes(components, batch_may_vary),
-              check_batch_dimension(components, topology.param_value(params, 'batch_size')),
+              check_batch_dimension(components, topology.param_value(params, 'batch_size'), per_core),
               check_dtypes(components)]
     batch, error = read_one_batch(dataset) if not tensors else _run_tensors(dataset)
   if error is not None:
@@ -103,17 +104,23 @@ def check_static_shapes(components, batch_may_vary=False):
   return questions.static_shapes('input_shapes', components, STATIC_FIX)
 
 
-def check_batch_dimension(components, batch_size):
-  """On TPU, params['batch_size'] is the per-core batch; an input_fn that ignores it feeds every core too much."""
+def check_batch_dimension(components, batch_size, per_core=None):
+  """On TPU, params['batch_size'] is the batch of the cores one input_fn call feeds (one core's with PER_HOST_V2,
+  a host's with PER_HOST_V1: tpu_context.py, batch_size_for_input_fn); an input_fn that ignores it feeds the cores
+  too much or too little."""
   # Checks rule 3 (params).
+  if not per_core or batch_size == per_core:
+    whose = 'per core'
+  else:
+    whose = "for %d cores of %d each, which TensorFlow splits it over" % (batch_size // per_core, per_core)
   wrong = [(name, shape[0]) for name, shape, _ in components
            if shape.ndims and shape[0] is not None and shape[0] != batch_size]
   if wrong:
     return check_results.failed(
-        'input_batch', "%s, but params['batch_size'] is %d per core." % (', '.join(
-            '%s has batch dimension %d' % pair for pair in wrong), batch_size),
-        "batch with params['batch_size']: TPUEstimator sets it to the per-core batch on TPU.")
-  return check_results.passed('input_batch', "batches of params['batch_size'] = %d (per core)." % batch_size)
+        'input_batch', "%s, but params['batch_size'] is %d %s." % (', '.join(
+            '%s has batch dimension %d' % pair for pair in wrong), batch_size, whose),
+        "batch with params['batch_size']: TPUEstimator sets it to the batch each input_fn call makes on TPU.")
+  return check_results.passed('input_batch', "batches of params['batch_size'] = %d (%s)." % (batch_size, whose))
 
 
 def check_dtypes(components):

@@ -33,8 +33,10 @@ TPU_ESTIMATOR = tpu_estimator.TPUEstimator
 WRAPPED = ((BASE, ('__init__', 'train', 'evaluate', 'predict', 'export_saved_model', 'export_savedmodel')),
            (TPU_ESTIMATOR, ('__init__', 'train', 'evaluate', 'predict')))
 JUDGE_DIR = os.path.dirname(os.path.abspath(__file__))
-# Folders of code that is not the user's: this interpreter's library, installed packages, the judge.
+# Folders of code that is not the user's: this interpreter's library, installed packages, the judge; and outside the
+# program's folder, this project (its command line and tools, which start the run).
 NOT_USER_CODE = (os.path.dirname(os.path.abspath(os.__file__)), JUDGE_DIR)
+PROJECT_DIR = os.path.dirname(os.path.dirname(os.path.dirname(JUDGE_DIR)))
 
 
 class Site(object):
@@ -52,10 +54,19 @@ class Site(object):
 
 
 def is_user_file(path, program_dir):
-  path = os.path.abspath(path)
-  if not path.startswith(program_dir + os.sep) or 'site-packages' in path or 'dist-packages' in path:
+  """A file of the user's program: a source file on disk (not `<frozen runpy>`, `<string>`), not this interpreter's
+  library, an installed package or the judge; in the program's folder, or outside it when no part of this project
+  is (a program a launcher in another folder runs with runpy, a module the program puts on sys.path)."""
+  if not os.path.isfile(path):
     return False
-  return not any(path == folder or path.startswith(folder + os.sep) for folder in NOT_USER_CODE)
+  path = os.path.abspath(path)
+  if 'site-packages' in path or 'dist-packages' in path or _within(path, NOT_USER_CODE):
+    return False
+  return path.startswith(program_dir + os.sep) or not _within(path, (PROJECT_DIR,))
+
+
+def _within(path, folders):
+  return any(path == folder or path.startswith(folder + os.sep) for folder in folders)
 
 
 def user_site(program_dir, frames=None):

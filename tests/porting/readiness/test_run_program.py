@@ -137,6 +137,33 @@ def test_a_module_found_through_pythonpath_in_a_namespace_package_runs_as_python
   assert 'Traceback' not in result.stderr
 
 
+LAUNCHER = '''import runpy
+import sys
+
+# Runs the program in another folder as __main__ (a user's wrapper that patches or configures before it starts).
+PROGRAM = %r
+sys.argv = [PROGRAM] + sys.argv[1:]
+runpy.run_path(PROGRAM, run_name='__main__')
+'''
+
+
+def test_a_program_started_by_a_launcher_in_another_folder_is_named_at_its_own_lines(tmp_path):
+  """`-- launch.py ARGS` where launch.py runs the program from another folder (runpy): the places the judge names
+  are the program's lines, not the launcher's (held-out-22's haofeng, held-out-20's sabersword and held-out-21's
+  guesslang were named at their launchers' runpy line)."""
+  program = tmp_path / 'program'
+  program.mkdir()
+  shutil.copy(VARIANTS, str(program / 'variants.py'))
+  launch = tmp_path / 'launch'
+  launch.mkdir()
+  (launch / 'launch.py').write_text(LAUNCHER % str(program / 'variants.py'))
+  result = judge([], ['launch.py', '--variant=unbatched_eval', '--model_dir=model'], str(launch))
+  assert result.status == 1, result.stdout
+  [line] = result.failed('input_batch')
+  assert re.search(r'evaluate at \S*program/variants\.py:\d+', line) and 'launch.py' not in line, line
+  assert not any('launch.py' in line for line in result.lines), result.lines
+
+
 def test_a_slice_flag_plans_that_slice(tmp_path):
   """On a v3-32 (4 hosts) every host's input_fn would read the same examples (it never reads params['context']),
   and the program's evaluation and prediction batches (16, 8) do not split over 32 cores."""
@@ -216,6 +243,9 @@ def test_a_plain_estimator_is_judged_under_the_tpu_config_the_port_writes(tmp_pa
       result.stdout
   assert result.passed('input_shapes') and result.passed('xla_compile'), result.stdout
   assert 'PER_HOST_V1' in [line for line in result.lines if line.startswith('PASS train_input')][0], result.stdout
+  # PER_HOST_V1 hands input_fn a host's batch (tpu_context.py, batch_size_for_input_fn): not one core's.
+  [batch] = [line for line in result.lines if line.startswith('PASS input_batch')][:1]
+  assert re.search(r"params\['batch_size'\] = (\d+) \(for 8 cores of \d+ each", batch), batch
 
 
 def test_refused_settings_do_not_stop_the_program(tmp_path):
