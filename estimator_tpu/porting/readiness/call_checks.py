@@ -73,6 +73,7 @@ class Judge(object):
     self._tpu_metrics = {}  # id(Built) -> the metric names of the TPU path's metric_fn
     self._runs_on_tpu = False  # the program built a TPUEstimator with use_tpu=True (run with its TPU flags)
     self.predictions_cut = None  # (site, steps) of a predict call the judge cut short (interception._capped)
+    self.model_dirs_moved = {}  # each model_dir the program named -> the scratch folder the judge replaced it with
 
   # --- lines ------------------------------------------------------------------------------------------------------
 
@@ -331,9 +332,33 @@ class Judge(object):
                                          '%s); what it does after is not judged: run with a larger --steps.'
                                          % (steps, where, site))])
       return
+    moved = self._in_moved_model_dir(error)
+    if moved:
+      # The program reads its own model_dir (lists its checkpoints, opens what training wrote there) after a call:
+      # the judge ran that call in a scratch folder, where the program would have found it.
+      self.report([check_results.skipped('program', 'the program looked in its model_dir %s (%s at %s), which the '
+                                         'judge replaced with a scratch folder so that the program\'s own is never '
+                                         'written; what the program does after this is not judged.' % (
+                                             moved, type(error).__name__, site))])
+      return
     self.report([check_results.failed('program', 'the program raised %s: %s at %s.' % (
         type(error).__name__, check_results.error_line(error).rstrip('.'), site),
         'fix it where it fails: the program raises this on the CPU too, without any TPU.')])
+
+
+  def _in_moved_model_dir(self, error):
+    """The model_dir an error names (`NotFoundError: model/ ...`, `No such file: 'model/eval'`) where the scratch
+    folder that replaced it holds what the program looked for: the program's own run would have found it there.
+    None for a path the scratch folder lacks too (a file the program never writes)."""
+    message = str(error)
+    for asked, scratch in sorted(self.model_dirs_moved.items()):
+      stem = asked.rstrip('/\\')
+      pattern = r'(?<![\w.\-])' + re.escape(stem) + r'(?=$|[/\\\'"\s:;,)])([/\\][^\'"\s:;,)]*)?'
+      for match in re.finditer(pattern, message):
+        inside = (match.group(1) or '').strip('/\\')
+        if os.path.exists(os.path.join(scratch, inside)):
+          return asked
+    return None
 
 
 def _tpu_only_op(error):

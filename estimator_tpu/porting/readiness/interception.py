@@ -256,6 +256,8 @@ class Interceptor(object):
     if asked not in self._model_dirs or asked is None:
       self._model_dirs[asked] = tempfile.mkdtemp(prefix='model-', dir=self.scratch)
     scratch = self._model_dirs[asked]
+    if asked:
+      self.judge.model_dirs_moved[asked] = scratch
     estimator._config = config.replace(model_dir=scratch)
     if hasattr(config, 'uid'):
       # contrib.learn's learn_runner checks that the Experiment's estimator kept the RunConfig experiment_fn was

@@ -14,7 +14,7 @@ FEATURES = 4
 VARIANTS = ('ok', 'input_no_params', 'params_batch_size', 'plain_run_config', 'metrics_dict', 'metrics_int',
             'metric_dropped', 'unbatched_eval', 'dynamic_batch', 'crash', 'eval_metric_ops_spec', 'premade',
             'own_use_tpu', 'iterator_input', 'iterator_input_v2', 'export_in_model_dir', 'predictions_one_by_one',
-            'plain_iterator_input')
+            'plain_iterator_input', 'reads_model_dir')
 
 
 def data(count=64):
@@ -136,6 +136,8 @@ def main():
   if variant == 'crash':
     with open(os.path.join(args.model_dir, 'vocabulary.txt')) as f:  # never written
       f.read()
+  if variant == 'reads_model_dir':  # as XLNet's run_classifier lists its checkpoints after training
+    print(sorted(name for name in os.listdir(args.model_dir) if name.startswith('model.ckpt')))
   print(estimator.evaluate(make_input_fn(variant, training=False), steps=4))
   if variant == 'predictions_one_by_one':  # reads five of the ten predictions, one next() at a time
     predictions = estimator.predict(predict_input_fn)
