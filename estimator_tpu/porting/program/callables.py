@@ -262,8 +262,11 @@ class Callables(object):
   def passed(self, fn, name, depth=0):
     """(module, calling function, call, argument) for every scanned call of `fn`: what it passes as the parameter
     `name` (None when it leaves it to its default)."""
-    return [(module, caller, call, bind_arguments(call, fn, implicit_arguments(fn, call)).get(name))
-            for module, caller, call in self.call_sites(fn, depth)]
+    return [(module, caller, call, arguments(call, fn).get(name)) for module, caller, call in self.call_sites(fn, depth)]
+
+  def arguments(self, call, fn):
+    """arguments() below, for modules that reach this one only through the program (containers)."""
+    return arguments(call, fn)
 
   def call_sites(self, fn, depth=0, limit=20):
     """(module, calling function, call) for the scanned calls of a def, by name and then resolved."""
@@ -310,7 +313,7 @@ class Callables(object):
       for receiver in self.resolve(module, caller, call.func, MAX_DEPTH - 1):
         if not isinstance(receiver, Fn) or isinstance(receiver.node, ast.Lambda):
           continue
-        bound = bind_arguments(call, receiver.node, implicit_arguments(receiver.node, call))
+        bound = arguments(call, receiver.node)
         names = [name for name, value in bound.items() if value is argument]
         for name in names:
           for inner_module, inner_caller, inner_call in self.program.calls_named(name):
@@ -722,6 +725,11 @@ def implicit_arguments(fn, call):
   names = syntax.positional_names(fn)
   return 1 if names and names[0] in ('self', 'cls') and (
       isinstance(call.func, ast.Attribute) or getattr(fn, 'name', None) == '__init__') else 0
+
+
+def arguments(call, fn):
+  """{parameter name: argument expression} for a call of a def, `self` or `cls` passed implicitly left out."""
+  return bind_arguments(call, fn, implicit_arguments(fn, call))
 
 
 def bind_arguments(call, fn, skip_positional=0):

@@ -40,12 +40,28 @@ def mutations(program, module, fn, name):
 
 def stored_into(program, module, fn, name):
   """(module, function, kind, where, value) of every mutation (above) of the container `name` read in `fn`, in the
-  scope that binds it; [] when `name` is not a value assigned there."""
+  scope that binds it, and in the project functions that scope hands it to (`load_config(params)` filling
+  `params['batch_size'] = 24`); [] when `name` is not a value assigned there."""
   kind, _, owner_module, owner = program.lookup(module, fn, name)
   if kind not in ('value', 'other'):
     return []
-  return [(owner_module, owner, what, where, value) for what, where, value in mutations(program, owner_module, owner,
-                                                                                         name)]
+  return _stored(program, owner_module, owner, name, 0)
+
+
+def _stored(program, module, fn, name, depth):
+  found = [(module, fn, what, where, value) for what, where, value in mutations(program, module, fn, name)]
+  if depth >= 2:
+    return found
+  statements = module_level(module) if fn is None else [n for n, _ in syntax.walk_local(fn)]
+  for call in statements:
+    if not (isinstance(call, ast.Call) and any(isinstance(argument, ast.Name) and argument.id == name
+                                               for argument in call.args + [k.value for k in call.keywords])):
+      continue
+    for target in program.callables.called_defs(module, fn, call):
+      for parameter, argument in program.callables.arguments(call, target.node).items():
+        if isinstance(argument, ast.Name) and argument.id == name:
+          found += _stored(program, target.module, target.node, parameter, depth + 1)
+  return found
 
 
 def assigned_name(module, node):

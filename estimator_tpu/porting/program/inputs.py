@@ -136,8 +136,7 @@ def size_handed_by_lambda(program, target, site):
           site.chain[0].caller is target.node and site.chain[0].callee.node is site.fn):
     return False
   step = site.chain[0]
-  bound = callables.bind_arguments(step.call, step.callee.node,
-                                   callables.implicit_arguments(step.callee.node, step.call))
+  bound = callables.arguments(step.call, step.callee.node)
   if origin.kind == 'parameter' and isinstance(origin.node, ast.Name):
     return bound.get(origin.node.id) is not None or origin.node.id in passable_parameters(step.callee.node)
   # `lambda: input_fn(files, hparams)`, batching at hparams.batch_size: the lambda hands the object on, and can hand
@@ -200,7 +199,7 @@ class _InputWalk(object):
     self.flattening = set()  # id() of the calls of input functions whose Dataset is unbatched at once
 
   def _bind(self, def_node, call, module, fn):
-    bound = callables.bind_arguments(call, def_node, callables.implicit_arguments(def_node, call))
+    bound = callables.arguments(call, def_node)
     self.bindings[id(def_node)] = dict((name, (value, module, fn)) for name, value in bound.items())
 
   def visit(self, module, fn, depth, tainted, chain):
@@ -327,9 +326,8 @@ class _InputWalk(object):
                  if isinstance(c.node, syntax.FUNCTION_NODES)]  # a class made here is not the input's code
       for callee in callees:
         self._bind(callee.node, call, module, fn)
-        skip = callables.implicit_arguments(callee.node, call)
         callee_tainted = {}
-        for name, value in callables.bind_arguments(call, callee.node, skip).items():
+        for name, value in callables.arguments(call, callee.node).items():
           if _holds_params(value, tainted):
             callee_tainted[name] = _holds_params(value, tainted)
           elif holds_batch(value, tainted):

@@ -139,7 +139,7 @@ def _as_called(target, node):
   module, fn, _ = target.call
   if isinstance(node, ast.Name) and target.via and target.via[0][3] is fn and node.id in syntax.param_names(fn):
     caller_module, caller, call, _ = target.via[0]
-    bound = callables.bind_arguments(call, fn, callables.implicit_arguments(fn, call))
+    bound = callables.arguments(call, fn)
     if node.id in bound:
       return caller_module, caller, bound[node.id]
     default = values.default_of(fn, node.id)
@@ -160,7 +160,7 @@ def _mode_bound(target):
   if not target.via or target.via[0][3] is not fn:
     return None
   _, _, call, _ = target.via[0]
-  bound = callables.bind_arguments(call, fn, callables.implicit_arguments(fn, call))
+  bound = callables.arguments(call, fn)
   for name in mode_branches.MODE_NAMES:
     if name in bound:
       return mode_branches.mode_key(bound[name])

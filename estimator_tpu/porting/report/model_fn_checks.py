@@ -320,7 +320,7 @@ class _DeviceWalk(object):
         return True
       if depth < 2 and not apis.is_tf(canonical):
         for callee in self.program.callables.called_defs(module, fn, call):
-          bound = callables.bind_arguments(call, callee.node, callables.implicit_arguments(callee.node, call))
+          bound = callables.arguments(call, callee.node)
           for parameter, argument in bound.items():
             if any(argument is value for value in handed) and self._feeds_learning_rate(
                 callee.module, callee.node, ast.Name(id=parameter, ctx=ast.Load()), depth + 1):

@@ -955,6 +955,37 @@ def test_a_whole_split_handed_over_as_constants_to_a_lambda_without_params_is_th
   assert lambdas == [21, 22], found
 
 
+
+FILLED_BY_A_HELPER = '''import tensorflow as tf
+
+
+def model_fn(features, labels, mode, params):
+  return tf.estimator.EstimatorSpec(mode, loss=tf.reduce_mean(features['x']))
+
+
+def load_config(config):
+  config['learning_rate'] = 0.01
+  fill_sizes(config)
+
+
+def fill_sizes(settings):
+  settings['batch_size'] = 24
+
+
+params = dict()
+load_config(params)
+estimator = tf.estimator.Estimator(model_fn, params=params)
+'''
+
+
+def test_a_reserved_key_a_helper_stores_into_the_params_dict_is_found_where_it_is_stored(tmp_path):
+  """Rule 3: `params = dict(); load_config(params)`, where the helper (or one it hands the dict to) writes
+  params['batch_size']: TPUEstimator refuses the key; placed at the store (held-out-23's TextRNN)."""
+  (tmp_path / 'train.py').write_text(FILLED_BY_A_HELPER)
+  report, found = findings_of([str(tmp_path / 'train.py')], str(tmp_path))
+  assert [line for path, line, code, severity in found if code == 'params-reserved-key'] == [14], found
+
+
 FEATURES_DATASET = '''import tensorflow as tf
 
 BATCH = 32
