@@ -122,10 +122,23 @@ SUMMARY_WRITERS = frozenset(['tensorflow.summary.FileWriter', 'tensorflow.summar
                              'tensorflow.summary.get_summary_description'])
 
 
+# The TF 2 summary API's (and tf.contrib.summary's, the same code in TF 1.15) writers and recording conditions: a
+# writer is made on the host under init_scope, the conditions are Python contexts, the collection holds the writes
+# made elsewhere: none is a summary write inside the TPU computation (test_report_facts.py).
+SUMMARY_CONTEXTS = frozenset(
+    ['tensorflow.summary.' + name for name in ('create_file_writer', 'create_noop_writer', 'record_if',
+                                                'all_v2_summary_ops', 'should_record_summaries',
+                                                'experimental.set_step', 'experimental.get_step')] +
+    ['tensorflow.contrib.summary.' + name for name in (
+        'create_file_writer', 'record_summaries_every_n_global_steps', 'always_record_summaries',
+        'never_record_summaries', 'should_record_summaries', 'all_summary_ops', 'summary_writer_initializer_op',
+        'initialize')])
+
+
 def is_summary(name):
   return (is_tf(name) and (name.startswith('tensorflow.summary.') or name.startswith('tensorflow.contrib.summary.') or
-                           name in OLD_SUMMARIES) and name not in SUMMARY_MERGES and name not in SUMMARY_WRITERS) or \
-      is_tensorboard_summary(name)
+                           name in OLD_SUMMARIES) and name not in SUMMARY_MERGES and name not in SUMMARY_WRITERS and
+          name not in SUMMARY_CONTEXTS) or is_tensorboard_summary(name)
 
 
 def is_tensorboard_summary(name):

@@ -15,6 +15,7 @@ from estimator_tpu.porting.program import columns
 from estimator_tpu.porting.program import hooks
 from estimator_tpu.porting.program import mode_branches
 from estimator_tpu.porting.program import params as params_lib
+from estimator_tpu.porting.program import reachable
 from estimator_tpu.porting.program import syntax
 from estimator_tpu.porting.program import values
 from estimator_tpu.porting.report import checks
@@ -270,7 +271,9 @@ class _DeviceWalk(object):
       return _strongest(self._int_tensor(module, fn, side, depth + 1) for side in (node.left, node.right))
     if isinstance(node, ast.Name):
       kind, bound, _, owner = self.program.lookup(module, fn, node.id)
-      return self._int_tensor(module, fn, bound, depth + 1) if kind == 'value' and owner is fn else None
+      # (an assignment below the use is not what the use reads: `radius = to_int32(size / 2)` then `size = ...`)
+      before = kind == 'value' and getattr(bound, 'lineno', 0) < node.lineno
+      return self._int_tensor(module, fn, bound, depth + 1) if before and owner is fn else None
     if not isinstance(node, ast.Call):
       return None
     canonical = self.program.canonical(module, fn, node.func) or ''
@@ -327,6 +330,25 @@ class _DeviceWalk(object):
               return True
     return False
 
+  @staticmethod
+  def _v2_summary(module, call, canonical):
+    """A summary write of the TF 2 API (tf.compat.v2.summary, tf.contrib.summary, or any given a `step=`): a
+    WriteSummary op placed on the host's CPU, not a v1 summary tensor that hooks fetch."""
+    head = (syntax.dotted(call.func) or '').partition('.')[0]
+    imported = module.written_imports.get(head, '')  # as written: aliases hold tensorflow.compat.v2 as tensorflow
+    return canonical.startswith('tensorflow.contrib.summary.') or 'compat.v2' in imported or \
+        syntax.keyword(call, 'step') is not None
+
+  def _soft_placement(self):
+    """Whether the program turns soft device placement on (tf.config.set_soft_device_placement(True)), which TPU
+    replication records for automatic outside compilation (tpu.py, TPUReplicateMetadata allow_soft_placement)."""
+    for module, fn, call in self.program.calls_named('set_soft_device_placement'):
+      if self.program.canonical(module, fn, call.func) == 'tensorflow.config.set_soft_device_placement' and \
+          call.args and syntax.literal(call.args[0]) is not False and \
+          not reachable.in_dead_code(self.program, module, call):
+        return True
+    return False
+
   def _check_call(self, module, fn, call, conditions, runs):
     canonical = self.program.canonical(module, fn, call.func)
     if canonical:
@@ -354,6 +376,12 @@ class _DeviceWalk(object):
                                        for argument in apis.SHAPE_ARGUMENTS[canonical])), None)
     if apis.is_estimator_spec(canonical) or apis.is_tpu_estimator_spec(canonical):
       self._check_spec(module, fn, call, canonical, runs)
+    elif apis.is_summary(canonical) and self._v2_summary(module, call, canonical) and self._soft_placement():
+      add.advice(module, call, 'summary-in-model-fn',
+                 '`%s` inside model_fn is a TF 2 summary write, which the program\'s soft device placement '
+                 '(tf.config.set_soft_device_placement(True)) moves out of the TPU computation to the host '
+                 '(tpu.py: automatic outside compilation); it writes only where the program sets a writer and '
+                 'records -> keep it, or return the tensors in TPUEstimatorSpec(host_call=(fn, tensors)).' % short)
     elif apis.is_summary(canonical):
       add.required(module, call, 'summary-in-model-fn',
                    '`%s` inside model_fn: summary ops cannot run inside the TPU computation (on a '

@@ -435,6 +435,48 @@ def test_the_python_classes_of_tf_summary_add_no_op_to_the_graph(tmp_path):
     assert hasattr(tf.summary, name.rpartition('.')[2]), name
 
 
+@pytest.mark.parametrize('soft', [True, False])
+def test_tf2_summary_writes_inside_a_tpu_computation_go_to_the_host_only_under_soft_device_placement(soft):
+  """Rule 7 (apis.SUMMARY_CONTEXTS; model_fn_checks._soft_placement): inside a TPU computation, the TF 2 summary API
+  makes its writer on the host, outside the computation (no _tpu_replicate), and its write as a WriteSummary op
+  pinned to the CPU, which the TPU replication's metadata lets automatic outside compilation move to the host only
+  when soft device placement is on (tpu.py, allow_soft_placement); a v1 tf.summary.scalar is a ScalarSummary in the
+  computation, on no device. The context calls of SUMMARY_CONTEXTS exist under those names."""
+  from tensorflow.python.tpu import tpu
+  import tensorflow.compat.v2 as tf2
+  before = tf.config.get_soft_device_placement()
+  tf.config.set_soft_device_placement(soft)
+  try:
+    with tf.Graph().as_default() as graph:
+      step = tf.train.get_or_create_global_step()
+      writer = tf2.summary.create_file_writer('unused_logdir_never_written')
+
+      def computation(x):
+        with writer.as_default(), tf2.summary.record_if(True):
+          tf2.summary.scalar('loss', tf.reduce_sum(x), step=step)
+        tf.summary.scalar('v1_loss', tf.reduce_sum(x))
+        return tf.reduce_sum(x) * 2.0
+
+      tpu.rewrite(computation, [tf.constant([1.0, 2.0])])
+      ops = dict((op.type, op) for op in graph.get_operations())
+  finally:
+    tf.config.set_soft_device_placement(before)
+
+  def in_computation(op):
+    return '_tpu_replicate' in op.node_def.attr
+  assert not in_computation(ops['CreateSummaryFileWriter']) and not in_computation(ops['SummaryWriter'])
+  assert in_computation(ops['WriteSummary']) and 'CPU' in ops['WriteSummary'].device
+  assert in_computation(ops['ScalarSummary']) and not ops['ScalarSummary'].device
+  assert ops['TPUReplicateMetadata'].get_attr('allow_soft_placement') is soft
+  if tf.__version__.startswith('2.'):  # TF 1.15's tf.compat.v2.summary is TensorBoard's, without some of them
+    for name in apis.SUMMARY_CONTEXTS:
+      if name.startswith('tensorflow.summary.'):  # (tf.contrib.summary: TF 1.15 only, the same summary_ops_v2)
+        parts = name[len('tensorflow.summary.'):].split('.')
+        holder = tf.summary if parts[0] == 'all_v2_summary_ops' else tf2.summary
+        for part in parts:
+          holder = getattr(holder, part)
+
+
 def test_integer_tensors_divided_with_true_division_are_float64():
   """Rule 15 (int-true-division): `/` (Python 3), tf.divide and tf.truediv of int32 or int64 tensors, or of one and a
   Python int, give float64; `//` keeps the integers. (apis.INT_TENSOR_MAKERS give integers.)"""

@@ -986,6 +986,85 @@ def test_a_reserved_key_a_helper_stores_into_the_params_dict_is_found_where_it_i
   assert [line for path, line, code, severity in found if code == 'params-reserved-key'] == [14], found
 
 
+
+TF2_SUMMARIES = '''import tensorflow.compat.v1 as tf
+import tensorflow.compat.v2 as tf2
+
+SOFT = True
+
+
+def model_fn(features, labels, mode, params):
+  loss = tf.reduce_mean(features['x'])
+  step = tf.train.get_global_step()
+  writer = tf2.summary.create_file_writer('logs')
+  with writer.as_default(), tf2.summary.record_if(True):
+    tf2.summary.scalar('loss', loss, step=step)
+  tf.summary.scalar('v1_loss', loss)
+  train_op = tf.tpu.CrossShardOptimizer(tf.train.AdamOptimizer()).minimize(loss, global_step=step)
+  with tf.control_dependencies(tf.summary.all_v2_summary_ops()):
+    train_op = tf.identity(train_op)
+  return tf.estimator.tpu.TPUEstimatorSpec(mode, loss=loss, train_op=train_op)
+
+
+def input_fn(params):
+  return tf.data.Dataset.from_tensor_slices({'x': [[1.0]] * 64}).repeat().batch(params['batch_size'],
+                                                                              drop_remainder=True)
+
+
+if SOFT:
+  tf.config.set_soft_device_placement(True)
+config = tf.estimator.tpu.RunConfig(tpu_config=tf.estimator.tpu.TPUConfig(iterations_per_loop=10, num_shards=8))
+estimator = tf.estimator.tpu.TPUEstimator(model_fn, config=config, train_batch_size=64)
+estimator.train(input_fn, max_steps=10)
+'''
+
+
+def test_tf2_summary_writes_in_model_fn_are_advice_under_soft_device_placement(tmp_path):
+  """Rule 7: a TF 2 summary write (tf.compat.v2.summary, or given step=) inside model_fn is a WriteSummary op on the
+  CPU, which the program's soft device placement lets TPU replication move to the host (test_report_facts.py): no
+  required change there, where the program turns it on; its writer, record_if and all_v2_summary_ops make no write
+  at all. A v1 tf.summary.scalar stays required (held-out-23's SimCLR control)."""
+  (tmp_path / 'train.py').write_text(TF2_SUMMARIES)
+  report, found = findings_of([str(tmp_path / 'train.py')], str(tmp_path))
+  summaries = sorted((line, severity) for path, line, code, severity in found if code == 'summary-in-model-fn')
+  assert summaries == [(12, 'advice'), (13, R)], found
+  (tmp_path / 'train.py').write_text(TF2_SUMMARIES.replace('SOFT = True', 'SOFT = False'))
+  report, found = findings_of([str(tmp_path / 'train.py')], str(tmp_path))
+  summaries = sorted((line, severity) for path, line, code, severity in found if code == 'summary-in-model-fn')
+  assert summaries == [(12, R), (13, R)], found
+
+
+REASSIGNED_BELOW = '''import tensorflow as tf
+
+
+def blur(image, size):
+  radius = tf.to_int32(size / 2)
+  size = radius * 2 + 1
+  return tf.nn.avg_pool(image, [1, size, size, 1], [1, 1, 1, 1], 'SAME')
+
+
+def model_fn(features, labels, mode, params):
+  image = blur(features['image'], 3)
+  classes = tf.argmax(labels, 1)
+  ratio = tf.reduce_sum(classes) / tf.size(classes)
+  loss = tf.reduce_mean(image) * tf.cast(ratio, tf.float32)
+  train_op = tf.train.AdamOptimizer().minimize(loss)
+  return tf.estimator.EstimatorSpec(mode, loss=loss, train_op=train_op)
+
+
+estimator = tf.estimator.Estimator(model_fn)
+'''
+
+
+def test_a_name_assigned_below_its_use_is_not_what_the_use_divides(tmp_path):
+  """Rule 15 (int-true-division): `radius = tf.to_int32(size / 2)` with the parameter `size` (a Python int) assigned
+  again below, from radius: the division reads the parameter, not the integer tensor assigned after it (held-out-23's
+  SimCLR control); a division of integer tensors from the data stays required."""
+  (tmp_path / 'train.py').write_text(REASSIGNED_BELOW)
+  report, found = findings_of([str(tmp_path / 'train.py')], str(tmp_path))
+  assert [line for path, line, code, severity in found if code == 'int-true-division'] == [13], found
+
+
 FEATURES_DATASET = '''import tensorflow as tf
 
 BATCH = 32
