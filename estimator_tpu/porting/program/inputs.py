@@ -121,6 +121,37 @@ def _sets_shape(canonical, call):
   return isinstance(call.func, ast.Attribute) and call.func.attr in ('set_shape', 'ensure_shape', 'padded_batch')
 
 
+def padded_after(program, site):
+  """Whether the batched Dataset a batch call makes is handed on, later in the same function, to code that sets
+  the tensors' static shapes again: `dataset = pad_to_batch(dataset, batch_size)` or `dataset.map(pad)`, where the
+  function (or one it defines and maps) pads each batch and calls set_shape or ensure_shape, so a short last batch
+  comes out full and the batch dimension static (SimCLR's evaluation input)."""
+  module, fn = site.module, site.fn
+  statement = module.statement_of(site.call)
+  if fn is None or not (isinstance(statement, ast.Assign) and len(statement.targets) == 1 and
+                        isinstance(statement.targets[0], ast.Name)):
+    return False
+  name = statement.targets[0].id
+  for node, _ in syntax.walk_local(fn):
+    if not (isinstance(node, ast.Call) and node.lineno > statement.lineno):
+      continue
+    handed = [a for a in list(node.args) + [k.value for k in node.keywords] if isinstance(a, ast.Name) and a.id == name]
+    mapped = isinstance(node.func, ast.Attribute) and node.func.attr == 'map' and \
+        isinstance(node.func.value, ast.Name) and node.func.value.id == name and node.args
+    targets = program.callables.called_defs(module, fn, node) if handed else \
+        [t for t in program.callables.resolve(module, fn, node.args[0]) if isinstance(t, callables.Fn)] if mapped \
+        else []
+    if any(isinstance(target.node, syntax.FUNCTION_NODES) and _sets_static_shape(target.node) for target in targets):
+      return True
+  return False
+
+
+def _sets_static_shape(definition):
+  """A set_shape or ensure_shape call in a def or the defs inside it."""
+  return any(isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute) and
+             node.func.attr in ('set_shape', 'ensure_shape') for node in ast.walk(definition))
+
+
 def size_handed_by_lambda(program, target, site):
   """Whether a lambda input_fn (or a def nested in a function) calls the program's input function whose batch
   size is a parameter (`lambda: input_fn(files, 256)`, or `lambda: input_fn(files)` with batch_size=256 its

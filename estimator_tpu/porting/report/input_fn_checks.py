@@ -226,6 +226,8 @@ class _Checks(object):
                               'dimension is None; XLA compiles a TPU program for one static shape -> '
                               'drop_final_batch=True (pad evaluation data to full batches to keep every example).'
                               % site.method.replace('tensorflow.', 'tf.', 1))
+    elif verdict is False and self.modes and inputs.padded_after(self.program, site):
+      return  # a short last batch padded to full size, with static shapes set, before it leaves the input
     elif verdict is False and self.modes:
       self.collector.required(module, call, 'batch-without-drop-remainder',
                               '%s without drop_remainder=True in input that trains or evaluates: '

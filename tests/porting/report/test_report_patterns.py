@@ -1065,6 +1065,55 @@ def test_a_name_assigned_below_its_use_is_not_what_the_use_divides(tmp_path):
   assert [line for path, line, code, severity in found if code == 'int-true-division'] == [13], found
 
 
+
+PADDED_TO_BATCH = '''import tensorflow as tf
+
+
+def pad_to_batch(dataset, batch_size):
+  def pad(features, labels):
+    short = batch_size - tf.shape(labels)[0]
+    features = tf.pad(features, [[0, short], [0, 0]])
+    labels = tf.pad(labels, [[0, short]])
+    features.set_shape([batch_size, 4])
+    labels.set_shape([batch_size])
+    return features, labels
+  return dataset.map(pad)
+
+
+def input_fn(params):
+  dataset = tf.data.Dataset.from_tensor_slices((tf.zeros([10, 4]), tf.zeros([10], tf.int32)))
+  dataset = dataset.batch(params['batch_size'])
+  dataset = pad_to_batch(dataset, params['batch_size'])
+  return dataset
+
+
+def unpadded_input_fn(params):
+  dataset = tf.data.Dataset.from_tensor_slices((tf.zeros([10, 4]), tf.zeros([10], tf.int32)))
+  dataset = dataset.batch(params['batch_size'])
+  return dataset.map(lambda features, labels: (features * 2.0, labels))
+
+
+def model_fn(features, labels, mode, params):
+  loss = tf.reduce_mean(features)
+  return tf.estimator.tpu.TPUEstimatorSpec(mode, loss=loss)
+
+
+config = tf.estimator.tpu.RunConfig(tpu_config=tf.estimator.tpu.TPUConfig(iterations_per_loop=10, num_shards=8))
+estimator = tf.estimator.tpu.TPUEstimator(model_fn, config=config, train_batch_size=64, eval_batch_size=64)
+estimator.evaluate(input_fn, steps=1)
+estimator.evaluate(unpadded_input_fn, steps=1)
+'''
+
+
+def test_a_short_last_batch_padded_to_full_size_with_static_shapes_needs_no_drop_remainder(tmp_path):
+  """Rule 4: a batch without drop_remainder whose Dataset is then handed to a function that pads each batch to the
+  batch size and sets the static shape (SimCLR's pad_to_batch, a map of a def calling set_shape) is full and static:
+  no change (held-out-23's SimCLR control); a map that sets no shape keeps the required finding."""
+  (tmp_path / 'evaluate.py').write_text(PADDED_TO_BATCH)
+  report, found = findings_of([str(tmp_path / 'evaluate.py')], str(tmp_path))
+  assert [line for path, line, code, severity in found if code == 'batch-without-drop-remainder'] == [24], found
+
+
 FEATURES_DATASET = '''import tensorflow as tf
 
 BATCH = 32
