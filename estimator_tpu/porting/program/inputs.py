@@ -368,6 +368,14 @@ class _InputWalk(object):
         if isinstance(parent, ast.Attribute) and parent.attr == 'unbatch':
           self.flattening.add(id(call))  # input_fn(params=...).unbatch(): its batches are undone
         self.visit(callee.module, callee.node, depth + 1, callee_tainted, chain + (step,))
+      made = self._returned_attribute_of(module, fn, call)
+      if made is not None:
+        # `pipeline = Pipeline(files, batch_size=...)`, then `return pipeline.dataset`: the object's __init__ makes
+        # the Dataset the input returns.
+        init_module, init = made
+        self._bind(init, call, module, fn)
+        step = Step(module, fn, call, callables.Fn(init_module, init), False, False)
+        self.visit(init_module, init, depth + 1, {}, chain + (step,))
     if isinstance(call.func, ast.Attribute) and call.func.attr in DATASET_FUNCTION_METHODS:
       arguments = list(call.args) + [kw.value for kw in call.keywords]
       for argument in list(arguments):
@@ -386,6 +394,20 @@ class _InputWalk(object):
               inner = tainted if target.module is module else {}
               step = Step(module, fn, call, target, False, True)
               self.visit(target.module, target.node, depth + 1, inner, chain + (step,))
+
+  def _returned_attribute_of(self, module, fn, call):
+    """(module, __init__ def) of the scanned class a call constructs, when `fn` assigns the object to a name and
+    returns one of its attributes (`return pipeline.dataset`), else None."""
+    statement = module.statement_of(call)
+    if fn is None or not (isinstance(statement, ast.Assign) and statement.value is call and
+                          len(statement.targets) == 1 and isinstance(statement.targets[0], ast.Name)):
+      return None
+    name = statement.targets[0].id
+    returned = any(isinstance(node, ast.Return) and isinstance(node.value, ast.Attribute) and
+                   isinstance(node.value.value, ast.Name) and node.value.value.id == name
+                   for node, _ in syntax.walk_local(fn))
+    found = self.program.callables.class_of(module, fn, call) if returned else None
+    return self.program.callables.find_method(found[0], found[1], '__init__') if found else None
 
   def _attribute(self, module, fn, node):
     canonical = self.program.canonical(module, fn, node)
