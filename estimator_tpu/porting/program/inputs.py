@@ -190,12 +190,38 @@ def object_handed_by_lambda(program, target, site):
   step = site.chain[0]
   holder = origin.node.value
   if isinstance(holder, ast.Name):  # self.batch_size: the object whose method the lambda calls
-    return isinstance(step.call.func, ast.Attribute) and not isinstance(step.call.func.value, ast.Call)
+    return (isinstance(step.call.func, ast.Attribute) and not isinstance(step.call.func.value, ast.Call)) or \
+        _made_from_lambda_argument(program, step, origin.node.attr)
   made_from = set(id(value.node) for value in values.origins(program, origin.module, origin.scope, holder)
                   if isinstance(value.node, ast.Call))
   handed = list(step.call.args) + [keyword.value for keyword in step.call.keywords]
   return any(id(value.node) in made_from for argument in handed
              for value in values.origins(program, step.module, step.caller, argument))
+
+
+def _made_from_lambda_argument(program, step, attribute):
+  """Whether the function the lambda calls makes an object of the program's class whose __init__ sets
+  `self.<attribute>` from a parameter that function passes on from its own (`lambda: input_fn('train', 4, ...)`,
+  where input_fn makes AudioDataset(..., batch_size) and its methods batch at self.batch_size): the lambda can hand
+  params['batch_size'] through."""
+  fn = step.callee.node
+  if not isinstance(fn, syntax.FUNCTION_NODES):
+    return False
+  own = passable_parameters(fn)
+  for node, _ in syntax.walk_local(fn):
+    found = program.callables.class_of(step.callee.module, fn, node) if isinstance(node, ast.Call) else None
+    init = program.callables.find_method(found[0], found[1], '__init__') if found else None
+    if init is None:
+      continue
+    for parameter, argument in callables.arguments(node, init[1]).items():
+      if isinstance(argument, ast.Name) and argument.id in own and any(
+          isinstance(statement, ast.Assign) and isinstance(statement.value, ast.Name) and
+          statement.value.id == parameter and any(
+              isinstance(target, ast.Attribute) and target.attr == attribute and
+              isinstance(target.value, ast.Name) and target.value.id == 'self' for target in statement.targets)
+          for statement, _ in syntax.walk_local(init[1])):
+        return True
+  return False
 
 
 def passable_parameters(fn):

@@ -1154,6 +1154,45 @@ def test_an_input_fn_returning_an_attribute_of_an_object_it_makes_is_read_throug
   assert [line for path, line, code, severity in found if code == 'batch-without-drop-remainder'] == [7], found
 
 
+
+OBJECT_FROM_LAMBDA_ARGUMENT = '''import tensorflow as tf
+
+
+class AudioData(object):
+  def __init__(self, files, batch_size):
+    self.files = files
+    self.batch_size = batch_size
+
+  def dataset(self):
+    data = tf.data.TFRecordDataset(self.files).map(lambda record: ({'x': tf.zeros([4])}, tf.constant(0)))
+    return data.repeat().batch(self.batch_size, drop_remainder=True)
+
+
+def input_fn(mode, batch_size, files):
+  data = AudioData(files, batch_size)
+  return data.dataset()
+
+
+def model_fn(features, labels, mode, params):
+  return tf.estimator.EstimatorSpec(mode, loss=tf.reduce_mean(features['x']))
+
+
+estimator = tf.estimator.Estimator(model_fn)
+estimator.train(input_fn=lambda: input_fn('train', 4, ['train.tfrecord']), max_steps=10)
+'''
+
+
+def test_a_batch_at_an_attribute_an_object_takes_from_the_lambdas_argument_is_the_lambdas_change(tmp_path):
+  """Rule 3, the lambda row: `lambda: input_fn('train', 4, files)`, where input_fn makes AudioData(files,
+  batch_size) and its method batches at self.batch_size: the lambda can hand params['batch_size'] through, so the
+  lambda is the one change and the batch none (held-out-23's speech CTC program)."""
+  (tmp_path / 'train.py').write_text(OBJECT_FROM_LAMBDA_ARGUMENT)
+  report, found = findings_of([str(tmp_path / 'train.py')], str(tmp_path))
+  rule_3 = sorted((line, code) for path, line, code, severity in found if severity == R and code in (
+      'batch-size-not-params', 'input-fn-without-params'))
+  assert rule_3 == [(24, 'input-fn-without-params')], found
+
+
 FEATURES_DATASET = '''import tensorflow as tf
 
 BATCH = 32
