@@ -34,7 +34,7 @@ def check_call_sites(collector, uses):
       if isinstance(node, ast.ClassDef):
         base = estimator_facts.estimator_base(program, module, node)
         if base not in (None, 'tpu') and any(apis.is_plain_estimator(module.canonical(b) or '') for b in node.bases):
-          collector.required(module, node, 'estimator-subclass', '`class %s(%s)` builds on a plain Estimator -> '
+          collector.required(module, _base_constructor_call(program, module, node) or node, 'estimator-subclass', '`class %s(%s)` builds on a plain Estimator -> '
                              'build on tf.estimator.tpu.TPUEstimator (with a tpu RunConfig and the train/eval/predict '
                              'batch sizes): only TPUEstimator runs model_fn on TPU cores.' % (node.name, _short(base)))
   for argument in uses.model_fn_arguments:
@@ -47,6 +47,22 @@ def check_call_sites(collector, uses):
     _check_input_fn_argument(collector, use)
   for module, fn, call in program.calls():
     _CallSite(collector, uses, module, fn, call).check()
+
+
+def _base_constructor_call(program, module, class_node):
+  """The call in a subclass's __init__ that constructs its Estimator base (`super(AMEstimator, self).__init__(
+  model_fn=..., config=...)`), where the user writes the TPUEstimator's arguments: the estimator's constructor call
+  (docs/PORT_REPORT.md); None when the class has no such call (its base's constructor runs as it is)."""
+  for method in class_node.body:  # __init__, or a method it calls (`self._model_init()`)
+    if not isinstance(method, syntax.FUNCTION_NODES):
+      continue
+    for node, _ in syntax.walk_local(method):
+      if isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute) and node.func.attr == '__init__' and (
+          (isinstance(node.func.value, ast.Call) and isinstance(node.func.value.func, ast.Name) and
+           node.func.value.func.id == 'super') or
+          apis.is_plain_estimator(program.canonical(module, method, node.func.value) or '')):
+        return node
+  return None
 
 
 def _check_wrapper(collector, index, module, fn, call):

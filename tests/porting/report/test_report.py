@@ -636,7 +636,7 @@ CASES = {
 
           def _model_fn(self, features, labels, mode, params):
             return tf.estimator.EstimatorSpec(mode, loss=tf.reduce_mean(features))
-        ''', [(4, 1, REQUIRED), (9, 5, REQUIRED)]),
+        ''', [(6, 1, REQUIRED), (9, 5, REQUIRED)]),  # rule 1 at the base's constructor call (super().__init__)
     'premade_and_keras_estimators': ('''
         import tensorflow as tf
         a = tf.estimator.DNNClassifier(hidden_units=[10], feature_columns=[])
