@@ -157,8 +157,8 @@ class LocatedFile(object):
     for node, position in self.positions.items():
       if isinstance(node, STATEMENTS) and position.start.line <= line <= position.end.line:
         if isinstance(node, cst.BaseCompoundStatement) and line > self.line(node.body) - 1 and \
-            self.line(node.body) <= line:
-          continue  # in the body of a compound statement: an inner one is meant
+            self.line(node.body) <= line and not isinstance(node.body, cst.SimpleStatementSuite):
+          continue  # in the body of a compound statement: an inner one is meant (a one-line body has none)
         if best is None or self.line(node) >= self.line(best):
           best = node
     return best

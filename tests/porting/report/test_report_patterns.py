@@ -1193,6 +1193,40 @@ def test_a_batch_at_an_attribute_an_object_takes_from_the_lambdas_argument_is_th
   assert rule_3 == [(24, 'input-fn-without-params')], found
 
 
+
+MODULE_LEVEL_WRAPPERS = '''import numpy as np
+import tensorflow as tf
+
+X, Y = np.zeros([32, 4], np.float32), np.zeros([32], np.int32)
+
+
+def input_function(x, y, epochs=10, batch_size=8):
+  return tf.data.Dataset.from_tensor_slices(({'x': x}, y)).repeat(epochs).batch(batch_size, drop_remainder=True)
+
+
+def train_input_fn(): return input_function(X, Y)
+def test_input_fn():
+  """The evaluation input."""
+  return input_function(X, Y, epochs=1, batch_size=16)
+
+
+estimator = tf.estimator.LinearClassifier([tf.feature_column.numeric_column('x', [4])])
+estimator.train(train_input_fn)
+estimator.evaluate(test_input_fn)
+'''
+
+
+def test_a_module_level_def_that_returns_one_call_of_the_input_function_is_the_lambda_row(tmp_path):
+  """Rule 3, the lambda row: `def train_input_fn(): return input_function(X, Y)` at module level is a lambda with a
+  name: it can hand params['batch_size'] on by keyword, so its def is the one change and the batch in
+  input_function none (held-out-23's titanic program)."""
+  (tmp_path / 'train.py').write_text(MODULE_LEVEL_WRAPPERS)
+  report, found = findings_of([str(tmp_path / 'train.py')], str(tmp_path))
+  rule_3 = sorted((line, code) for path, line, code, severity in found if severity == R and code in (
+      'batch-size-not-params', 'input-fn-without-params'))
+  assert rule_3 == [(11, 'input-fn-without-params'), (12, 'input-fn-without-params')], found
+
+
 FEATURES_DATASET = '''import tensorflow as tf
 
 BATCH = 32

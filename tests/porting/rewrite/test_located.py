@@ -100,3 +100,15 @@ def test_what_the_trees_place_differently_is_said_not_guessed(tmp_path):
   except located.NotLocated:
     return  # Python 3.7 places a string that spans lines at its end: not found, and said so
   assert edits.code_of(node).endswith('.format(x=1)')
+
+
+def test_the_statement_at_the_line_of_a_one_line_def_is_that_def(tmp_path):
+  """A TODO above `def train_input_fn(): return input_function(X, Y)` (held-out-23's titanic program): the def is
+  the statement on its line, its one-line body holds none of its own; a def whose body starts below stays itself and
+  its body's lines are its inner statements'."""
+  path = tmp_path / 'wrappers.py'
+  path.write_text('def train_input_fn(): return make(1)\n\n\ndef eval_input_fn():\n  return make(2)\n')
+  module, f = located_file(str(path))
+  one_line = f.statement_at(1)
+  assert isinstance(one_line, cst.FunctionDef) and one_line.name.value == 'train_input_fn'
+  assert isinstance(f.statement_at(4), cst.FunctionDef) and isinstance(f.statement_at(5), cst.SimpleStatementLine)
