@@ -23,6 +23,13 @@ def findings_of(paths, root):
   return report, sorted((os.path.relpath(f.path, root), f.line, f.code, f.severity) for f in report.findings)
 
 
+def lines_with(tmp_path, filename, source, code):
+  """The lines of the findings of kind `code` the report gives on `source` written as tmp_path/filename."""
+  (tmp_path / filename).write_text(source)
+  report, found = findings_of([str(tmp_path / filename)], str(tmp_path))
+  return [line for path, line, found_code, severity in found if found_code == code], found
+
+
 def test_hooks_from_a_module_left_out_still_meet_the_tensors_model_fn_names():
   """Scanned with hooks.py, the maker its dict gives is read (a LoggingTensorHook, expected.json); without it, the
   hooks are unknown but model_fn names tensors only for them to fetch: the same change, by that route."""
@@ -914,7 +921,6 @@ def test_iterator_tensors_returned_for_prediction_are_placed_where_the_iterator_
   assert [line for path, line, code, severity in found if code == 'input-fn-returns-tensors'] == [10, 19, 26]
 
 
-
 CONSTANT_SPLITS = '''import pandas as pd
 import tensorflow as tf
 
@@ -955,7 +961,6 @@ def test_a_whole_split_handed_over_as_constants_to_a_lambda_without_params_is_th
   assert lambdas == [21, 22], found
 
 
-
 FILLED_BY_A_HELPER = '''import tensorflow as tf
 
 
@@ -981,10 +986,8 @@ estimator = tf.estimator.Estimator(model_fn, params=params)
 def test_a_reserved_key_a_helper_stores_into_the_params_dict_is_found_where_it_is_stored(tmp_path):
   """Rule 3: `params = dict(); load_config(params)`, where the helper (or one it hands the dict to) writes
   params['batch_size']: TPUEstimator refuses the key; placed at the store (held-out-23's TextRNN)."""
-  (tmp_path / 'train.py').write_text(FILLED_BY_A_HELPER)
-  report, found = findings_of([str(tmp_path / 'train.py')], str(tmp_path))
-  assert [line for path, line, code, severity in found if code == 'params-reserved-key'] == [14], found
-
+  lines, found = lines_with(tmp_path, 'train.py', FILLED_BY_A_HELPER, 'params-reserved-key')
+  assert lines == [14], found
 
 
 TF2_SUMMARIES = '''import tensorflow.compat.v1 as tf
@@ -1060,10 +1063,8 @@ def test_a_name_assigned_below_its_use_is_not_what_the_use_divides(tmp_path):
   """Rule 15 (int-true-division): `radius = tf.to_int32(size / 2)` with the parameter `size` (a Python int) assigned
   again below, from radius: the division reads the parameter, not the integer tensor assigned after it (held-out-23's
   SimCLR control); a division of integer tensors from the data stays required."""
-  (tmp_path / 'train.py').write_text(REASSIGNED_BELOW)
-  report, found = findings_of([str(tmp_path / 'train.py')], str(tmp_path))
-  assert [line for path, line, code, severity in found if code == 'int-true-division'] == [13], found
-
+  lines, found = lines_with(tmp_path, 'train.py', REASSIGNED_BELOW, 'int-true-division')
+  assert lines == [13], found
 
 
 PADDED_TO_BATCH = '''import tensorflow as tf
@@ -1109,10 +1110,8 @@ def test_a_short_last_batch_padded_to_full_size_with_static_shapes_needs_no_drop
   """Rule 4: a batch without drop_remainder whose Dataset is then handed to a function that pads each batch to the
   batch size and sets the static shape (SimCLR's pad_to_batch, a map of a def calling set_shape) is full and static:
   no change (held-out-23's SimCLR control); a map that sets no shape keeps the required finding."""
-  (tmp_path / 'evaluate.py').write_text(PADDED_TO_BATCH)
-  report, found = findings_of([str(tmp_path / 'evaluate.py')], str(tmp_path))
-  assert [line for path, line, code, severity in found if code == 'batch-without-drop-remainder'] == [24], found
-
+  lines, found = lines_with(tmp_path, 'evaluate.py', PADDED_TO_BATCH, 'batch-without-drop-remainder')
+  assert lines == [24], found
 
 
 PIPELINE_OBJECT = '''import tensorflow as tf
@@ -1149,10 +1148,8 @@ def test_an_input_fn_returning_an_attribute_of_an_object_it_makes_is_read_throug
   """`pipeline = Pipeline(files, batch_size=...)`, `return pipeline.dataset`: the Dataset the input returns is made
   in the class's __init__, so its batch is the input's (rule 4 there: no drop_remainder; held-out-23's ShuffleNet
   and held-out-10's MobileNetV3 pipelines)."""
-  (tmp_path / 'evaluate.py').write_text(PIPELINE_OBJECT)
-  report, found = findings_of([str(tmp_path / 'evaluate.py')], str(tmp_path))
-  assert [line for path, line, code, severity in found if code == 'batch-without-drop-remainder'] == [7], found
-
+  lines, found = lines_with(tmp_path, 'evaluate.py', PIPELINE_OBJECT, 'batch-without-drop-remainder')
+  assert lines == [7], found
 
 
 OBJECT_FROM_LAMBDA_ARGUMENT = '''import tensorflow as tf
@@ -1191,7 +1188,6 @@ def test_a_batch_at_an_attribute_an_object_takes_from_the_lambdas_argument_is_th
   rule_3 = sorted((line, code) for path, line, code, severity in found if severity == R and code in (
       'batch-size-not-params', 'input-fn-without-params'))
   assert rule_3 == [(24, 'input-fn-without-params')], found
-
 
 
 MODULE_LEVEL_WRAPPERS = '''import numpy as np
