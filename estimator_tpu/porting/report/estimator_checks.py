@@ -34,7 +34,8 @@ def check_call_sites(collector, uses):
       if isinstance(node, ast.ClassDef):
         base = estimator_facts.estimator_base(program, module, node)
         if base not in (None, 'tpu') and any(apis.is_plain_estimator(module.canonical(b) or '') for b in node.bases):
-          collector.required(module, _base_constructor_call(program, module, node) or node, 'estimator-subclass', '`class %s(%s)` builds on a plain Estimator -> '
+          where = _base_constructor_call(program, module, node) or node
+          collector.required(module, where, 'estimator-subclass', '`class %s(%s)` builds on a plain Estimator -> '
                              'build on tf.estimator.tpu.TPUEstimator (with a tpu RunConfig and the train/eval/predict '
                              'batch sizes): only TPUEstimator runs model_fn on TPU cores.' % (node.name, _short(base)))
   for argument in uses.model_fn_arguments:
