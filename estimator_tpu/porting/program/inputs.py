@@ -213,14 +213,11 @@ def _made_from_lambda_argument(program, step, attribute):
     init = program.callables.find_method(found[0], found[1], '__init__') if found else None
     if init is None:
       continue
-    for parameter, argument in callables.arguments(node, init[1]).items():
-      if isinstance(argument, ast.Name) and argument.id in own and any(
-          isinstance(statement, ast.Assign) and isinstance(statement.value, ast.Name) and
-          statement.value.id == parameter and any(
-              isinstance(target, ast.Attribute) and target.attr == attribute and
-              isinstance(target.value, ast.Name) and target.value.id == 'self' for target in statement.targets)
-          for statement, _ in syntax.walk_local(init[1])):
-        return True
+    kept = set(value.id for method, value in callables.self_assignments(init[0], init[1], attribute)
+               if method is init[1] and isinstance(value, ast.Name))  # __init__'s `self.<attribute> = parameter`
+    if any(isinstance(argument, ast.Name) and argument.id in own and parameter in kept
+           for parameter, argument in callables.arguments(node, init[1]).items()):
+      return True
   return False
 
 

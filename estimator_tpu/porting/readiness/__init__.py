@@ -75,15 +75,16 @@ def check_mode(model_fn, input_fn, plan, mode):
 def inference_input(input_fn, plan, report, mode):
   """input_fn's dataset in EVAL or PREDICT, with the params TensorFlow gave its first call (SLICED: the global
   batch, split over the cores by TensorFlow), as input_checks checks the training input."""
+  per_core = _per_core(plan, mode)
   if report is not None and report.calls:
     params = report.calls[0].params
   else:
-    params = {'batch_size': _per_core(plan, mode)}
-    if params['batch_size'] < 1:
+    params = {'batch_size': per_core}
+    if per_core < 1:
       return []  # fewer examples than cores: batch_split says so
   return input_checks.check_input(input_fn, params, batch_may_vary=mode == PREDICT,
                                   tensors_ok=input_checks.tensors_accepted(plan.tpu_config, mode),
-                                  per_core=_per_core(plan, mode))[0]
+                                  per_core=per_core)[0]
 
 
 def _per_core(plan, mode):

@@ -345,7 +345,6 @@ class Judge(object):
         type(error).__name__, check_results.error_line(error).rstrip('.'), site),
         'fix it where it fails: the program raises this on the CPU too, without any TPU.')])
 
-
   def _in_moved_model_dir(self, error):
     """The model_dir an error names (`NotFoundError: model/ ...`, `No such file: 'model/eval'`) where the scratch
     folder that replaced it holds what the program looked for: the program's own run would have found it there.
