@@ -6,8 +6,8 @@ For each program of programs.json with `run.original_ran` true and a `run.replay
 with `python -m estimator_tpu.port --write` from its folder (the paths of programs.json), recording the exit status,
 the changes made and the TODOs left, by rule; (2) copies the program's folder twice under WORK/<name>/, once as it
 is and once with the port's files in place of the originals, and runs `run.replay` in each with a fresh output
-folder; (3) reads the evaluation metrics both runs logged (TensorFlow's "Saving dict for global step" lines) and
-prints one row per program.
+folder; (3) reads the evaluation metrics both runs logged (TensorFlow's "Saving dict for global step" lines, which
+REPLAY_HOOK prints where a program keeps TensorFlow's logging above INFO) and prints one row per program.
 
 The synthetic-data setups (each program's make_data.py and its data) are third-party formats and stay outside the
 repository: RUNS/<name>/ holds them and `run.replay` names them through {data}. The placeholders of `run.replay`:
@@ -32,10 +32,55 @@ CHANGES = re.compile(r'(\d+) change\(s\) made \((.*)\)\.$', re.M)  # ... made (r
 CHANGE_RULE = re.compile(r'rule (\d+) \([^()]*\): (\d+)')
 TODO_RULE = re.compile(r'TODO\(tpu port, rule (\d+)\)')
 METRICS = re.compile(r'Saving dict for global step (\d+): (.*)')
-# Put first on the path of a replay when evaluating a copied checkpoint: training becomes a no-op and
-# train_and_evaluate evaluates once, the same patch for the original and the port, so both evaluate the same weights
-# (contrib.learn's Experiment evaluates after its training anyway).
-EVAL_ONLY_HOOK = """import os
+# Put first on the path of every replay (as its sitecustomize). (1) The evaluation line every run's metrics are read
+# from: Estimator (and contrib.learn's) log "Saving dict for global step" at INFO, which a program that leaves
+# TensorFlow's logging at WARN never shows; there the hook prints the same line, the moment each module is imported
+# (no TensorFlow import of its own: the program imports it as it would). (2) When evaluating a copied checkpoint:
+# training becomes a no-op and train_and_evaluate evaluates once, the same patch for the original and the port, so
+# both evaluate the same weights (contrib.learn's Experiment evaluates after its training anyway).
+REPLAY_HOOK = """import importlib.abc
+import importlib.util
+import os
+import sys
+
+# TF 1.15 imports contrib's modules under tensorflow.contrib (its tensorflow_core is aliased).
+_LOGGING_EVALUATIONS = ('tensorflow_estimator.python.estimator.estimator',
+                        'tensorflow.contrib.learn.python.learn.estimators.estimator',
+                        'tensorflow_core.contrib.learn.python.learn.estimators.estimator')
+
+
+def _print_evaluations(module):
+  write = module._write_dict_to_summary
+
+  def write_dict_to_summary(output_dir, dictionary, current_global_step):
+    import logging
+    if not logging.getLogger('tensorflow').isEnabledFor(logging.INFO):
+      print('Saving dict for global step %d: %s' % (current_global_step, module._dict_to_str(dictionary)), flush=True)
+    return write(output_dir, dictionary, current_global_step)
+  module._write_dict_to_summary = write_dict_to_summary
+
+
+class _AfterImport(importlib.abc.MetaPathFinder):
+
+  def find_spec(self, name, path, target=None):
+    if name not in _LOGGING_EVALUATIONS:
+      return None
+    sys.meta_path.remove(self)
+    try:
+      spec = importlib.util.find_spec(name)
+    finally:
+      sys.meta_path.insert(0, self)
+    execute = spec.loader.exec_module
+
+    def exec_module(module):
+      execute(module)
+      _print_evaluations(module)
+    spec.loader.exec_module = exec_module
+    return spec
+
+
+sys.meta_path.insert(0, _AfterImport())
+
 if os.environ.get('WRITE_RUNS_EVAL_ONLY'):
   import tensorflow as _tf  # first: tf.estimator is only set up when TensorFlow is imported before it
   _tf.estimator.Estimator  # pylint: disable=pointless-statement
@@ -83,13 +128,13 @@ def judge_command(replay_command):
   return replay_command[:at] + JUDGE + replay_command[at + len('{py} '):] if at >= 0 else None
 
 
-def judged(program, folder, ported, run_dir, data, runs, python, timeout):
+def judged(program, folder, ported, run_dir, data, runs, python, timeout, hook=None):
   """`readiness --run` on the port, replayed as the original ran: its exit status and its check lines."""
   command = judge_command(program['run']['replay'])
   if command is None:
     return None
   result = replay(dict(program, run=dict(program['run'], replay=command)), folder, ported, run_dir, data, runs,
-                  python, timeout)
+                  python, timeout, hook=hook)
   with open(result['log']) as f:
     lines = CHECK_LINE.findall(f.read())
   failed = sorted(set(name for verdict, name in lines if verdict == 'FAIL'))
@@ -114,10 +159,10 @@ def parse_metrics(log):
 
 
 def write_hook(folder):
-  """EVAL_ONLY_HOOK as folder/sitecustomize.py; returns the folder, to put first on a replay's path."""
+  """REPLAY_HOOK as folder/sitecustomize.py; returns the folder, to put first on every replay's path."""
   os.makedirs(folder, exist_ok=True)
   with open(os.path.join(folder, 'sitecustomize.py'), 'w') as f:
-    f.write(EVAL_ONLY_HOOK)
+    f.write(REPLAY_HOOK)
   return folder
 
 
@@ -130,8 +175,8 @@ def checkpoint_folder(program, run_dir):
 def replay(program, folder, ported, run_dir, data, runs, python, timeout, hook=None, checkpoint_of=None):
   """Copies the program's folder (with the port's files over it when `ported` is given) and runs the recorded
   command there with a fresh output folder; returns its exit status, seconds, metrics and the log's tail.
-  With `checkpoint_of` (another run's folder), its checkpoints are copied in first and `hook` (EVAL_ONLY_HOOK's
-  folder) turns training off, so the run only evaluates those weights."""
+  `hook` (REPLAY_HOOK's folder) goes first on its path. With `checkpoint_of` (another run's folder), the
+  checkpoints are copied in first and the hook turns training off, so the run only evaluates those weights."""
   shutil.rmtree(run_dir, ignore_errors=True)
   prog, out = os.path.join(run_dir, 'prog'), os.path.join(run_dir, 'out')
   shutil.copytree(folder, prog, symlinks=True, ignore=shutil.ignore_patterns('.git'))
@@ -144,12 +189,12 @@ def replay(program, folder, ported, run_dir, data, runs, python, timeout, hook=N
           os.unlink(target)  # a file the program links in from elsewhere (even a dangling link): the port's replaces it
         shutil.copyfile(os.path.join(root, name), target)
   os.makedirs(out)
-  env = dict(os.environ, PYTHONHASHSEED='0', PYTHONPATH=REPO_ROOT)
+  env = dict(os.environ, PYTHONHASHSEED='0', PYTHONPATH=os.pathsep.join([hook, REPO_ROOT]) if hook else REPO_ROOT)
   if checkpoint_of:
     target = checkpoint_folder(program, run_dir)
     shutil.rmtree(target, ignore_errors=True)
     shutil.copytree(checkpoint_folder(program, checkpoint_of), target, symlinks=True)
-    env.update(WRITE_RUNS_EVAL_ONLY='1', PYTHONPATH=os.pathsep.join([hook, REPO_ROOT]))
+    env.update(WRITE_RUNS_EVAL_ONLY='1')
   command = program['run']['replay'].format(py=python, prog=prog, out=out, data=data, runs=runs)
   start = time.time()
   try:
@@ -209,7 +254,7 @@ def main(argv=None):
     programs = [p for p in json.load(f) if (p.get('run') or {}).get('original_ran') and p['run'].get('replay')
                 and (not names or p['name'] in names)]
   rows = []
-  hook = write_hook(os.path.join(os.path.abspath(args.work), 'eval_only_hook'))
+  hook = write_hook(os.path.join(os.path.abspath(args.work), 'replay_hook'))
   print('| name | set | original | port exit | changes | TODOs | port runs | last evaluation, fresh runs (original/port)'
         ' | evaluation of the original\'s checkpoint (original/port) | readiness --run on the port |')
   print('|---|---|---|---|---|---|---|---|---|---|')
@@ -219,11 +264,11 @@ def main(argv=None):
     data = os.path.join(os.path.abspath(args.runs), program['name'])
     written = port(program, folder, os.path.join(base, 'port'), args.python)
     original = replay(program, folder, None, os.path.join(base, 'run-original'), data, os.path.abspath(args.runs),
-                      args.python, args.timeout)
+                      args.python, args.timeout, hook=hook)
     ported = None
     if written['exit'] in (0, 1):
       ported = replay(program, folder, os.path.join(base, 'port'), os.path.join(base, 'run-port'), data,
-                      os.path.abspath(args.runs), args.python, args.timeout)
+                      os.path.abspath(args.runs), args.python, args.timeout, hook=hook)
     row = {'name': program['name'], 'set': program['set'], 'port': written, 'original': original, 'ported': ported,
            'compare': compare(original, ported)}
     saved = os.path.join(base, 'run-original')
@@ -242,7 +287,7 @@ def main(argv=None):
         row['checkpoint_compare'] = 'no checkpoint restored (global_step 0): ' + row['checkpoint_compare']
     if args.judge and ported:
       row['judged'] = judged(program, folder, os.path.join(base, 'port'), os.path.join(base, 'judge-port'), data,
-                             os.path.abspath(args.runs), args.python, args.timeout)
+                             os.path.abspath(args.runs), args.python, args.timeout, hook=hook)
     rows.append(row)
     judge = row.get('judged')
     print('| %s | %s | exit %s | %s | %d (%s) | %d (%s) | %s | %s | %s | %s |' % (

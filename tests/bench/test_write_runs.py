@@ -158,3 +158,52 @@ def test_a_ported_file_replaces_a_file_the_program_links_in_from_outside_its_fol
   log = open(result['log']).read()
   assert result['exit'] == 0 and 'value 2' in log, log[-2000:]
   assert (outside / 'model.py').read_text() == 'VALUE = 1\n'
+
+
+CONTRIB_LEARN_PROGRAM = '''\
+"""A contrib.learn premade regressor fitted on arrays, its evaluation logged above INFO."""
+import sys
+import numpy as np
+import tensorflow as tf
+from tensorflow.contrib import learn
+
+tf.logging.set_verbosity(tf.logging.WARN)
+x = (np.arange(32, dtype=np.float32) / 32.0).reshape(16, 2)
+regressor = learn.LinearRegressor(feature_columns=[tf.contrib.layers.real_valued_column('', dimension=2)],
+                                  model_dir=sys.argv[1])
+regressor.fit(x=x, y=x.sum(axis=1), steps=3, batch_size=4)
+regressor.evaluate(x=x, y=x.sum(axis=1), steps=1, batch_size=4)
+'''
+
+
+def test_an_evaluation_a_program_logs_above_info_is_read_through_the_replay_hook(tmp_path):
+  """A program that keeps TensorFlow's logging at WARN never shows the 'Saving dict for global step' line the
+  metrics are read from: through the replay hook each evaluation still prints it, the same values as at INFO,
+  for Estimator and (TF 1.15) contrib.learn's Estimator; without the hook, none."""
+  hook = write_runs.write_hook(str(tmp_path / 'hook'))
+  programs = {'estimator': PROGRAM.replace('tf.logging.set_verbosity(tf.logging.INFO)',
+                                           'tf.logging.set_verbosity(tf.logging.WARN)'),
+              'logged_at_info': PROGRAM}
+  if sys.version_info < (3, 8):  # TF 1.15: tf.contrib
+    programs['contrib_learn'] = CONTRIB_LEARN_PROGRAM
+  results = {}
+  for name, text in programs.items():
+    source = tmp_path / name
+    source.mkdir()
+    (source / 'train.py').write_text(text)
+    program = {'run': {'replay': '{py} train.py {out}/model'}}
+    for hooked in (False, True):
+      result = write_runs.replay(program, str(source), None, str(tmp_path / ('%s-%s' % (name, hooked))),
+                                 str(tmp_path), str(tmp_path), sys.executable, 300, hook=hook if hooked else None)
+      assert result['exit'] == 0, open(result['log']).read()[-3000:]
+      results[name, hooked] = result['metrics']
+  assert results['estimator', False] == []
+  (step, values), = results['estimator', True]
+  assert step == 3 and {'loss', 'mse', 'global_step'} <= set(values)
+  # At INFO TensorFlow's own line is there, and the hook adds no second one.
+  assert len(results['logged_at_info', True]) == len(results['logged_at_info', False]) == 1
+  assert sorted(results['logged_at_info', True][0][1]) == sorted(values)
+  if 'contrib_learn' in programs:
+    assert results['contrib_learn', False] == []
+    (step, values), = results['contrib_learn', True]
+    assert step == 3 and 'loss' in values
