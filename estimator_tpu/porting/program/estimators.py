@@ -229,6 +229,14 @@ class Index(object):
     self._sites_cache[key] = unique
     return unique
 
+  def off_the_tpu(self, module, node):
+    """Whether `node` is in the CPU and GPU branch of a ported program: `if FLAGS.use_tpu: TPUEstimator(...)` /
+    `else: Estimator(...)`, and the RunConfig and params that branch makes for it. Not when the program fixes
+    use_tpu false in its code (TPUEstimator(use_tpu=False), or its TPU branch dead): then that branch is what runs."""
+    return syntax.tpu_branch(syntax.branch_conditions(module, node)) == 'cpu' and any(
+        other.kind in ('tpu', 'tpu_subclass') and not cpu_only(other) and
+        not reachable.in_dead_code(self.program, other.module, other.call) for other in self.sites.values())
+
   def _settle(self, site):
     """The modes an estimator runs, and which of them on a TPU once ported."""
     returned = _returned(site)
@@ -253,11 +261,7 @@ class Index(object):
         runs = runs - {EVAL}
       site.tpu_modes = frozenset(runs)
       return
-    if syntax.tpu_branch(syntax.branch_conditions(site.module, site.call)) == 'cpu' and any(
-        other.kind in ('tpu', 'tpu_subclass') and not cpu_only(other) and
-        not reachable.in_dead_code(self.program, other.module, other.call) for other in self.sites.values()):
-      # `if FLAGS.use_tpu: TPUEstimator(...)` / `else: Estimator(...)`: the CPU and GPU branch of a ported program
-      # (not when the program fixes use_tpu false in its code: then the plain Estimator is the one that runs)
+    if self.off_the_tpu(site.module, site.call):
       site.ported, site.tpu_modes = False, frozenset()
       return
     site.ported = bool(runs & {TRAIN, EVAL}) or not site.known

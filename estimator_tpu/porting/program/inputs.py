@@ -146,6 +146,101 @@ def padded_after(program, site):
   return False
 
 
+def rebatched(program, reading, site):
+  """Whether another batching call of the input batches the Dataset this one makes: `.batch(n).map(join)` then
+  `.apply(map_and_batch(..., batch_size))` (GPT-2's input groups n records and joins them into one example), or
+  `.batch(a).batch(b)`. Then this call's size is part of each example, not the batch the input feeds."""
+  if site.method in apis.QUEUE_BATCHING or site.method in apis.EPOCH_READERS or \
+      site.method in apis.FEATURE_DATASETS or site.method == READ_UP_TO:
+    return False
+  module, fn = site.module, site.fn
+  statement = module.statement_of(site.call)
+  conditions = syntax.branch_conditions(module, statement)
+  name = statement.targets[0].id if isinstance(statement, ast.Assign) and len(statement.targets) == 1 and \
+      isinstance(statement.targets[0], ast.Name) else None
+  for other in reading.batches:
+    if other is site or other.module is not module or other.fn is not fn or other.method in apis.QUEUE_BATCHING:
+      continue
+    receiver = _batched_dataset(module, other.call)
+    if receiver is None:
+      continue
+    if any(node is site.call for node in ast.walk(receiver)):
+      return True
+    # later, in the same block or one inside it (not the `if eval:` beside an `if train:`)
+    if name and other.call.lineno > statement.lineno and syntax.root_name(receiver) == name and \
+        syntax.branch_conditions(module, other.call)[:len(conditions)] == conditions:
+      return True
+  # A function on the way to this one batches what that call returns (`datasets = [make(batch=False), ...]`,
+  # `dataset = sample_from_datasets(datasets).batch(size)`).
+  for step in site.chain:
+    holding = _names_holding(step.caller, step.call) if step.caller is not None else set()
+    for other in reading.batches:
+      if other is site or other.module is not step.module or other.fn is not step.caller or \
+          other.method in apis.QUEUE_BATCHING:
+        continue
+      receiver = _batched_dataset(step.module, other.call)
+      if receiver is not None and (any(node is step.call for node in ast.walk(receiver)) or
+                                   syntax.root_name(receiver) in holding):
+        return True
+  return False
+
+
+def _parsed_key_unread(module, fn, feature):
+  """Whether the parse spec entry `{'key': tf.VarLenFeature(...)}` is one the function never reads back: the
+  parsed dict is only subscripted, with other keys (`parsed['text']`), so that feature never leaves the input."""
+  entry = module.parents.get(id(feature))
+  if fn is None or not isinstance(entry, ast.Dict) or feature not in entry.values:
+    return False
+  key = syntax.literal(entry.keys[entry.values.index(feature)])
+  spec = module.statement_of(entry)
+  spec_name = spec.targets[0].id if isinstance(spec, ast.Assign) and len(spec.targets) == 1 and \
+      isinstance(spec.targets[0], ast.Name) and spec.value is entry else None
+  if not isinstance(key, str):
+    return False
+  parsed = None
+  for node, _ in syntax.walk_local(fn):
+    if isinstance(node, ast.Call) and any(a is entry or (spec_name and isinstance(a, ast.Name) and a.id == spec_name)
+                                          for a in list(node.args) + [k.value for k in node.keywords]):
+      statement = module.statement_of(node)
+      if not (isinstance(statement, ast.Assign) and statement.value is node and len(statement.targets) == 1 and
+              isinstance(statement.targets[0], ast.Name)):
+        return False
+      parsed = statement.targets[0].id
+  if parsed is None:
+    return False
+  for node, _ in syntax.walk_local(fn):
+    if isinstance(node, ast.Name) and node.id == parsed and isinstance(node.ctx, ast.Load):
+      use = module.parents.get(id(node))
+      read = syntax.literal(use.slice.value if isinstance(getattr(use, 'slice', None), ast.Index) else
+                            getattr(use, 'slice', None)) if isinstance(use, ast.Subscript) else None
+      if not isinstance(read, str) or read == key:
+        return False
+  return True
+
+
+def _names_holding(fn, call, hops=3):
+  """The names `fn` assigns from an expression holding `call`, or holding a name so assigned (a few hops)."""
+  assignments = [node for node, _ in syntax.walk_local(fn) if isinstance(node, ast.Assign)]
+  names = set()
+  for _ in range(hops):
+    for node in assignments:
+      if any(inner is call or (isinstance(inner, ast.Name) and inner.id in names) for inner in ast.walk(node.value)):
+        for target in node.targets:
+          names.update(syntax.assigned_names(target))
+  return names
+
+
+def _batched_dataset(module, call):
+  """The Dataset expression a batching call batches: `x` of `x.batch(...)`, or of `x.apply(map_and_batch(...))`."""
+  parent = module.parents.get(id(call))
+  if isinstance(parent, ast.Call) and isinstance(parent.func, ast.Attribute) and parent.func.attr == 'apply' and \
+      call in parent.args:
+    return parent.func.value
+  if isinstance(call.func, ast.Attribute) and call.func.attr in DROP_POSITION:  # Dataset.batch, padded_batch
+    return call.func.value
+  return None
+
+
 def _sets_static_shape(definition):
   """A set_shape or ensure_shape call in a def or the defs inside it."""
   return any(isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute) and
@@ -609,7 +704,8 @@ class _InputWalk(object):
         self.reading.strings.append((module, call, 'tf.string elements (from_generator\'s output_types)'))
     elif canonical in apis.PARSE_FEATURES:
       dtype = syntax.argument(call, apis.PARSE_FEATURES[canonical], 'dtype')
-      if dtype is not None and dtypes.holds_string_dtype(self.program, module, fn, dtype):
+      if dtype is not None and dtypes.holds_string_dtype(self.program, module, fn, dtype) and \
+          not _parsed_key_unread(module, fn, call):
         self.reading.spec_strings.append((module, call, 'a tf.string feature (the parse spec\'s %s)'
                                           % apis.last(canonical)))
 
@@ -664,15 +760,29 @@ class _InputWalk(object):
         return False  # some caller sets num_epochs: that input keeps a short last batch
     return None
 
-  def _value_of(self, module, fn, name):
-    """(expression, module, function) a name was given: an assignment, or the argument of a known call."""
+  def _value_of(self, module, fn, name, depth=0):
+    """(expression, module, function) a name was given: an assignment, or the argument of a known call. An
+    argument that is itself a parameter of a function on the input's way (`bpe_text(..., batch=batch)` in the
+    input_fn) is followed to what that function was given; the input_fn's own parameters, which TensorFlow leaves
+    out, hold their defaults (or what a partial binds)."""
     kind, bound, owner_module, owner = self.program.lookup(module, fn, name)
     if kind == 'value':
       return bound, owner_module, owner
     if kind == 'param' and name in self.bindings.get(id(bound), {}):
-      return self.bindings[id(bound)][name]
-    if kind == 'param' and id(bound) in self.bindings:  # the call left it out: the def's default
-      default = values.default_of(bound, name)
+      expression, at_module, at = self.bindings[id(bound)][name]
+      if isinstance(expression, ast.Name) and at is not None and depth < 4:
+        outer_kind, outer, _, _ = self.program.lookup(at_module, at, expression.id)
+        if outer_kind == 'param' and (id(outer) in self.bindings or outer is self.reading.target.node):
+          return self._value_of(at_module, at, expression.id, depth + 1)
+      return expression, at_module, at
+    target = self.reading.target
+    if kind == 'param' and bound is target.node and name in target.bound_keywords and target.partial:
+      given = syntax.keyword(target.partial[1], name)
+      if given is not None:
+        return given, target.partial[0], self.program.enclosing_function(target.partial[0], target.partial[1])
+    if kind == 'param' and (id(bound) in self.bindings or (bound is target.node and name != 'params' and
+                                                            name not in target.bound_keywords)):
+      default = values.default_of(bound, name)  # the call left it out: the def's default
       if default is not None:
         return default, owner_module, owner
     return None, None, None

@@ -223,10 +223,12 @@ def _branch_of(test, in_body):
   negated = isinstance(test, ast.UnaryOp) and isinstance(test.op, ast.Not)
   inner = test.operand if negated else test
   if isinstance(inner, ast.BoolOp):
-    # `if use_tpu and x:` still runs only on a TPU; anything else about an and/or is unclear.
-    positive = isinstance(inner.op, ast.And) and not negated and in_body
-    if positive and any(mentions_tpu(v) and not isinstance(v, ast.UnaryOp) for v in inner.values):
-      return 'tpu'
+    # `if use_tpu and x:` still runs only on a TPU, and its else is the program's own way off it (the CPU, or a
+    # part it keeps off the TPU); anything else about an and/or is unclear.
+    tpu_and = isinstance(inner.op, ast.And) and not negated and \
+        any(mentions_tpu(v) and not isinstance(v, ast.UnaryOp) for v in inner.values)
+    if tpu_and:
+      return 'tpu' if in_body else 'cpu'
     return None
   if isinstance(inner, ast.Compare) or not mentions_tpu(inner):
     return None

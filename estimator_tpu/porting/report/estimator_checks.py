@@ -321,6 +321,8 @@ class _SiteCheck(object):
     add, params = self.collector, self.params
     for key in params_lib.RESERVED_KEYS:
       for key_value, value in params.entries.get(key, []):
+        if self.uses.index.off_the_tpu(key_value.module, key_value.node):
+          continue  # set for the program's own CPU estimator
         whole = isinstance(key_value.node, ast.Call)  # FLAGS.flag_values_dict(), vars(args): every option a key
         if key == 'batch_size' and value is not None and getattr(value, 'node', None) is not None:
           # The program's own batch size is the global batch its port gives TPUEstimator (rule 16 where written).
@@ -470,6 +472,8 @@ class _CallSite(object):
     add = self.collector
     star = syntax.has_star_args(self.call)
     strategies = self._strategies()
+    if not apis.is_tpu_run_config(name) and self.index.off_the_tpu(self.module, self.call):
+      return  # the config of the program's own CPU estimator
     if not apis.is_tpu_run_config(name):
       what = '`%s` (a subclass of `%s`)' % (subclass, _short(name)) if subclass else '`%s`' % _short(name)
       # One change (docs/PORT_REPORT.md): the TPU RunConfig written here carries no strategy; and a RunConfig

@@ -180,7 +180,10 @@ class _Checks(object):
     module, fn, call, size = site.module, site.fn, site.call, site.size
     # A lambda without params that hands its batch size on: its rule-3 change is the whole edit (docs/PORT_REPORT.md).
     handed = inputs.size_handed_by_lambda(self.program, self.reading.target, site)
-    if size is not None and not site.from_params and (checks.accepts_params(self.reading.target) or not handed):
+    grouped = size is not None and not site.from_params and inputs.rebatched(self.program, self.reading, site)
+    if grouped:
+      pass  # a size inside each example: the call that batches again is the batch fed
+    elif size is not None and not site.from_params and (checks.accepts_params(self.reading.target) or not handed):
       severity, source = self._source(site.origin)
       if severity:
         self.collector.add(module, call, 'batch-size-not-params',
@@ -196,7 +199,7 @@ class _Checks(object):
                               'change from batch to batch, and XLA compiles a TPU program for one static shape -> '
                               'pad (or cut) every element to a fixed length before batching.'
                               % site.method.replace('tensorflow.', 'tf.', 1))
-    if size is not None and not site.from_params and self.modes:
+    if size is not None and not site.from_params and self.modes and not grouped:
       check_even_batches(self.collector, module, fn, size, predicts_only=not self.modes & set([TRAIN, EVAL]))
     if site.flattened:
       return  # unbatched by the function that called its input_fn (tpu_exact_eval_input): not the shape fed

@@ -4130,3 +4130,167 @@ def test_a_cast_of_another_tensor_does_not_convert_the_input_s_uint8(tmp_path, i
                                                                                                    'input_fn'))
   _, codes = findings_of([str(tmp_path / 'train.py')], str(tmp_path))
   assert [(line, code) for path, line, code, severity in codes if code == 'uncast-input-dtype'] == expected, codes
+
+
+CPU_BRANCH_OF_A_CONJUNCTION = '''\
+import json
+import sys
+import tensorflow as tf
+
+
+def model_fn(features, labels, mode, params):
+  loss = tf.reduce_mean(tf.layers.dense(features, 1))
+  train_op = tf.train.AdamOptimizer().minimize(loss, tf.train.get_global_step())
+  if params['use_tpu']:
+    train_op = tf.train.AdamOptimizer()
+  return tf.estimator.tpu.TPUEstimatorSpec(mode, loss=loss, train_op=train_op)
+
+
+def input_fn(params):
+  return tf.data.Dataset.from_tensors(tf.zeros([4])).repeat().batch(params['batch_size'], drop_remainder=True)
+
+
+predicting = len(sys.argv) > 2
+params = json.load(open(sys.argv[1]))
+if params['use_tpu'] and not predicting:
+  config = tf.estimator.tpu.RunConfig(tpu_config=tf.estimator.tpu.TPUConfig(iterations_per_loop=100))
+  estimator = tf.estimator.tpu.TPUEstimator(model_fn=model_fn, config=config, params=params, use_tpu=USE_TPU,
+                                            train_batch_size=64)
+else:
+  params['batch_size'] = params['train_batch_size']
+  config = tf.estimator.RunConfig(model_dir='/tmp/m')
+  estimator = tf.estimator.Estimator(model_fn=model_fn, config=config, params=params)
+estimator.train(input_fn, steps=10)
+'''
+
+
+@pytest.mark.parametrize('use_tpu, cpu_branch_changes', [('True', False), ('False', True)])
+def test_the_else_of_a_tpu_test_joined_with_and_is_the_program_s_own_cpu_branch(tmp_path, use_tpu, cpu_branch_changes):
+  """`if params['use_tpu'] and not predicting: TPUEstimator / else: Estimator`: the else runs off the TPU (the CPU, or
+  prediction the program keeps off it, GPT-2's main), so its RunConfig, its params['batch_size'] and its Estimator are
+  the CPU estimator's own, no change. Unless the TPUEstimator is use_tpu=False: then nothing runs on a TPU, and the
+  else is as much the port's as the rest."""
+  source = CPU_BRANCH_OF_A_CONJUNCTION.replace('USE_TPU', use_tpu)
+  (tmp_path / 'train.py').write_text(source)
+  _, found = findings_of([str(tmp_path / 'train.py')], str(tmp_path))
+  lines = source.splitlines()
+  else_lines = set(range(lines.index('else:') + 1, lines.index('estimator.train(input_fn, steps=10)') + 1))
+  required = set((line, code) for _, line, code, severity in found if severity == R and line in else_lines)
+  expected = set((lines.index(text) + 1, code) for text, code in (
+      ("  params['batch_size'] = params['train_batch_size']", 'params-reserved-key'),
+      ("  config = tf.estimator.RunConfig(model_dir='/tmp/m')", 'run-config-not-tpu'),
+      ('  estimator = tf.estimator.Estimator(model_fn=model_fn, config=config, params=params)', 'plain-estimator')))
+  if cpu_branch_changes:
+    assert expected <= required, found
+  else:
+    assert not required, found
+
+
+GROUPED_RECORDS = '''\
+import tensorflow as tf
+
+
+def records(files, batch_size, group, batch=True):
+  dataset = tf.data.TFRecordDataset(files).map(lambda r: tf.io.parse_single_example(
+      r, {'tokens': tf.io.FixedLenFeature([8], tf.int64)})['tokens'])
+  dataset = dataset.batch(group, drop_remainder=True).map(lambda x: tf.reshape(x, [-1]))
+  if batch:
+    dataset = dataset.apply(tf.data.experimental.map_and_batch(lambda x: (x, x), batch_size, drop_remainder=True))
+  else:
+    dataset = dataset.map(lambda x: (x, x))
+  return dataset
+
+
+def INPUT_FN
+'''
+
+
+@pytest.mark.parametrize('input_fn, grouped_counts', [
+    # batched again in the same function: the group of 6 is part of each example
+    ("input_fn(params):\n  return records(['a'], params['batch_size'], 6)\n", False),
+    # batched again by the input_fn, from what the builder returns unbatched
+    ("input_fn(params):\n  parts = [records(['a'], 1, 6, batch=False)]\n"
+     "  dataset = tf.data.experimental.sample_from_datasets(parts)\n"
+     "  return dataset.batch(params['batch_size'], drop_remainder=True)\n", False),
+    # never batched again: the group is the batch the input feeds
+    ("input_fn(params):\n  return records(['a'], 1, 6, batch=False)\n", True),
+])
+def test_a_batch_that_the_input_batches_again_is_part_of_each_example(tmp_path, input_fn, grouped_counts):
+  """`.batch(n).map(join)` then map_and_batch at params['batch_size'] (GPT-2's input stitches n records into one
+  text): n is no batch the cores split, and the batch fed is params['batch_size']; where nothing batches again, n is
+  the input's batch (rule 3 and rule 16 at it)."""
+  source = GROUPED_RECORDS.replace('INPUT_FN\n', input_fn) + (
+      "\n\ntf.estimator.tpu.TPUEstimator(model_fn=None, train_batch_size=64).train(input_fn, max_steps=1)\n")
+  (tmp_path / 'inputs.py').write_text(source)
+  _, found = findings_of([str(tmp_path / 'inputs.py')], str(tmp_path))
+  codes = set((line == 7, code) for _, line, code, severity in found if severity == R)
+  grouped = {(True, 'batch-size-not-params'), (False, 'batch-not-divisible')}  # rule 16 where the 6 is written
+  if grouped_counts:
+    assert grouped <= codes, found
+  else:
+    assert not grouped & codes, found
+
+
+FLAGGED_BATCHING = '''\
+import functools
+import tensorflow as tf
+
+
+def make(size, batch):
+  dataset = tf.data.Dataset.from_tensors(tf.zeros([4])).repeat()
+  if batch:
+    dataset = dataset.batch(size, drop_remainder=True)
+  else:
+    dataset = dataset.batch(3, drop_remainder=True)
+  return dataset
+
+
+def input_fn(params, batch=True):
+  return make(params['batch_size'], batch=batch)
+
+
+def unbatched_input_fn(params):
+  return input_fn(params, batch=False)
+
+
+tf.estimator.tpu.TPUEstimator(model_fn=None, train_batch_size=64).train(GIVEN, max_steps=1)
+'''
+
+
+@pytest.mark.parametrize('given, else_runs', [
+    ('input_fn', False), ('functools.partial(input_fn, batch=False)', True), ('unbatched_input_fn', True)])
+def test_an_input_fn_s_own_argument_handed_on_holds_its_default_when_tensorflow_calls_it(tmp_path, given, else_runs):
+  """TensorFlow calls the input_fn with params alone: a parameter it hands on (`make(..., batch=batch)`) holds its
+  default there (or what a partial binds), not what the program's other callers of input_fn pass."""
+  source = FLAGGED_BATCHING.replace('GIVEN', given)
+  lines, _ = lines_with(tmp_path, 'train.py', source, 'batch-size-not-params')
+  assert (10 in lines) == else_runs, lines
+
+
+UNREAD_STRING_FEATURE = '''\
+import tensorflow as tf
+
+
+def parse(record):
+  spec = {'hash': tf.io.VarLenFeature(tf.string), 'text': tf.io.FixedLenFeature([8], tf.int64)}
+  parsed = tf.io.parse_single_example(record, spec)
+  return RETURNED
+
+
+def input_fn(params):
+  dataset = tf.data.TFRecordDataset(['a']).map(parse)
+  return dataset.batch(params['batch_size'], drop_remainder=True)
+
+
+tf.estimator.tpu.TPUEstimator(model_fn=None, train_batch_size=64).train(input_fn, max_steps=1)
+'''
+
+
+@pytest.mark.parametrize('returned, strings_fed', [
+    ("parsed['text'], parsed['text']", False), ('parsed', True), ("parsed['hash'], parsed['text']", True)])
+def test_a_string_feature_the_parser_never_reads_back_never_reaches_the_infeed(tmp_path, returned, strings_fed):
+  """A parse spec's tf.string feature whose key the function never reads from the parsed dict (it returns other
+  keys) is dropped on the host; returned (the whole dict, or its key), it is fed."""
+  lines, _ = lines_with(tmp_path, 'train.py', UNREAD_STRING_FEATURE.replace('RETURNED', returned),
+                        'strings-to-the-device')
+  assert (lines == [5]) == strings_fed and (not lines) != strings_fed, lines
