@@ -16,6 +16,7 @@ from estimator_tpu.porting.program import containers
 from estimator_tpu.porting.program import dtypes
 from estimator_tpu.porting.program import mode_branches
 from estimator_tpu.porting.program import params as params_lib
+from estimator_tpu.porting.program import reachable
 from estimator_tpu.porting.program import syntax
 from estimator_tpu.porting.program import values
 
@@ -270,6 +271,18 @@ def size_handed_by_lambda(program, target, site):
   return origin.kind == 'attribute' and origin.bound is not None and origin.bound[0] == 'param' and \
       isinstance(origin.node, ast.Attribute) and isinstance(origin.node.value, ast.Name) and \
       bound.get(origin.node.value.id) is not None
+
+
+def size_bound_by_partial(target, site):
+  """The keyword value of `functools.partial(input_fn, batch_size=10, ...)` that the input batches at, when the def
+  takes no params and batches at that parameter itself: the lambda row (docs/PORT_REPORT.md) for a partial, whose
+  own rule-3 change (a callable that takes params and hands params['batch_size'] on) is the whole edit; None else."""
+  origin = site.origin
+  if not target.partial or 'params' in syntax.param_names(target.node) or origin is None or \
+      origin.kind != 'parameter' or origin.owner is not target.node or site.fn is not target.node or \
+      not isinstance(origin.node, ast.Name) or origin.node.id not in target.bound_keywords:
+    return None
+  return syntax.keyword(target.partial[1], origin.node.id)
 
 
 def object_handed_by_lambda(program, target, site):
@@ -813,6 +826,8 @@ def written_sizes(program, module, fn, size):
   writes it: the literal, or the flag or option definition whose default it is."""
   found = []
   for origin in values.origins(program, module, fn, size):
+    if reachable.in_dead_code(program, origin.module, origin.node):
+      continue  # a caller that never runs (an imported script's __main__ block)
     value = syntax.literal(origin.node)
     if isinstance(value, int) and not isinstance(value, bool):
       found.append((origin.module, origin.node, value))

@@ -39,12 +39,14 @@ def in_dead_code(program, module, node):
   fixes in its code (below)."""
   dead = dead_defs(program)
   top = None
-  current = node
-  while current is not None:
+  current = statement = node
+  while current is not None and current is not module.tree:
     if isinstance(current, DEFS):
       top = current
-    current = module.parents.get(id(current))
-  return (top is not None and id(top) in dead) or _in_branch_not_taken(program, module, node)
+    statement, current = current, module.parents.get(id(current))
+  # (statement: the module-level statement around node) an imported script's `__main__` block does not run
+  in_main_block = id(module) in program.memo['imported_scripts'] and _is_main_block(statement)
+  return (top is not None and id(top) in dead) or in_main_block or _in_branch_not_taken(program, module, node)
 
 
 def _in_branch_not_taken(program, module, node):
@@ -262,6 +264,7 @@ def _dead(program):
   defs = {}  # name -> [(module, module-level def or class)]
   scripts = set(id(module) for module in program.modules if _is_script(module))
   as_modules = _imported_scripts(program, scripts)
+  program.memo['imported_scripts'] = as_modules
   # tf.app.run() and absl's app.run(main) run __main__.main without naming it: the main of each script that runs
   # (of every module, when none has a __main__ block)
   live_reads = set((id(module), 'main', True) for module in program.modules

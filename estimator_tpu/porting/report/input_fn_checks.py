@@ -36,6 +36,12 @@ def check_input_fn(collector, target, modes):
                        'binds its `params` already: TPUEstimator refuses an input_fn without a params argument left '
                        'to pass, and passes params[\'batch_size\'] there -> leave params unbound (put what you bound '
                        'into TPUEstimator\'s params=).' % node.name)
+  elif not checks.accepts_params(target) and target.partial and _partial_hands_the_batch(collector.program, target):
+    partial_module, partial = target.partial
+    collector.required(partial_module, partial, 'input-fn-without-params', '`functools.partial(%s, ...)` given as '
+                       'input_fn leaves no `params` to pass, and binds the batch size itself -> a callable that takes '
+                       'params and hands params[\'batch_size\'] on as that batch size: TPUEstimator refuses an '
+                       'input_fn without a params argument.' % node.name)
   elif not checks.accepts_params(target):
     what = 'the lambda given as input_fn' if isinstance(node, ast.Lambda) else 'input_fn %s' % checks.describe_fn(node)
     collector.required(module, node, 'input-fn-without-params', '%s takes no `params` -> add a `params` argument '
@@ -50,6 +56,12 @@ def check_input_fn(collector, target, modes):
     for where in inputs.returned_tensors(collector.program, target):
       collector.returns_tensors.setdefault(where, set()).update(modes)
   return reading.visited_defs
+
+def _partial_hands_the_batch(program, target):
+  """Whether every batch of a partial's input batches at a size the partial binds (the lambda row for a partial)."""
+  batches = inputs.read_input_fn(program, target).batches
+  return bool(batches) and all(inputs.size_bound_by_partial(target, site) is not None for site in batches)
+
 
 def report_returned_tensors(collector):
   """An input_fn that returns tensors instead of a Dataset: TPUEstimator's predict refuses it, and so does the
@@ -179,7 +191,8 @@ class _Checks(object):
     # Checks rule 3 (params), rule 4 (static shapes).
     module, fn, call, size = site.module, site.fn, site.call, site.size
     # A lambda without params that hands its batch size on: its rule-3 change is the whole edit (docs/PORT_REPORT.md).
-    handed = inputs.size_handed_by_lambda(self.program, self.reading.target, site)
+    bound = inputs.size_bound_by_partial(self.reading.target, site)
+    handed = bound is not None or inputs.size_handed_by_lambda(self.program, self.reading.target, site)
     grouped = size is not None and not site.from_params and inputs.rebatched(self.program, self.reading, site)
     if grouped:
       pass  # a size inside each example: the call that batches again is the batch fed
@@ -199,7 +212,10 @@ class _Checks(object):
                               'change from batch to batch, and XLA compiles a TPU program for one static shape -> '
                               'pad (or cut) every element to a fixed length before batching.'
                               % site.method.replace('tensorflow.', 'tf.', 1))
-    if size is not None and not site.from_params and self.modes and not grouped:
+    if bound is not None and self.modes and not grouped:  # the size written in the partial
+      check_even_batches(self.collector, self.reading.target.partial[0], None, bound,
+                         predicts_only=not self.modes & set([TRAIN, EVAL]))
+    elif size is not None and not site.from_params and self.modes and not grouped:
       check_even_batches(self.collector, module, fn, size, predicts_only=not self.modes & set([TRAIN, EVAL]))
     if site.flattened:
       return  # unbatched by the function that called its input_fn (tpu_exact_eval_input): not the shape fed

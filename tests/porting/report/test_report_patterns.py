@@ -4294,3 +4294,49 @@ def test_a_string_feature_the_parser_never_reads_back_never_reaches_the_infeed(t
   lines, _ = lines_with(tmp_path, 'train.py', UNREAD_STRING_FEATURE.replace('RETURNED', returned),
                         'strings-to-the-device')
   assert (lines == [5]) == strings_fed and (not lines) != strings_fed, lines
+
+
+PARTIAL_INPUT = '''\
+import functools
+import tensorflow as tf
+
+
+def make_dataset(batch_size, size):
+  dataset = tf.data.Dataset.from_tensors(tf.zeros([size])).repeat()
+  return dataset.batch(batch_size, drop_remainder=True)
+
+
+if __name__ == '__main__':
+  print(make_dataset(batch_size=3, size=4))
+'''
+
+PARTIAL_TRAIN = '''\
+import functools
+import tensorflow as tf
+import inputs
+
+
+def model_fn(features, labels, mode, params):
+  loss = tf.reduce_mean(tf.layers.dense(features, 1))
+  optimizer = tf.tpu.CrossShardOptimizer(tf.train.AdamOptimizer())
+  return tf.estimator.tpu.TPUEstimatorSpec(mode, loss=loss, train_op=optimizer.minimize(loss))
+
+
+config = tf.estimator.tpu.RunConfig(master='', tpu_config=tf.estimator.tpu.TPUConfig(iterations_per_loop=10))
+estimator = tf.estimator.tpu.TPUEstimator(model_fn=model_fn, config=config, train_batch_size=64)
+estimator.train(input_fn=functools.partial(inputs.make_dataset, batch_size=BATCH, size=4), max_steps=1)
+'''
+
+
+@pytest.mark.parametrize('batch, divisible', [('10', False), ('64', True)])
+def test_a_partial_that_binds_the_batch_size_is_the_input_s_one_params_change(tmp_path, batch, divisible):
+  """functools.partial(make_dataset, batch_size=10) as input_fn, the def without params batching at that argument:
+  the lambda row (docs/PORT_REPORT.md) for a partial, one rule-3 change at the partial (a callable that takes params
+  and hands params['batch_size'] on), none at the def or the batch, and rule 16 for the 10 written in the partial.
+  The 3 in inputs.py's own `__main__` block is no batch of the program: imported, that block does not run."""
+  (tmp_path / 'inputs.py').write_text(PARTIAL_INPUT)
+  (tmp_path / 'train.py').write_text(PARTIAL_TRAIN.replace('BATCH', batch))
+  _, found = findings_of([str(tmp_path / 'train.py'), str(tmp_path / 'inputs.py')], str(tmp_path))
+  required = [(path, line, code) for path, line, code, severity in found if severity == R]
+  expected = [('train.py', 14, 'input-fn-without-params')] + ([] if divisible else [('train.py', 14, 'batch-not-divisible')])
+  assert sorted(required) == sorted(expected), found

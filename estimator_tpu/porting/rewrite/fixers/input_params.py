@@ -63,6 +63,8 @@ def _give_params(port, target, done):
     port.edits[f].comment(original, edits_lib.rule_comment(3, 'TPUEstimator calls input_fn with params, where the '
                                                           'batch size is.'))
   port.take(target.module, fn, ('input-fn-without-params',))
+  if target.partial:  # functools.partial(fn, batch_size=...) without params: the report's change is the partial's
+    port.take(target.partial[0], target.partial[1], ('input-fn-without-params',))
   port.change(f, original, 3, '%s takes params' % ('the lambda given as input_fn' if isinstance(fn, ast.Lambda) else
                                                   '%s()' % fn.name))
 
@@ -106,7 +108,9 @@ def _fix_batch(port, batch):
   # and the object's batch is left to a human, a TODO here)
   held = batch.how is None and batch.proper is not None and \
       inputs.object_handed_by_lambda(port.program, batch.proper, batch.site)
-  if not port.findings(module, batch.call, SIZE_CODES) and not handed_on and not held:
+  # (a partial that binds the batch size, the report's change: the def takes params and batches with them instead)
+  bound = batch.proper is not None and inputs.size_bound_by_partial(batch.proper, batch.site) is not None
+  if not port.findings(module, batch.call, SIZE_CODES) and not handed_on and not held and not bound:
     batch.how = 'params'  # the report asks for nothing about this batch size: it stays as it is
   elif batch.how == 'params':
     batch.how = None  # read from params, but not params['batch_size'] (params.train_batch_size): left to a human
