@@ -310,6 +310,8 @@ def is_sklearn_scaler(name):
 SPLITTERS = frozenset(['sklearn.model_selection.train_test_split', 'sklearn.cross_validation.train_test_split'])
 # Tensors made from in-memory data, keeping its dtype unless dtype= is given.
 TENSOR_MAKERS = frozenset(['tensorflow.constant', 'tensorflow.convert_to_tensor'])
+# TensorFlow functions that return a model_fn calling the one they are given (replicate_model_fn: once per GPU tower).
+MODEL_FN_WRAPPERS = frozenset(['tensorflow.contrib.estimator.replicate_model_fn'])
 
 # tf.contrib modules and where each went (longest prefix wins), for version-contrib.
 CONTRIB_REPLACEMENTS = [

@@ -9,6 +9,7 @@ checks can say so instead of guessing.
 import ast
 import collections
 
+from estimator_tpu.porting.program import apis
 from estimator_tpu.porting.program import containers
 from estimator_tpu.porting.program import syntax
 
@@ -589,6 +590,12 @@ class Callables(object):
       if found:
         return found
     callee = self.program.canonical(module, fn, call.func)
+    wrapped = syntax.argument(call, 0, 'model_fn') if callee in apis.MODEL_FN_WRAPPERS else None
+    if wrapped is not None:
+      # the model_fn it calls (once per tower): the estimator's modes are that function's
+      found = [t for t in self.resolve(module, fn, wrapped, depth + 1) if isinstance(t, Fn)]
+      if found:
+        return found
     if callee and (callee == 'tensorflow' or callee.startswith('tensorflow.')):
       return [Unresolved('`%s` is made by TensorFlow at run time' % syntax.render(call), made_by=callee,
                          call=(module, fn, call))]

@@ -4340,3 +4340,37 @@ def test_a_partial_that_binds_the_batch_size_is_the_input_s_one_params_change(tm
   required = [(path, line, code) for path, line, code, severity in found if severity == R]
   expected = [('train.py', 14, 'input-fn-without-params')] + ([] if divisible else [('train.py', 14, 'batch-not-divisible')])
   assert sorted(required) == sorted(expected), found
+
+
+REPLICATED_MODEL_FN = '''\
+import tensorflow as tf
+
+
+def model_fn(features, labels, mode, params):
+  logits = tf.layers.dense(features, 2)
+  if mode == tf.estimator.ModeKeys.PREDICT:
+    return tf.estimator.EstimatorSpec(mode=mode, predictions={'logits': logits})
+  loss = tf.losses.sparse_softmax_cross_entropy(labels, logits)
+  train_op = tf.train.AdamOptimizer().minimize(loss, tf.train.get_global_step())
+  return tf.estimator.EstimatorSpec(mode=mode, loss=loss, train_op=train_op)
+
+
+def input_fn(params):
+  return tf.data.Dataset.from_tensors((tf.zeros([4]), 0)).repeat().batch(params['batch_size'], drop_remainder=True)
+
+
+estimator = tf.estimator.Estimator(model_fn=tf.contrib.estimator.replicate_model_fn(model_fn), params={})
+estimator.train(input_fn, max_steps=10)
+'''
+
+
+@pytest.mark.parametrize('predicts', [False, True])
+def test_a_model_fn_replicate_model_fn_wraps_runs_in_the_estimator_s_modes(tmp_path, predicts):
+  """tf.contrib.estimator.replicate_model_fn(model_fn) calls model_fn once per tower: the estimator's modes are that
+  function's, so a program that only trains needs nothing of its PREDICT spec, and its training rules are read."""
+  source = REPLICATED_MODEL_FN + ('list(estimator.predict(input_fn))\n' if predicts else '')
+  (tmp_path / 'train.py').write_text(source)
+  _, found = findings_of([str(tmp_path / 'train.py')], str(tmp_path))
+  spec_lines = [line for _, line, code, severity in found if code == 'estimator-spec' and severity == R]
+  assert spec_lines == ([7] if predicts else []), found
+  assert ('train.py', 9, 'optimizer-not-cross-shard', R) in found, found
