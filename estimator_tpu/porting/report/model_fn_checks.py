@@ -388,7 +388,8 @@ class _DeviceWalk(object):
                    'TPU they are silently left out) -> return the tensors in TPUEstimatorSpec(host_call=(fn, '
                    'tensors)) and write the summaries in fn, which runs on the host.' % short)
     elif (canonical in apis.VARIABLE_CLASSES or canonical in apis.VARIABLE_GETTERS) and \
-        self._tensor_initial_value(module, fn, call, canonical in apis.VARIABLE_GETTERS):
+        self._tensor_initial_value(module, fn, call, canonical in apis.VARIABLE_GETTERS) and \
+        not _metric_builder(self.program, fn):
       getter = canonical in apis.VARIABLE_GETTERS
       add.required(module, call, 'variable-from-a-tensor',
                    '`%s(...)` inside model_fn with a tensor (%s) as its initial value: TPUEstimator builds model_fn '
@@ -796,6 +797,45 @@ def _holds(expression, node, names):
         isinstance(node, ast.Name) and inner.id == node.id))):
       return True
   return False
+
+
+def _metric_builder(program, fn):
+  """Whether `fn` is a function of the program whose every call only makes a metric for eval_metric_ops
+  (`matrix = confusion(labels, predictions)`, `metrics = {'matrix': matrix}`, `EstimatorSpec(eval_metric_ops=
+  metrics)`): the port moves those into metric_fn, which TPUEstimator runs on the host, outside the TPU loop."""
+  if not isinstance(fn, (ast.FunctionDef, ast.AsyncFunctionDef)):
+    return False
+  sites = program.callables.call_sites(fn)
+  return bool(sites) and all(caller is not None and _only_into_eval_metric_ops(module, caller, call)
+                             for module, caller, call in sites)
+
+
+def _only_into_eval_metric_ops(module, caller, call):
+  statement = module.statement_of(call)
+  if not (isinstance(statement, ast.Assign) and statement.value is call and len(statement.targets) == 1 and
+          isinstance(statement.targets[0], ast.Name)):
+    return False
+  names, holders = set([statement.targets[0].id]), []
+  nodes = [node for node, _ in syntax.walk_local(caller)]
+  for _ in range(3):  # names of the dicts (tuples) that hold it
+    for node in nodes:
+      if isinstance(node, ast.Assign) and isinstance(node.value, (ast.Dict, ast.Tuple, ast.List)) and \
+          len(node.targets) == 1 and isinstance(node.targets[0], ast.Name) and node not in holders and \
+          any(isinstance(inner, ast.Name) and inner.id in names for inner in ast.walk(node.value)):
+        holders.append(node)
+        names.add(node.targets[0].id)
+  handed = False
+  for node in nodes:
+    if not (isinstance(node, ast.Name) and node.id in names and isinstance(node.ctx, ast.Load)):
+      continue
+    if any(any(inner is node for inner in ast.walk(holder.value)) for holder in holders):
+      continue
+    parent = module.parents.get(id(node))
+    if isinstance(parent, ast.keyword) and parent.arg == 'eval_metric_ops':
+      handed = True
+      continue
+    return False
+  return handed
 
 
 def _inside_call(module, node, test):

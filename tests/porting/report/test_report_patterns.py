@@ -4374,3 +4374,42 @@ def test_a_model_fn_replicate_model_fn_wraps_runs_in_the_estimator_s_modes(tmp_p
   spec_lines = [line for _, line, code, severity in found if code == 'estimator-spec' and severity == R]
   assert spec_lines == ([7] if predicts else []), found
   assert ('train.py', 9, 'optimizer-not-cross-shard', R) in found, found
+
+
+METRIC_BUILDER = '''\
+import tensorflow as tf
+
+
+def confusion(labels, predictions):
+  total = tf.Variable(tf.zeros([2, 2], dtype=tf.int32), trainable=False, collections=[tf.GraphKeys.LOCAL_VARIABLES])
+  return tf.convert_to_tensor(total), tf.assign_add(total, tf.confusion_matrix(labels, predictions, num_classes=2))
+
+
+def model_fn(features, labels, mode, params):
+  logits = tf.layers.dense(features, 2)
+  loss = tf.losses.sparse_softmax_cross_entropy(labels, logits)
+  predictions = tf.argmax(logits, 1)
+  matrix = confusion(labels, predictions)
+  USE
+  train_op = tf.train.AdamOptimizer().minimize(loss, tf.train.get_global_step())
+  return tf.estimator.EstimatorSpec(mode, loss=loss, train_op=train_op, eval_metric_ops=metrics)
+
+
+def input_fn(params):
+  return tf.data.Dataset.from_tensors((tf.zeros([4]), 0)).repeat().batch(params['batch_size'], drop_remainder=True)
+
+
+estimator = tf.estimator.Estimator(model_fn=model_fn)
+estimator.train(input_fn, max_steps=10)
+estimator.evaluate(input_fn, steps=1)
+'''
+
+
+@pytest.mark.parametrize('use, on_the_tpu', [
+    ("metrics = {'matrix': matrix}", False),
+    ("metrics = {'matrix': matrix}\n  tf.identity(matrix[0], name='logged')", True)])
+def test_a_function_that_only_makes_an_eval_metric_runs_on_the_host_after_the_port(tmp_path, use, on_the_tpu):
+  """A helper whose every call only makes a metric for eval_metric_ops moves into metric_fn, which TPUEstimator runs
+  on the host: its tf.Variable of a tensor is no rule-18 change. Used elsewhere in model_fn too, it is."""
+  lines, found = lines_with(tmp_path, 'train.py', METRIC_BUILDER.replace('USE', use), 'variable-from-a-tensor')
+  assert lines == ([5] if on_the_tpu else []), found
