@@ -332,6 +332,14 @@ class Judge(object):
                                          '%s); what it does after is not judged: run with a larger --steps.'
                                          % (steps, where, site))])
       return
+    if self.predictions_cut:
+      # anything after a cut predict may come from the cut (predictions compared with every label of the input)
+      where, steps = self.predictions_cut
+      self.report([check_results.skipped('program', 'the program raised %s at %s after the predict call at %s, '
+                                         'which the judge let make only %d predictions (--steps) where the input '
+                                         'holds more: what the program does with its predictions is not judged; '
+                                         'run with a larger --steps.' % (type(error).__name__, site, where, steps))])
+      return
     moved = self._in_moved_model_dir(error)
     if moved:
       # The program reads its own model_dir (lists its checkpoints, opens what training wrote there) after a call:

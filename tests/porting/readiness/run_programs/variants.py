@@ -14,7 +14,7 @@ FEATURES = 4
 VARIANTS = ('ok', 'input_no_params', 'params_batch_size', 'plain_run_config', 'metrics_dict', 'metrics_int',
             'metric_dropped', 'unbatched_eval', 'dynamic_batch', 'crash', 'eval_metric_ops_spec', 'premade',
             'own_use_tpu', 'iterator_input', 'iterator_input_v2', 'export_in_model_dir', 'predictions_one_by_one',
-            'plain_iterator_input', 'reads_model_dir')
+            'plain_iterator_input', 'reads_model_dir', 'predictions_counted')
 
 
 def data(count=64):
@@ -143,6 +143,10 @@ def main():
     predictions = estimator.predict(predict_input_fn)
     for _ in range(5):
       print(next(predictions)['class'])
+  elif variant == 'predictions_counted':  # compares its predictions with its ten labels, as a log loss would
+    classes = [p['class'] for p in estimator.predict(predict_input_fn)]
+    if len(classes) != 10:
+      raise ValueError('Found input variables with inconsistent numbers of samples: [10, %d]' % len(classes))
   else:
     print([p['class'] for p in estimator.predict(predict_input_fn)])
   if variant == 'export_in_model_dir':
