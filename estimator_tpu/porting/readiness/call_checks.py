@@ -214,7 +214,11 @@ class Judge(object):
         8 * shape.num_cores
     per_core = max(1, global_batch // shape.num_cores)
     input_fn = user_code.as_tpu_input_fn(call.input_fn, call.mode, lambda: TPU_RUN_CONFIG())
-    results, _ = input_checks.check_input(input_fn, {'batch_size': per_core})
+    # judged under the TPUConfig the port writes, as a plain Estimator's input is: TensorFlow's PER_HOST_V1 input
+    # takes (features, labels) tensors in training and evaluation, and hands input_fn a host's batch
+    tensors_ok = input_checks.tensors_accepted(TPU_RUN_CONFIG().tpu_config, call.mode)
+    batch = max(1, global_batch // shape.num_hosts) if tensors_ok else per_core
+    results, _ = input_checks.check_input(input_fn, {'batch_size': batch}, tensors_ok=tensors_ok, per_core=per_core)
     skipped = check_results.skipped('xla_compile', 'a premade estimator\'s model_fn is TensorFlow\'s own, with no '
                                     'TPU version: nothing of it to compile (see estimator).')
     return [user_code.check_signatures(None, call.input_fn)] + results + [skipped]

@@ -272,6 +272,16 @@ def test_a_plain_estimator_is_judged_under_the_tpu_config_the_port_writes(tmp_pa
   assert re.search(r"params\['batch_size'\] = (\d+) \(for 8 cores of \d+ each", batch), batch
 
 
+def test_a_premade_estimator_s_input_is_judged_under_the_tpu_config_the_port_writes(tmp_path):
+  """A premade estimator's input_fn returning an iterator's tensors is taken as a plain Estimator's is (PER_HOST_V1,
+  TPUConfig's default: held-out-24's dedup program was told 'returned tuple'), its batch a host's: what fails is the
+  premade estimator and the input_fn without params, not the tensors."""
+  result = run_variant(tmp_path, 'premade_iterator_input')
+  assert sorted(line.split(' (rule')[0] for line in result.failed()) == ['FAIL estimator', 'FAIL signatures'], \
+      result.stdout
+  assert result.passed('input_shapes') and result.passed('input_batch'), result.stdout
+
+
 def test_refused_settings_do_not_stop_the_program(tmp_path):
   """A RunConfig or params TPUEstimator refuses is reported, then replaced by what it takes: the later calls are
   judged too, and pass."""

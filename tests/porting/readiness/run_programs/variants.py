@@ -14,7 +14,7 @@ FEATURES = 4
 VARIANTS = ('ok', 'input_no_params', 'params_batch_size', 'plain_run_config', 'metrics_dict', 'metrics_int',
             'metric_dropped', 'unbatched_eval', 'dynamic_batch', 'crash', 'eval_metric_ops_spec', 'premade',
             'own_use_tpu', 'iterator_input', 'iterator_input_v2', 'export_in_model_dir', 'predictions_one_by_one',
-            'plain_iterator_input', 'reads_model_dir', 'predictions_counted')
+            'plain_iterator_input', 'reads_model_dir', 'predictions_counted', 'premade_iterator_input')
 
 
 def data(count=64):
@@ -88,6 +88,19 @@ def premade(args):
                                   tf.estimator.EvalSpec(evaluate, steps=None, throttle_secs=0))
 
 
+def premade_iterator_input(args):
+  """A premade estimator trained from an input_fn that returns a one-shot iterator's tensors, batched at 16."""
+  x, y = data()
+  estimator = tf.estimator.LinearClassifier([tf.feature_column.numeric_column('x', shape=[FEATURES])],
+                                            config=tf.estimator.RunConfig(model_dir=args.model_dir))
+
+  def input_fn():
+    dataset = tf.data.Dataset.from_tensor_slices(({'x': x}, y)).repeat()
+    return tf.data.make_one_shot_iterator(dataset.batch(16, drop_remainder=True)).get_next()
+
+  estimator.train(input_fn, max_steps=args.train_steps)
+
+
 def plain_iterator_input(args):
   """A plain Estimator (not yet ported) whose input_fn(params) returns an iterator's tensors, batched at 16."""
   def plain_model_fn(features, labels, mode, params):
@@ -119,6 +132,8 @@ def main():
     return premade(args)
   if variant == 'plain_iterator_input':
     return plain_iterator_input(args)
+  if variant == 'premade_iterator_input':
+    return premade_iterator_input(args)
   params = {'variant': variant}
   if variant == 'params_batch_size':
     params['batch_size'] = 16
