@@ -35,7 +35,8 @@ METRICS = re.compile(r'Saving dict for global step (\d+): (.*)')
 # Put first on the path of every replay (as its sitecustomize). (1) The evaluation line every run's metrics are read
 # from: Estimator (and contrib.learn's) log "Saving dict for global step" at INFO, which a program that leaves
 # TensorFlow's logging at WARN never shows; there the hook prints the same line, the moment each module is imported
-# (no TensorFlow import of its own: the program imports it as it would). (2) When evaluating a copied checkpoint:
+# (no TensorFlow import of its own: the program imports it as it would). (2) The model_dir of an estimator given
+# none, in the replay's output folder instead of a new temporary folder. (3) When evaluating a copied checkpoint:
 # training becomes a no-op and train_and_evaluate evaluates once, the same patch for the original and the port, so
 # both evaluate the same weights (contrib.learn's Experiment evaluates after its training anyway).
 REPLAY_HOOK = """import importlib.abc
@@ -81,6 +82,24 @@ class _AfterImport(importlib.abc.MetaPathFinder):
 
 sys.meta_path.insert(0, _AfterImport())
 
+# An estimator given no model_dir trains in tempfile.mkdtemp(): each such folder an estimator asks for becomes
+# WRITE_RUNS_MODEL_DIRS/<n>, in the order asked (the same in the original's run and the port's), so the replay's
+# output folder holds the checkpoints another run can evaluate.
+_MODEL_DIRS = os.environ.get('WRITE_RUNS_MODEL_DIRS')
+if _MODEL_DIRS:
+  import itertools
+  import tempfile
+  _mkdtemp, _asked = tempfile.mkdtemp, itertools.count()
+
+  def _mkdtemp_for_estimators(*args, **kwargs):
+    caller = sys._getframe(1).f_globals.get('__name__', '')
+    if not caller.startswith(('tensorflow_estimator.', 'tensorflow.contrib.learn.', 'tensorflow_core.contrib.learn.')):
+      return _mkdtemp(*args, **kwargs)
+    path = os.path.join(_MODEL_DIRS, str(next(_asked)))
+    os.makedirs(path, exist_ok=True)
+    return path
+  tempfile.mkdtemp = _mkdtemp_for_estimators
+
 if os.environ.get('WRITE_RUNS_EVAL_ONLY'):
   import tensorflow as _tf  # first: tf.estimator is only set up when TensorFlow is imported before it
   _tf.estimator.Estimator  # pylint: disable=pointless-statement
@@ -117,6 +136,8 @@ def port(program, folder, out, python):
           'todos_by_rule': by_rule(TODO_RULE.findall(text)), 'output': text}
 
 
+# Under the replay's output folder: the model_dirs of estimators given none (REPLAY_HOOK).
+TEMPORARY_MODEL_DIRS = 'temporary_model_dirs'
 JUDGE = '{py} -m estimator_tpu.readiness --run -- '
 CHECK_LINE = re.compile(r'^(PASS|FAIL|SKIP) (\w+)', re.M)
 
@@ -189,7 +210,8 @@ def replay(program, folder, ported, run_dir, data, runs, python, timeout, hook=N
           os.unlink(target)  # a file the program links in from elsewhere (even a dangling link): the port's replaces it
         shutil.copyfile(os.path.join(root, name), target)
   os.makedirs(out)
-  env = dict(os.environ, PYTHONHASHSEED='0', PYTHONPATH=os.pathsep.join([hook, REPO_ROOT]) if hook else REPO_ROOT)
+  env = dict(os.environ, PYTHONHASHSEED='0', PYTHONPATH=os.pathsep.join([hook, REPO_ROOT]) if hook else REPO_ROOT,
+             WRITE_RUNS_MODEL_DIRS=os.path.join(out, TEMPORARY_MODEL_DIRS))
   if checkpoint_of:
     target = checkpoint_folder(program, run_dir)
     shutil.rmtree(target, ignore_errors=True)

@@ -207,3 +207,27 @@ def test_an_evaluation_a_program_logs_above_info_is_read_through_the_replay_hook
     assert results['contrib_learn', False] == []
     (step, values), = results['contrib_learn', True]
     assert step == 3 and 'loss' in values
+
+
+def test_an_estimator_without_model_dir_is_evaluated_on_the_original_s_checkpoint(tmp_path):
+  """An Estimator given no model_dir trains in a new temporary folder each run: through the replay hook it is the
+  replay's output folder's temporary_model_dirs/0, so the eval-only run of a copy restores the original's step 3
+  (not fresh weights at step 0)."""
+  source = tmp_path / 'program'
+  source.mkdir()
+  (source / 'train.py').write_text(PROGRAM.replace('tf.estimator.Estimator(model_fn, model_dir=sys.argv[1])',
+                                                   'tf.estimator.Estimator(model_fn)'))
+  program = {'run': {'replay': '{py} train.py'}}
+  hook = write_runs.write_hook(str(tmp_path / 'hook'))
+
+  def run(name, checkpoint_of=None):
+    result = write_runs.replay(program, str(source), None, str(tmp_path / name), str(tmp_path), str(tmp_path),
+                               sys.executable, 300, hook=hook, checkpoint_of=checkpoint_of)
+    assert result['exit'] == 0 and result['metrics'], open(result['log']).read()[-3000:]
+    return result
+
+  original = run('original')
+  assert os.path.isdir(str(tmp_path / 'original' / 'out' / write_runs.TEMPORARY_MODEL_DIRS / '0'))
+  again = run('again', checkpoint_of=str(tmp_path / 'original'))
+  assert again['metrics'][-1][0] == 3 and not write_runs._restored_nothing(again)  # pylint: disable=protected-access
+  assert write_runs.compare(original, again, tolerance=1e-4).startswith('SAME')
