@@ -189,7 +189,8 @@ def dynamic_tensors(ops):
   dynamic = []           # from them alone (TF 2's gradients take a ZerosLike of reserve_space_3)
   for op in ops:
     if op.type in COMPILE_TIME_OPS or (op.inputs and not op.op_def.is_stateful
-                                       and all(i.op.name in compile_time for i in op.inputs)):
+                                       and all(i.op.name in compile_time for i in op.inputs)) or \
+        _sized_at_compile_time(op, compile_time):
       compile_time.add(op.name)
       continue
     unknown_inputs = [i for i in op.inputs if _unknown(i)]
@@ -202,6 +203,17 @@ def dynamic_tensors(ops):
       else:
         dynamic.append(t)
   return dynamic
+
+
+def _sized_at_compile_time(op, compile_time):
+  """A TensorArraySizeV3 of a TensorArray made with a size known when XLA compiles (dynamic_rnn's, the time steps of
+  a static input): XLA sizes the array then, so the range TensorArrayStack gathers over has a static length."""
+  if op.type != 'TensorArraySizeV3':
+    return False
+  handle = op.inputs[0].op
+  while handle.type in ('Enter', 'RefEnter', 'Identity') and handle.inputs:
+    handle = handle.inputs[0].op
+  return handle.type == 'TensorArrayV3' and handle.inputs[0].op.name in compile_time
 
 
 def _unknown(tensor):

@@ -165,6 +165,25 @@ def test_a_fused_batch_norm_in_training_passes_though_tensorflow_leaves_one_outp
   assert failures(run_check(tiny_model_fn_builder(flat))) == []
 
 
+def test_a_dynamic_rnn_over_a_static_sequence_is_no_dynamic_shape():
+  """dynamic_rnn stacks its outputs from a TensorArray over tf.range(TensorArraySizeV3): the range has no static
+  length in the graph, but the array was made with the time steps of a static input, which XLA knows when it
+  compiles: step_shapes passes, as xla_compile does (held-out-24's grid-cell and held-out-23's chatbot ports had a
+  step_shapes FAIL beside their own xla_compile PASS)."""
+  def recurrent(images, labels):
+    sequence = tf.reshape(images, [-1, 28, 28])
+    outputs, _ = tf.nn.dynamic_rnn(tf.nn.rnn_cell.BasicRNNCell(8), sequence, dtype=tf.float32)
+    return tf.reshape(outputs, [-1, 28 * 8])
+
+  with tf.Graph().as_default() as graph:
+    recurrent(tf.zeros([4, 784]), None)
+    ranges = [op.outputs[0] for op in graph.get_operations() if op.type == 'Range' and
+              any(i.op.type == 'TensorArraySizeV3' for i in op.inputs)]
+  if TF1:  # (TF 2's control flow v2 stacks a TensorList instead)
+    assert ranges and not ranges[0].shape.is_fully_defined()
+  assert failures(run_check(tiny_model_fn_builder(recurrent))) == []
+
+
 def test_a_metric_in_the_training_step_compiles_as_its_local_variables_are_initialised():
   """tf.metrics in TRAIN mode make local variables that TPUEstimator's Scaffold initialises (local_init_op): the
   step compiles and runs (held-out-13's Keras LeNet port and held-out-20's lip-reading port failed xla_compile with
