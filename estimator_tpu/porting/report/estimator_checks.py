@@ -480,7 +480,7 @@ class _CallSite(object):
       # written inside the call that builds an estimator the port changes is part of that estimator's change.
       owner = self._estimator_configured()
       add.add(self.module, self.call, 'run-config-not-tpu', findings.ADVICE if owner else findings.REQUIRED,
-              '%s%s -> tf.estimator.tpu.RunConfig(tpu_config=tf.estimator.tpu.'
+              '%s%s -> use tf.estimator.tpu.RunConfig(tpu_config=tf.estimator.tpu.'
               'TPUConfig(iterations_per_loop=..., num_shards=...)): TPUEstimator refuses any other config%s.'
               % ('part of the change of `%s` that it configures: ' % owner.short if owner else '', what,
                  '; and without %s: %s' % (', '.join('%s=`%s`' % s for s in strategies), STRATEGY_WHY)
