@@ -57,6 +57,7 @@ def check_input_fn(collector, target, modes):
       collector.returns_tensors.setdefault(where, set()).update(modes)
   return reading.visited_defs
 
+
 def _partial_hands_the_batch(program, target):
   """Whether every batch of a partial's input batches at a size the partial binds (the lambda row for a partial)."""
   batches = inputs.read_input_fn(program, target).batches
