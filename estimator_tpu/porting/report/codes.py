@@ -69,6 +69,7 @@ CODES = (
     Code('flag-in-model-fn', 3, 'model_fn reads a flag'),
     Code('device-placement', 6, 'with tf.device(...) inside model_fn'),
     Code('own-batch-size-in-model-fn', 3, 'model_fn reads the program\'s own params[\'batch_size\']'),
+    Code('global-batch-size-in-model-fn', 3, 'model_fn sizes or scales tensors by the program\'s global batch size'),
     Code('summary-in-model-fn', 7, 'a summary op inside model_fn'),
     Code('python-in-model-fn', 18, 'py_func and the like inside model_fn'),
     Code('variable-from-a-tensor', 18, 'a tf.Variable whose initial value is a tensor, inside model_fn'),

@@ -8,6 +8,7 @@ program does with its estimators): a PREDICT branch of a program that only train
 TPU's business.
 """
 import ast
+import re
 
 from estimator_tpu.porting.program import apis
 from estimator_tpu.porting.program import callables
@@ -26,6 +27,9 @@ HOOK_ARGUMENTS = (('training_hooks', mode_branches.TRAIN), ('evaluation_hooks', 
 OPTIMIZER_METHODS = ('minimize', 'apply_gradients')
 # Functions TPUEstimator runs on the host, wherever they are handed over.
 HOST_FUNCTION_ARGUMENTS = ('scaffold_fn', 'host_call', 'eval_metrics', 'metric_fn', 'serving_input_receiver_fn')
+# A name that holds a batch size: batch_size, BATCH_SIZE, train_batch_size, infer_batchsize.
+BATCH_SIZE_NAME = re.compile(r'^([A-Za-z]+_)?batch_?size$', re.IGNORECASE)
+SCHEDULE_NAME = re.compile(r'learning_rate|(^|_)lr($|_)|schedule|steps|epoch', re.IGNORECASE)
 DICT_METHODS = ('get', 'items', 'keys', 'values', 'update', 'pop', 'copy', 'setdefault')
 
 # Classes of what an optimizer expression holds.
@@ -64,6 +68,30 @@ def check_model_fn(collector, use):
     walk.report_unseen_optimizer()
 
 
+def _batch_size_name(node):
+  """The name a read of a batch size goes by (`FLAGS.train_batch_size`, `hparams.batch_size`, `BATCH_SIZE`,
+  `config['batch_size']`), else None."""
+  if isinstance(node, ast.Attribute):
+    name = node.attr
+  elif isinstance(node, ast.Name):
+    name = node.id
+  elif isinstance(node, ast.Subscript):
+    name = syntax.subscript_key(node)
+  else:
+    return None
+  return name.lower() if isinstance(name, str) and BATCH_SIZE_NAME.match(name) else None
+
+
+def _schedules(fn, statement):
+  """Whether a statement computes a schedule (a learning rate, a count of steps or epochs), by its function's name
+  or the names it assigns: counted in global steps and examples, which the global batch size is right for."""
+  names = [getattr(fn, 'name', '')]
+  if isinstance(statement, (ast.Assign, ast.AugAssign, ast.AnnAssign)):
+    for target in getattr(statement, 'targets', None) or [statement.target]:
+      names += syntax.assigned_names(target)
+  return any(SCHEDULE_NAME.search(name) for name in names)
+
+
 def _labels_under_another_name(target):
   """The name of a model_fn's second parameter when it takes no `labels` but a second one that is none of the other
   names Estimator passes (`model_fn(features, targets, mode)`), else None."""
@@ -89,6 +117,7 @@ class _DeviceWalk(object):
         for pair in pairs:
           self.params.add(key, *pair)
     self.own_batch_size = [where for where, _ in self.params.entries.get('batch_size', [])]
+    self.global_batch_statements = set()
     self.visited = set()
     self.saw_optimizer = False
     self.saw_device = False
@@ -121,6 +150,8 @@ class _DeviceWalk(object):
             self.visit(callee.module, callee.node, depth + 1, node_modes)
       elif isinstance(node, (ast.Attribute, ast.Name)) and isinstance(node.ctx, ast.Load):
         self._check_attribute(module, fn, node)
+      if isinstance(node, (ast.Attribute, ast.Name, ast.Subscript)) and isinstance(node.ctx, ast.Load):
+        self._global_batch_size(module, fn, node)
       elif isinstance(node, ast.With) and not self.saw_device:
         self._check_device(module, fn, node)
       elif isinstance(node, ast.Return) and depth == 0 and isinstance(node.value, ast.Tuple) and \
@@ -234,6 +265,52 @@ class _DeviceWalk(object):
                             '(train_batch_size / cores), so what is computed from it here changes -> read the global '
                             'batch under a key of your own (and rename the key where params is built).'
                             % (syntax.render(node), where.module.path, where.node.lineno))
+
+  def _global_batch_size(self, module, fn, node):
+    """The program's own global batch size (a flag, an argparse or config attribute, a module constant, a params
+    key other than TPUEstimator's `batch_size`) read in the TPU computation: there each core's model_fn gets
+    params['batch_size'] examples, the global batch divided over the cores, so a tensor sized by the global one
+    (zero_state, zeros, fill, reshape, a range over the examples) or a loss divided by it no longer fits the batch.
+    One finding per statement; a read that only sets a learning rate (a global count of steps is right there), is
+    divided by something to make a per-core size, or is only printed, is none."""
+    # Checks rule 3 (params).
+    name = _batch_size_name(node)
+    if name is None or isinstance(module.parents.get(id(node)), (ast.Attribute, ast.Subscript)) and \
+        module.parents[id(node)].value is node:
+      return  # (not a read of a batch size, or only the object that holds one: `hparams.batch_size.x`)
+    if isinstance(node, ast.Name):
+      kind, _, _, owner = self.program.lookup(module, fn, node.id)
+      if owner is not None or kind not in ('value', 'import'):
+        return  # a parameter or a local: where its value came from is the finding, if any
+    else:
+      holder = node.value
+      if isinstance(holder, ast.Name) and holder.id in ('self', 'cls'):
+        return  # an attribute of the program's own object: its assignment is where the size is read
+      if name == 'batch_size' and isinstance(holder, ast.Name) and holder.id == self._params_name():
+        return  # TPUEstimator's own key: the per-core batch (the own-batch-size row)
+    statement = module.statement_of(node)
+    parent = module.parents.get(id(node))
+    if isinstance(parent, ast.BinOp) and isinstance(parent.op, (ast.Div, ast.FloorDiv)) and parent.left is node \
+        and not syntax.is_literal(parent.right):
+      return  # made per core by hand: `FLAGS.train_batch_size // FLAGS.num_shards`
+    if isinstance(statement, ast.Expr) and isinstance(statement.value, ast.Call) and \
+        re.search(r'print|logging|\binfo$', syntax.dotted(statement.value.func) or ''):
+      return
+    if fn is None or self._feeds_learning_rate(module, fn, node) or _schedules(fn, statement) or \
+        isinstance(parent, ast.Compare) or (module.path, id(statement)) in self.global_batch_statements:
+      return
+    self.global_batch_statements.add((module.path, id(statement)))
+    self.collector.required(module, statement, 'global-batch-size-in-model-fn',
+                            '`%s` in the TPU computation is the program\'s own global batch size: on a TPU each '
+                            'core\'s model_fn gets params[\'batch_size\'] examples (the global batch / cores), so '
+                            'what is sized or scaled by it here no longer fits the batch -> use params[\'batch_size\'] '
+                            '(or the features\' batch dimension) inside model_fn.' % syntax.render(node))
+
+  def _params_name(self):
+    """The name of the model_fn's params parameter (TPUEstimator's dict there)."""
+    node = self.use.target.node
+    names = [a.arg for a in node.args.args + node.args.kwonlyargs]
+    return 'params' if 'params' in names or len(names) < 4 else names[3]
 
   def _check_int_division(self, module, fn, node):
     # Checks rule 15 (TPU dtypes).

@@ -1632,6 +1632,66 @@ def test_the_program_s_own_batch_size_in_model_fn_matters_where_it_sets_the_lear
   assert [f[1] for f in found if f[2] == 'own-batch-size-in-model-fn'] == ([line] if line else [])
 
 
+GLOBAL_BATCH_SIZE = '''import argparse
+import tensorflow as tf
+
+parser = argparse.ArgumentParser()
+parser.add_argument('--batch_size', type=int, default=64)
+args = parser.parse_args()
+BATCH_SIZE = 64
+
+
+def learning_rate_schedule(global_step):
+  steps_per_epoch = 50000 // args.batch_size
+  return tf.train.exponential_decay(0.1, global_step, steps_per_epoch, 0.9)
+
+
+class Decoder(object):
+
+  def __init__(self, hparams):
+    self.batch_size = hparams.batch_size
+    self.start_tokens = tf.fill([self.batch_size], 1)
+
+
+def model_fn(features, labels, mode, params):
+  cell = tf.nn.rnn_cell.LSTMCell(8)
+  state = cell.zero_state(args.batch_size, tf.float32)
+  same = tf.zeros([params['batch_size'], 8]) + state.h
+  noise = tf.random_normal([params['train_batch_size'], 8])
+  per_core = args.batch_size // params['num_shards']
+  if args.batch_size > 1024:
+    tf.logging.info('a large batch: %d', args.batch_size)
+  decoder = Decoder(params['hparams'])
+  logits = tf.layers.dense(features['x'] + same + noise, 2) + tf.cast(decoder.start_tokens[:, None], tf.float32)
+  loss = tf.reduce_sum(tf.nn.sparse_softmax_cross_entropy_with_logits(labels=labels, logits=logits)) * (
+      1.0 / BATCH_SIZE)
+  rate = tf.train.exponential_decay(0.1, tf.train.get_global_step(), 50000 // args.batch_size, 0.9)
+  optimizer = tf.train.GradientDescentOptimizer(learning_rate_schedule(tf.train.get_global_step()) * rate)
+  train_op = optimizer.minimize(loss + 0 * per_core, tf.train.get_global_step())
+  return tf.estimator.EstimatorSpec(mode, loss=loss, train_op=train_op)
+
+
+def input_fn(params):
+  data = tf.data.Dataset.from_tensor_slices(({'x': tf.zeros([256, 8])}, tf.zeros([256], tf.int32)))
+  return data.repeat().batch(params['batch_size'], drop_remainder=True)
+
+
+estimator = tf.estimator.Estimator(model_fn, params={'train_batch_size': 64, 'num_shards': 8,
+                                                     'hparams': tf.contrib.training.HParams(batch_size=64)})
+estimator.train(input_fn, steps=10)
+'''
+
+
+def test_the_program_s_global_batch_size_in_the_tpu_computation_is_the_wrong_size_there(tmp_path):
+  """A batch size of the program's own (a flag, a module constant, a params key other than TPUEstimator's, an
+  HParams attribute) read in model_fn or the code it builds: on a TPU each core's model_fn gets params['batch_size']
+  examples, the global batch over the cores, so a state, a tensor of noise, start tokens or a loss's divisor sized by
+  the global batch no longer fits (one rule-3 change per statement). Not where it only counts steps for a learning
+  rate (global steps are right there), is made per core by hand, is tested or logged, or is TPUEstimator's own key."""
+  lines, found = lines_with(tmp_path, 'train.py', GLOBAL_BATCH_SIZE, 'global-batch-size-in-model-fn')
+  assert lines == [18, 24, 26, 32]
+
+
 NUMBER_COLUMNS = '''import tensorflow as tf
 
 
