@@ -300,8 +300,24 @@ class Callables(object):
     owner = module.parents.get(id(fn)) if module is not None else None
     if not isinstance(owner, ast.ClassDef):
       return []
-    return [(call_module, caller, call) for call_module, caller, call in self.program.calls_named(owner.name)
-            if self._constructed(call_module, caller, call) is owner]
+    sites = [(call_module, caller, call) for call_module, caller, call in self.program.calls_named(owner.name)
+             if self._constructed(call_module, caller, call) is owner]
+    for alias in self._aliases(module, owner):
+      sites += [(call_module, caller, call) for call_module, caller, call in self.program.calls_named(alias)
+                if isinstance(call.func, ast.Name) and
+                any(built[1] is owner for built in self.classes_built(call_module, caller, call))]
+    return sites
+
+  def _aliases(self, module, owner):
+    """Module-level names the program assigns the class `owner` to (`Model = ModelBiMPM` under a flag)."""
+    found = []
+    for other in self.program.modules:
+      for name, assigned in other.assignments.items():
+        if name != owner.name and name not in found and any(
+            isinstance(value, (ast.Name, ast.Attribute)) and
+            (self._class_named(other, None, value, 0) or (None, None))[1] is owner for value in assigned):
+          found.append(name)
+    return found
 
   def _indirect_call_sites(self, fn, depth):
     """Calls of a def through a parameter: `run_loop(build_estimator_fn=build_estimator)`, then
@@ -461,6 +477,20 @@ class Callables(object):
           if found:
             return found
     return None
+
+  def classes_built(self, module, fn, call):
+    """Every scanned class a call may build: class_of's, and each class a name holds that the program assigns a
+    class in several places (`Model = ModelBiMPM` or `Model = ModelSiameseLSTM` by a flag, then `Model(...)`)."""
+    found = [self.class_of(module, fn, call)] if self.class_of(module, fn, call) else []
+    if isinstance(call.func, ast.Name):
+      kind, _, owner_module, owner = self.program.lookup(module, fn, call.func.id)
+      if kind in ('value', 'other'):
+        for value, path in self.program.assignments(owner_module, owner, call.func.id):
+          named = self._class_named(owner_module, owner, value, 0) if not path and isinstance(
+              value, (ast.Name, ast.Attribute)) else None
+          if named and all(named[1] is not other[1] for other in found):
+            found.append(named)
+    return found
 
   def _class_named(self, module, fn, node, depth, passed=True):
     """(module, ClassDef) of the scanned class an expression names (`Net`, `models.Net`), or, for a parameter, the

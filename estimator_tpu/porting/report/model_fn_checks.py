@@ -92,6 +92,16 @@ def _schedules(fn, statement):
   return any(SCHEDULE_NAME.search(name) for name in names)
 
 
+def _never_read(fn, statement):
+  """Whether a statement assigns one local name that nothing in its function reads."""
+  if not (isinstance(statement, ast.Assign) and len(statement.targets) == 1 and
+          isinstance(statement.targets[0], ast.Name)):
+    return False
+  name = statement.targets[0].id
+  return not any(isinstance(node, ast.Name) and node.id == name and isinstance(node.ctx, ast.Load)
+                 for node in ast.walk(fn))
+
+
 def _labels_under_another_name(target):
   """The name of a model_fn's second parameter when it takes no `labels` but a second one that is none of the other
   names Estimator passes (`model_fn(features, targets, mode)`), else None."""
@@ -139,10 +149,10 @@ class _DeviceWalk(object):
           for callee in self.program.callables.called_defs(module, fn, node):
             self.visit(callee.module, callee.node, depth + 1, node_modes)
           # A class of the program built inside model_fn: its __init__ runs there (a seq2seq Model's graph).
-          built = self.program.callables.class_of(module, fn, node)
-          init = self.program.callables.find_method(built[0], built[1], '__init__') if built else None
-          if init is not None:
-            self.visit(init[0], init[1], depth + 1, node_modes)
+          for built in self.program.callables.classes_built(module, fn, node):
+            init = self.program.callables.find_method(built[0], built[1], '__init__')
+            if init is not None:
+              self.visit(init[0], init[1], depth + 1, node_modes)
         if depth < FOLLOW_DEPTH:
           # Functions handed to a call run inside model_fn too: tf.cond's branches, a head's train_op_fn,
           # tf.map_fn's fn, tf.while_loop's body.
@@ -286,8 +296,9 @@ class _DeviceWalk(object):
       holder = node.value
       if isinstance(holder, ast.Name) and holder.id in ('self', 'cls'):
         return  # an attribute of the program's own object: its assignment is where the size is read
-      if name == 'batch_size' and isinstance(holder, ast.Name) and holder.id == self._params_name():
-        return  # TPUEstimator's own key: the per-core batch (the own-batch-size row)
+      held_as = holder.id if isinstance(holder, ast.Name) else getattr(holder, 'attr', None)
+      if name == 'batch_size' and held_as in ('params', self._params_name()):
+        return  # TPUEstimator's own key (params, or self.params a model keeps): the per-core batch
     statement = module.statement_of(node)
     parent = module.parents.get(id(node))
     if isinstance(parent, ast.BinOp) and isinstance(parent.op, (ast.Div, ast.FloorDiv)) and parent.left is node \
@@ -297,6 +308,7 @@ class _DeviceWalk(object):
         re.search(r'print|logging|\binfo$', syntax.dotted(statement.value.func) or ''):
       return
     if fn is None or self._feeds_learning_rate(module, fn, node) or _schedules(fn, statement) or \
+        _never_read(fn, statement) or \
         isinstance(parent, ast.Compare) or (module.path, id(statement)) in self.global_batch_statements:
       return
     self.global_batch_statements.add((module.path, id(statement)))

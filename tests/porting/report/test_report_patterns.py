@@ -1648,9 +1648,10 @@ def learning_rate_schedule(global_step):
 
 class Decoder(object):
 
-  def __init__(self, hparams):
+  def __init__(self, hparams, params):
     self.batch_size = hparams.batch_size
-    self.start_tokens = tf.fill([self.batch_size], 1)
+    self.params = params
+    self.start_tokens = tf.fill([self.batch_size], 1) + tf.zeros([self.params['batch_size']], tf.int32)
 
 
 def model_fn(features, labels, mode, params):
@@ -1661,13 +1662,14 @@ def model_fn(features, labels, mode, params):
   per_core = args.batch_size // params['num_shards']
   if args.batch_size > 1024:
     tf.logging.info('a large batch: %d', args.batch_size)
-  decoder = Decoder(params['hparams'])
+  decoder = Decoder(params['hparams'], params)
   logits = tf.layers.dense(features['x'] + same + noise, 2) + tf.cast(decoder.start_tokens[:, None], tf.float32)
   loss = tf.reduce_sum(tf.nn.sparse_softmax_cross_entropy_with_logits(labels=labels, logits=logits)) * (
       1.0 / BATCH_SIZE)
   rate = tf.train.exponential_decay(0.1, tf.train.get_global_step(), 50000 // args.batch_size, 0.9)
   optimizer = tf.train.GradientDescentOptimizer(learning_rate_schedule(tf.train.get_global_step()) * rate)
   train_op = optimizer.minimize(loss + 0 * per_core, tf.train.get_global_step())
+  unused = args.batch_size
   return tf.estimator.EstimatorSpec(mode, loss=loss, train_op=train_op)
 
 
@@ -1687,9 +1689,58 @@ def test_the_program_s_global_batch_size_in_the_tpu_computation_is_the_wrong_siz
   HParams attribute) read in model_fn or the code it builds: on a TPU each core's model_fn gets params['batch_size']
   examples, the global batch over the cores, so a state, a tensor of noise, start tokens or a loss's divisor sized by
   the global batch no longer fits (one rule-3 change per statement). Not where it only counts steps for a learning
-  rate (global steps are right there), is made per core by hand, is tested or logged, or is TPUEstimator's own key."""
+  rate (global steps are right there), is made per core by hand, is tested or logged, is assigned to a name nothing
+  reads, or is TPUEstimator's own key (also as self.params of a model)."""
   lines, found = lines_with(tmp_path, 'train.py', GLOBAL_BATCH_SIZE, 'global-batch-size-in-model-fn')
-  assert lines == [18, 24, 26, 32]
+  assert lines == [18, 25, 27, 33]
+
+
+CLASS_BY_FLAG = '''import sys
+import tensorflow as tf
+
+
+class Wide(object):
+
+  def __init__(self, features, labels, training=False):
+    self.loss = tf.losses.mean_squared_error(labels, tf.layers.dense(features, 1))
+    if training:
+      self.train_op = tf.train.AdamOptimizer(0.1).minimize(self.loss, tf.train.get_or_create_global_step())
+
+
+class Deep(object):
+
+  def __init__(self, features, labels, training=False):
+    hidden = tf.layers.dense(features, 16)
+    self.loss = tf.losses.mean_squared_error(labels, tf.layers.dense(hidden, 1))
+    if training:
+      self.train_op = tf.train.AdamOptimizer(0.1).minimize(self.loss, tf.train.get_or_create_global_step())
+
+
+if sys.argv[1] == 'wide':
+  Model = Wide
+else:
+  Model = Deep
+
+
+def model_fn(features, labels, mode, params):
+  m = Model(features, labels, mode == tf.estimator.ModeKeys.TRAIN)
+  return tf.estimator.EstimatorSpec(mode, loss=m.loss, train_op=getattr(m, 'train_op', None))
+
+
+def debug():
+  return Wide(tf.zeros([4, 2]), tf.zeros([4, 1]), False).loss
+
+
+estimator = tf.estimator.Estimator(model_fn)
+'''
+
+
+def test_every_class_a_name_may_hold_is_built_in_model_fn(tmp_path):
+  """`Model = Wide` or `Model = Deep` by the command line, then `Model(...)` in model_fn: either class's __init__
+  runs in the TPU computation, and the training branch of each is taken through that call (a debug helper that
+  builds one with training=False does not make the branch dead)."""
+  lines, found = lines_with(tmp_path, 'train.py', CLASS_BY_FLAG, 'optimizer-not-cross-shard')
+  assert lines == [10, 19]
 
 
 NUMBER_COLUMNS = '''import tensorflow as tf
