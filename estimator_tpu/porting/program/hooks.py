@@ -10,6 +10,7 @@ import ast
 import collections
 
 from estimator_tpu.porting.program import apis
+from estimator_tpu.porting.program import callables
 from estimator_tpu.porting.program import containers
 from estimator_tpu.porting.program import syntax
 from estimator_tpu.porting.program import values
@@ -103,6 +104,10 @@ def _classify(program, origin):
     if any(isinstance(n, ast.Call) and isinstance(n.func, ast.Attribute) and n.func.attr == 'evaluate'
            for n in ast.walk(found[1])):
       return [Hook(EVALUATES, origin, '`%s`, which calls evaluate' % syntax.render(node.func))]
+    given = _tensors_fetched(program, node, found)
+    if given:
+      return [Hook(FETCHES, origin, '`%s` given %s for its before_run to fetch' % (
+          syntax.render(node.func), ', '.join(given[:4])))]
     return [Hook(HOST, origin, '')]
   tensor_arguments = [kw.arg for kw in node.keywords if kw.arg and 'tensor' in kw.arg.lower()]
   if tensor_arguments:
@@ -112,6 +117,33 @@ def _classify(program, origin):
   reason = '`%s` %s' % (syntax.render(node.func), 'comes from %s' % elsewhere if elsewhere else
                         'is not defined in the scanned files')
   return [Hook(UNKNOWN, origin, reason)]
+
+
+def _tensors_fetched(program, call, found):
+  """The arguments of a construction of a program's hook class that its before_run fetches
+  (`SessionRunArgs([self.pred_tensor, ...])`, self.pred_tensor set from an __init__ parameter), rendered."""
+  before = program.callables.find_method(found[0], found[1], 'before_run')
+  init = program.callables.find_method(found[0], found[1], '__init__')
+  if before is None or init is None:
+    return []
+  parameters = set(syntax.positional_names(init[1]) + [a.arg for a in init[1].args.kwonlyargs])
+  kept = {}  # attribute -> the __init__ parameter it holds
+  for node in ast.walk(init[1]):
+    if isinstance(node, ast.Assign) and isinstance(node.value, ast.Name) and node.value.id in parameters:
+      for target in node.targets:
+        if isinstance(target, ast.Attribute) and isinstance(target.value, ast.Name) and target.value.id == 'self':
+          kept[target.attr] = node.value.id
+  fetched = []
+  for node in ast.walk(before[1]):
+    fetches = syntax.argument(node, 0, 'fetches') if isinstance(node, ast.Call) and \
+        (syntax.dotted(node.func) or '').endswith('SessionRunArgs') else None
+    for part in ast.walk(fetches) if fetches is not None else ():
+      if isinstance(part, ast.Attribute) and isinstance(part.value, ast.Name) and part.value.id == 'self' and \
+          part.attr in kept and kept[part.attr] not in fetched:
+        fetched.append(kept[part.attr])
+  bound = callables.arguments(call, init[1])
+  return [syntax.render(bound[name]) for name in fetched
+          if bound.get(name) is not None and not syntax.is_literal(bound[name])]
 
 
 def _literal_names(program, module, fn, node):

@@ -92,6 +92,12 @@ def _schedules(fn, statement):
   return any(SCHEDULE_NAME.search(name) for name in names)
 
 
+def _given(call, name):
+  """Whether a call passes the keyword `name` something other than None (`scaffold=None` asks nothing)."""
+  value = syntax.keyword(call, name)
+  return value is not None and not _is_none(value)
+
+
 def _never_read(fn, statement):
   """Whether a statement assigns one local name that nothing in its function reads."""
   if not (isinstance(statement, ast.Assign) and len(statement.targets) == 1 and
@@ -593,15 +599,15 @@ class _DeviceWalk(object):
                    '`%s(...)` returned in training only, which TPUEstimator accepts on a TPU -> '
                    'tf.estimator.tpu.TPUEstimatorSpec all the same, to report through host_call (evaluation and '
                    'prediction on a TPU refuse an EstimatorSpec).' % short)
-      if mode_branches.EVAL in runs and syntax.keyword(call, 'eval_metric_ops') is not None:
+      if mode_branches.EVAL in runs and _given(call, 'eval_metric_ops'):
         add.required(module, call, 'eval-metric-ops',
                      'eval_metric_ops= -> eval_metrics=(metric_fn, tensors): metric ops cannot '
                      'run on the TPU; TPUEstimator calls metric_fn on the host with the (batch-major) tensors.')
-      if mode_branches.TRAIN in runs and syntax.keyword(call, 'training_chief_hooks') is not None:
+      if mode_branches.TRAIN in runs and _given(call, 'training_chief_hooks'):
         add.required(module, call, 'training-chief-hooks',
                      'training_chief_hooks= -> training_hooks=: TPUEstimator refuses chief hooks '
                      'in an EstimatorSpec.')
-      if runs & {mode_branches.TRAIN, mode_branches.EVAL} and syntax.keyword(call, 'scaffold') is not None:
+      if runs & {mode_branches.TRAIN, mode_branches.EVAL} and _given(call, 'scaffold'):
         add.required(module, call, 'scaffold', 'scaffold= is ignored by TPU training and evaluation -> '
                      'TPUEstimatorSpec(scaffold_fn=fn), fn returning the Scaffold (for example to '
                      'init_from_checkpoint).')

@@ -131,6 +131,92 @@ def test_a_logging_hook_given_a_dict_filled_after_it_is_made_fetches_what_was_pu
   assert "on 'rate'" in [f.message for f in report.findings if f.code == 'spec-hooks-fetch-tensors'][0]
 
 
+OWN_HOOK_CLASS = '''import tensorflow as tf
+
+
+class CollectHook(tf.train.SessionRunHook):
+
+  def __init__(self, predictions, labels, every=10):
+    self.predictions = predictions
+    self.labels = labels
+    self.every = every
+
+  def before_run(self, run_context):
+    return tf.train.SessionRunArgs([self.predictions, self.labels])
+
+
+class StepHook(tf.train.SessionRunHook):
+
+  def __init__(self, every):
+    self.every = every
+
+  def before_run(self, run_context):
+    return tf.train.SessionRunArgs(tf.train.get_global_step())
+
+
+def model_fn(features, labels, mode, params):
+  logits = tf.layers.dense(features, 2)
+  loss = tf.losses.sparse_softmax_cross_entropy(labels, logits)
+  predictions = tf.argmax(logits, 1)
+  return tf.estimator.EstimatorSpec(
+      mode, loss=loss, evaluation_hooks=[CollectHook(predictions, labels), StepHook(5)])
+
+
+def step_fn(features, labels, mode, params):
+  loss = tf.reduce_mean(features)
+  return tf.estimator.EstimatorSpec(mode, loss=loss, evaluation_hooks=[StepHook(5)])
+
+
+for fn in (model_fn, step_fn):
+  tf.estimator.Estimator(fn).evaluate(lambda: tf.data.Dataset.range(8), steps=1)
+'''
+
+
+def test_a_hook_class_of_the_program_fetches_the_tensors_it_is_given():
+  """A SessionRunHook of the program whose before_run fetches what its constructor was given (model_fn's
+  predictions and labels): on a TPU those tensors are inside the TPU computation, where nothing can fetch them
+  (rule 8, at the spec that hands the hook over); a hook of the program that fetches only the global step it looks
+  up itself is the host's."""
+  import tempfile
+  folder = tempfile.mkdtemp()
+  with open(os.path.join(folder, 'train.py'), 'w') as f:
+    f.write(OWN_HOOK_CLASS)
+  report, found = findings_of([os.path.join(folder, 'train.py')], folder)
+  hooks = [(line, severity) for path, line, code, severity in found if code == 'spec-hooks-fetch-tensors']
+  assert hooks == [(28, R)]
+  assert '`CollectHook` given predictions, labels' in [
+      f.message for f in report.findings if f.code == 'spec-hooks-fetch-tensors'][0]
+
+
+SPEC_NONE_KEYWORDS = '''import tensorflow as tf
+
+
+def model_fn(features, labels, mode, params):
+  loss = tf.losses.mean_squared_error(labels, tf.layers.dense(features, 1))
+  train_op = tf.train.GradientDescentOptimizer(0.1).minimize(loss, tf.train.get_global_step())
+  return tf.estimator.EstimatorSpec(mode, loss=loss, train_op=train_op, eval_metric_ops=%s,
+                                    training_chief_hooks=%s, scaffold=%s)
+
+
+estimator = tf.estimator.Estimator(model_fn)
+estimator.train(lambda: tf.data.Dataset.range(8), max_steps=1)
+estimator.evaluate(lambda: tf.data.Dataset.range(8), steps=1)
+'''
+
+
+@pytest.mark.parametrize('given', [False, True])
+def test_spec_keywords_given_none_ask_nothing(tmp_path, given):
+  """eval_metric_ops=None, training_chief_hooks=None, scaffold=None are the EstimatorSpec's defaults written out:
+  a TPUEstimatorSpec needs nothing in their place (beside the spec's own rule-5 change)."""
+  values = ("{'mse': tf.metrics.mean_squared_error(labels, labels)}", '[tf.train.StepCounterHook()]',
+            'tf.train.Scaffold()') if given else ('None', 'None', 'None')
+  lines, found = lines_with(tmp_path, 'train.py', SPEC_NONE_KEYWORDS % values, 'estimator-spec')
+  codes = sorted(code for path, line, code, severity in found
+                 if code in ('eval-metric-ops', 'training-chief-hooks', 'scaffold'))
+  assert lines == [7]
+  assert codes == (['eval-metric-ops', 'scaffold', 'training-chief-hooks'] if given else [])
+
+
 CSV_FLOAT64 = '''import tensorflow as tf
 
 WIDE = [True, False, False]
