@@ -200,8 +200,10 @@ class Program(object):
       return 'value', module.assignments[name][-1], module, None
     return None, None, module, None
 
-  def canonical(self, module, fn, node):
-    """Canonical name of a Name/Attribute chain, unless a local variable shadows its root."""
+  def canonical(self, module, fn, node, depth=0):
+    """Canonical name of a Name/Attribute chain, unless a local variable shadows its root; a local bound once to
+    a dotted name of an import is an alias (`fc_cat = tf.feature_column.categorical_column_with_vocabulary_list`
+    in a function)."""
     root = syntax.root_name(node)
     scope = fn if root else None
     while scope is not None:
@@ -209,9 +211,16 @@ class Program(object):
       if bindings:
         kind, bound = bindings[-1]
         name = syntax.dotted(node)
-        if kind != 'import' or not name:
-          return None  # a local variable: its value is not an import
+        if not name:
+          return None
         rest = name.partition('.')[2]
+        if kind == 'value' and len(bindings) == 1 and depth < 3 and isinstance(bound, (ast.Name, ast.Attribute)) \
+            and syntax.root_name(bound) != root:
+          base = self.canonical(module, scope, bound, depth + 1)
+          if base and '.' in base:
+            return modules_lib.normalize('%s.%s' % (base, rest) if rest else base)
+        if kind != 'import':
+          return None  # a local variable: its value is not an import
         return modules_lib.normalize('%s.%s' % (bound, rest) if rest else bound)
       scope = module.enclosing.get(id(scope))
     return module.canonical(node)

@@ -1,6 +1,7 @@
 """The one reading of a program (estimator_tpu/porting/program) that the report checks and the rewrite ports: its
 facts (the estimators and what they are given, the batch sites and where their sizes come from), each with an
 anchor, and the registry of finding codes."""
+import ast
 import glob
 import os
 import re
@@ -191,3 +192,34 @@ def test_a_call_on_what_a_call_returns_through_a_local_alias_is_read_without_a_c
   report = scan.scan([str(path)])
   assert [f.code for f in report.findings if f.code == 'not-analysed'] == []
   assert any(f.code != 'not-analysed' for f in report.findings)
+
+
+LOCAL_ALIASES = '''\
+import tensorflow as tf
+
+
+def columns(names, twice):
+  vocabulary = tf.feature_column.categorical_column_with_vocabulary_list
+  indicator = vocabulary
+  made = [vocabulary(name, ['a', 'b']) for name in names]
+  again = tf.feature_column.indicator_column
+  again = tf.feature_column.embedding_column
+  loop = loop.attr
+  return made, indicator, again(made[0], 4), loop, twice.x
+'''
+
+
+def test_a_local_bound_once_to_a_dotted_name_of_an_import_is_an_alias(tmp_path):
+  """`vocabulary = tf.feature_column.categorical_column_with_vocabulary_list` in a function is that API (also a
+  name bound to such a name); a local bound twice, one bound to itself, or a parameter is not."""
+  program = read(tmp_path, LOCAL_ALIASES)
+  module = program.modules[0]
+  fn = module.top_level['columns']
+  names = {}
+  for node in ast.walk(fn):
+    if isinstance(node, ast.Name) and isinstance(node.ctx, ast.Load) and node.id not in names:
+      names[node.id] = program.canonical(module, fn, node)
+  assert names['vocabulary'] == names['indicator'] == \
+      'tensorflow.feature_column.categorical_column_with_vocabulary_list'
+  assert names['again'] is None and names['loop'] is None and names['twice'] is None
+  assert names['tf'] == 'tensorflow'
