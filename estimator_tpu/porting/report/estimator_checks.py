@@ -136,8 +136,7 @@ def _check_queue_maker(collector, use, target):
     return
   trains_or_evaluates = use.on_tpu and use.mode in (uses_lib.TRAIN, uses_lib.EVAL)
   if use.on_tpu and size is not None:
-    input_fn_checks.check_even_batches(collector, target.call[0], target.call[1], size,
-                                       predicts_only=not trains_or_evaluates)
+    input_fn_checks.check_even_batches(collector, target.call[0], target.call[1], size)
   epochs = syntax.argument(call, *_QUEUE_MAKER_EPOCHS)
   if trains_or_evaluates and _surely_a_number(collector.program, *_as_called(target, epochs),
                                               mode=_mode_bound(target)):

@@ -99,21 +99,18 @@ def check_in_memory_arguments(collector, module, fn, call):
 
 
 
-def check_even_batches(collector, module, fn, size, predicts_only=False):
+def check_even_batches(collector, module, fn, size):
   """A batch size written as a number that does not split over the 8 cores of a v2-8/v3-8 (nor a pod slice's
   multiple of 8): TPUEstimator refuses a train, eval or predict batch size that is not a multiple of the cores
-  (tpu_context.py). For an input that only predicts, only a flag's or option's default counts, the size the
-  program's user sets for the run: a literal there (one question, `batch(1)`) is the input's own, which
-  params['batch_size'] replaces (rule 3), and TPUEstimator.predict pads a short batch itself."""
+  (tpu_context.py, also for the predict_batch_size a prediction input's literal becomes: `batch(1)` for one
+  question; a short last batch is padded, a batch size that does not split is refused)."""
   # Checks rule 16 (even batches).
   for where_module, node, value in inputs.written_sizes(collector.program, module, fn, size):
-    if predicts_only and syntax.is_literal(node):
-      continue
     if value > 0 and value % CORES:
       collector.required(where_module, node, 'batch-not-divisible',
                          'the batch size %d, written here, does not split over the %d cores of a v2-8 or v3-8 '
-                         'TPU: TPUEstimator refuses a train or eval batch size that is not a multiple of the '
-                         'cores -> a multiple of %d (the global batch; each core gets batch / cores).'
+                         'TPU: TPUEstimator refuses a train, eval or predict batch size that is not a multiple of '
+                         'the cores -> a multiple of %d (the global batch; each core gets batch / cores).'
                          % (value, CORES, CORES))
 
 
@@ -214,10 +211,9 @@ class _Checks(object):
                               'pad (or cut) every element to a fixed length before batching.'
                               % site.method.replace('tensorflow.', 'tf.', 1))
     if bound is not None and self.modes and not grouped:  # the size written in the partial
-      check_even_batches(self.collector, self.reading.target.partial[0], None, bound,
-                         predicts_only=not self.modes & set([TRAIN, EVAL]))
+      check_even_batches(self.collector, self.reading.target.partial[0], None, bound)
     elif size is not None and not site.from_params and self.modes and not grouped:
-      check_even_batches(self.collector, module, fn, size, predicts_only=not self.modes & set([TRAIN, EVAL]))
+      check_even_batches(self.collector, module, fn, size)
     if site.flattened:
       return  # unbatched by the function that called its input_fn (tpu_exact_eval_input): not the shape fed
     if self.modes is not None and not self.modes & set([TRAIN, EVAL]):

@@ -812,3 +812,24 @@ def test_the_resizes_the_input_reading_takes_for_casts_return_float32_except_by_
       assert resize(images, [2, 2]).dtype == tf.float32, name
     assert tf.image.resize_images(pixels, [2, 2], method=tf.image.ResizeMethod.NEAREST_NEIGHBOR).dtype == tf.uint8
     assert tf_root.compat.v2.image.resize(pixels, [2, 2], method='nearest').dtype == tf.uint8
+
+
+@pytest.mark.parametrize('predict_batch, refused', [(1, True), (10, True), (16, False)])
+def test_tpu_prediction_refuses_a_predict_batch_size_the_cores_do_not_divide(predict_batch, refused):
+  """Why a prediction input's literal batch size (one question: `batch(1)`) is a rule-16 change when the cores do
+  not divide it: the port hands it to TPUEstimator as predict_batch_size, and TensorFlow's own context for a v3-8
+  refuses it when predict runs on the TPU with a port's TPUConfig (tpu_context.py, _validate_tpu_configuration;
+  broadcast or sliced prediction input is not checked there); padding covers only a short last batch."""
+  from estimator_tpu.porting.readiness import topology
+  from estimator_tpu.tpu import accelerator_types
+  from tensorflow_estimator.python.estimator import model_fn as model_fn_lib
+  config = tf.estimator.tpu.RunConfig(master='', tpu_config=tf.estimator.tpu.TPUConfig(num_shards=8))  # a port's
+  sim = topology.simulate(config, accelerator_types.parse_tpu_type('v3-8'), lambda features, labels, mode: None, 64,
+                          predict_batch_size=predict_batch)
+  with sim.estimator._ctx.with_mode(model_fn_lib.ModeKeys.PREDICT) as context:  # pylint: disable=protected-access
+    if refused:
+      with pytest.raises(ValueError, match='predict batch size %d must be divisible by number of replicas 8'
+                         % predict_batch):
+        context.is_running_on_cpu()
+    else:
+      assert context.is_running_on_cpu() is False

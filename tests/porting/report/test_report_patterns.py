@@ -1412,11 +1412,12 @@ list(estimator.predict(one_question))
 def test_a_batch_size_the_cores_do_not_divide_is_found_at_its_option_in_every_mode(tmp_path):
   """TPUEstimator refuses train, eval and predict batch sizes the replicas do not divide (tpu_context.py): the
   default of --batch_size, read as vars(args)['batch_size'] (args.__dict__), is a change where it is written (line
-  5), and so is the prediction option's (line 6); a literal batch of one question, in a prediction input only, is
-  not (rule 3 replaces it by params['batch_size'], and TPUEstimator.predict pads a short batch)."""
+  5), and so is the prediction option's (line 6) and a literal batch of one question in a prediction input (line
+  22): it becomes the predict_batch_size, which TPUEstimator pads a short batch up to but refuses when the cores do
+  not divide it (most judges of the yardstick's sets counted it so)."""
   (tmp_path / 'train.py').write_text(BATCH_SIZES_BY_MODE)
   report, found = findings_of([str(tmp_path / 'train.py')], str(tmp_path))
-  assert sorted(line for path, line, code, severity in found if code == 'batch-not-divisible') == [5, 6]
+  assert sorted(line for path, line, code, severity in found if code == 'batch-not-divisible') == [5, 6, 22]
 
 
 OWN_MNIST_READER = '''import input_data
