@@ -78,6 +78,9 @@ def _source(program, origin, depth):
   if isinstance(node, ast.Dict):
     return [s for value in node.values for s in _sources(program, module, fn, value, depth + 1)]
   if isinstance(node, ast.Subscript):
+    written = _column_writes(program, module, fn, node)
+    if written:  # df['label'] = (...).astype(int): the column the program writes has the dtype it writes
+      return [s for where, inside, value in written for s in _sources(program, where, inside, value, depth + 1)]
     return _sources(program, module, fn, node.value, depth + 1)
   if isinstance(node, ast.Attribute):
     return _attribute_source(program, origin, depth)
@@ -120,6 +123,45 @@ def _source(program, origin, depth):
   if isinstance(node.func, ast.Attribute) and name in _SAME_DATA and not apis.is_tf(canonical):
     return _sources(program, module, fn, node.func.value, depth + 1)
   return []
+
+
+def _column_writes(program, module, fn, node):
+  """(module, function, value) of every `frame[key] = value` the program writes into the frame a read `frame[key]`
+  reads (the same origins: `df_train[LABEL] = ...` for a `df[LABEL]` of an input_fn given df_train), its key a
+  string (written, or a constant that holds one); [] when no statement writes that key there."""
+  key = _string_key(program, module, fn, node)
+  if key is None:
+    return []
+  read = set(id(origin.node) for origin in values.origins(program, module, fn, node.value))
+  if 'column_writes' not in program.memo:
+    writes = {}
+    for where in program.modules:
+      for statement in ast.walk(where.tree):
+        if isinstance(statement, ast.Assign) and len(statement.targets) == 1 and \
+            isinstance(statement.targets[0], ast.Subscript):
+          inside = program.enclosing_function(where, statement)
+          written = _string_key(program, where, inside, statement.targets[0])
+          if written is not None:
+            writes.setdefault(written, []).append((where, inside, statement))
+    program.memo['column_writes'] = writes
+  return [(where, inside, statement.value) for where, inside, statement in program.memo['column_writes'].get(key, [])
+          if read & set(id(origin.node) for origin in values.origins(program, where, inside,
+                                                                      statement.targets[0].value))]
+
+
+def _string_key(program, module, fn, subscript):
+  """The string key of `x['key']` or `x[KEY]` (KEY a name bound to one string), else None."""
+  key = syntax.subscript_key(subscript)
+  if isinstance(key, str):
+    return key
+  index = subscript.slice.value if type(subscript.slice).__name__ == 'Index' else subscript.slice
+  if isinstance(index, ast.Name):
+    found = values.origins(program, module, fn, index)
+    literals = set(syntax.literal(origin.node) for origin in found)
+    if len(literals) == 1:
+      literal = literals.pop()
+      return literal if isinstance(literal, str) else None
+  return None
 
 
 def _cast_sources(program, module, fn, cast_to, origin):

@@ -217,6 +217,40 @@ def test_spec_keywords_given_none_ask_nothing(tmp_path, given):
   assert codes == (['eval-metric-ops', 'scaffold', 'training-chief-hooks'] if given else [])
 
 
+COLUMN_WRITTEN_AS_A_CAST = '''import pandas as pd
+import tensorflow as tf
+
+LABEL = 'label'
+
+
+def input_fn(df):
+  features = {}
+  features['age'] = tf.constant(df['age'].values)
+  label = tf.constant(df[LABEL].values)
+  return features, label
+
+
+def main():
+  train = pd.read_csv('train.csv', names=['age', 'income'])
+  train[LABEL] = (train['income'].apply(lambda x: '>50K' in x)).astype(int)
+  estimator = tf.estimator.LinearClassifier([tf.feature_column.numeric_column('age')])
+  estimator.train(lambda: input_fn(train), steps=10)
+'''
+
+
+def test_a_column_the_program_writes_as_a_cast_has_the_dtype_it_writes():
+  """pd.read_csv without dtype= may read any number column as float64 (a decimal point, a missing value), but a
+  column the program writes into that frame itself (`train[LABEL] = (...).astype(int)`) is int64 there: no rule-15
+  finding at the label; the age column read from the file still is one. A write into another dict under the same key
+  (`features['age'] = ...`) says nothing about the frame's column."""
+  import tempfile
+  folder = tempfile.mkdtemp()
+  with open(os.path.join(folder, 'train.py'), 'w') as f:
+    f.write(COLUMN_WRITTEN_AS_A_CAST)
+  report, found = findings_of([os.path.join(folder, 'train.py')], folder)
+  assert [line for path, line, code, severity in found if code == 'in-memory-dtype'] == [9]
+
+
 CSV_FLOAT64 = '''import tensorflow as tf
 
 WIDE = [True, False, False]
