@@ -579,7 +579,8 @@ NUMPY_FLOAT_READERS = frozenset(['numpy.loadtxt', 'numpy.genfromtxt'])
 NUMPY_FLOAT64_MAKERS = {'numpy.zeros': 1, 'numpy.ones': 1, 'numpy.empty': 1, 'numpy.identity': 1, 'numpy.eye': 3,
                         'numpy.linspace': 5, 'numpy.random.rand': None, 'numpy.random.randn': None,
                         'numpy.random.random': None, 'numpy.random.random_sample': None, 'numpy.random.normal': None,
-                        'numpy.random.uniform': None, 'numpy.random.standard_normal': None}
+                        'numpy.random.uniform': None, 'numpy.random.standard_normal': None,
+                        'numpy.random.sample': None, 'numpy.random.ranf': None}
 MNIST_READERS = frozenset(['tensorflow.examples.tutorials.mnist.input_data.read_data_sets',
                            'tensorflow.contrib.learn.datasets.mnist.read_data_sets',
                            'tensorflow.contrib.learn.python.learn.datasets.mnist.read_data_sets'])

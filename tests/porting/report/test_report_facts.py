@@ -285,7 +285,8 @@ def test_the_numpy_makers_the_report_calls_float64_are_float64_unless_given_a_dt
   from tensorflow.python.tpu.ops import tpu_ops
   arguments = {'zeros': [2], 'ones': [2], 'empty': [2], 'identity': [2], 'eye': [2, 2, 0], 'linspace': [0, 1, 3, True,
                False], 'random.rand': [2], 'random.randn': [2], 'random.random': [2], 'random.random_sample': [2],
-               'random.normal': [0, 1, 2], 'random.uniform': [0, 1, 2], 'random.standard_normal': [2]}
+               'random.normal': [0, 1, 2], 'random.uniform': [0, 1, 2], 'random.standard_normal': [2],
+               'random.sample': [2], 'random.ranf': [2]}
   assert sorted('numpy.' + name for name in arguments) == sorted(apis.NUMPY_FLOAT64_MAKERS)
   for name, args in arguments.items():
     maker = np
