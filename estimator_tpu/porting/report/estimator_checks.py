@@ -743,11 +743,19 @@ class _CallSite(object):
                             'input_fn -> pass an input_fn(params) that returns a tf.data.Dataset of them batched by '
                             'params[\'batch_size\'] (drop_remainder=True): TPUEstimator takes its input only from an '
                             'input_fn.' % (syntax.render(self.call.func.value), attr, syntax.render(data)))
-    for kind, origin, detail in dtypes.dtype_problems(self.program, self.module, self.fn, data):
-      if kind != dtypes.STRINGS:
-        self.collector.required(self.module, self.call, 'in-memory-dtype',
-                                dtypes.message(kind, syntax.render(data), origin, detail,
-                                               input_fn_checks.INFEED_DTYPES))
+    # The data feeder keeps the arrays' dtypes, the labels' too (contrib.learn's Estimator builds it with
+    # n_classes=None: data_feeder.py's _check_dtype only warns about float64): one change per dtype for both.
+    problems = {}
+    labels = syntax.argument(self.call, 1, 'y') if attr != 'predict' else None
+    for given in (data, labels):
+      for kind, origin, detail in dtypes.dtype_problems(self.program, self.module, self.fn, given) \
+          if given is not None else ():
+        if kind != dtypes.STRINGS:
+          problems.setdefault(kind, (origin, detail, []))[2].append(syntax.render(given))
+    for kind, (origin, detail, holders) in problems.items():
+      self.collector.required(self.module, self.call, 'in-memory-dtype',
+                              dtypes.message(kind, holders if len(holders) > 1 else holders[0], origin, detail,
+                                             input_fn_checks.INFEED_DTYPES))
     # fit(x, y, input_fn, steps, batch_size, monitors, max_steps) and evaluate(x, y, ..., steps=, hooks=): the same
     # questions as train/evaluate with an input_fn (their positions after the arrays are seldom used: keywords).
     if syntax.has_star_args(self.call) or attr not in ('fit', 'partial_fit', 'evaluate'):

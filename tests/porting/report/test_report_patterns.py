@@ -251,6 +251,41 @@ def test_a_column_the_program_writes_as_a_cast_has_the_dtype_it_writes():
   assert [line for path, line, code, severity in found if code == 'in-memory-dtype'] == [9]
 
 
+FIT_LABELS = '''import numpy as np
+import tensorflow as tf
+from tensorflow.contrib.learn.python.learn.datasets import mnist
+
+
+def model(features, labels, mode):
+  logits = tf.layers.dense(features, 10)
+  loss = tf.losses.sparse_softmax_cross_entropy(labels, logits)
+  return tf.contrib.learn.ModelFnOps(mode, predictions=logits, loss=loss,
+                                     train_op=tf.train.AdamOptimizer().minimize(loss))
+
+
+data = mnist.read_data_sets('/tmp/mnist', one_hot=False)
+classifier = tf.contrib.learn.Estimator(model_fn=model)
+classifier.fit(x=data.train.images, y=data.train.labels, steps=10, batch_size=64)
+classifier.fit(x=np.random.rand(64, 784), y=np.random.rand(64), steps=10, batch_size=64)
+classifier.fit(x=data.train.images, y=data.train.labels.astype(np.int32), steps=10, batch_size=64)
+'''
+
+
+def test_contrib_learn_s_data_feeder_keeps_the_labels_dtype():
+  """fit(x=images, y=labels): contrib.learn's Estimator builds its data feeder with n_classes=None, which keeps the
+  labels' dtype (data_feeder.py), so uint8 MNIST labels reach the infeed as uint8 (rule 15 at the fit call); float64
+  features and labels are one change; labels cast on the host are none."""
+  import tempfile
+  folder = tempfile.mkdtemp()
+  with open(os.path.join(folder, 'train.py'), 'w') as f:
+    f.write(FIT_LABELS)
+  report, found = findings_of([os.path.join(folder, 'train.py')], folder)
+  dtype = [f for f in report.findings if f.code == 'in-memory-dtype']
+  assert [f.line for f in dtype] == [15, 16]
+  assert '`data.train.labels` holds uint8' in dtype[0].message
+  assert '`np.random.rand(...)` and `np.random.rand(...)` hold float64' in dtype[1].message
+
+
 CSV_FLOAT64 = '''import tensorflow as tf
 
 WIDE = [True, False, False]
