@@ -29,6 +29,18 @@ def dtype_problems(program, module, fn, node):
   return [found[kind] for kind in (STRINGS, FLOAT64, UINT8) if kind in found]
 
 
+def array_problems(program, module, fn, node):
+  """dtype_problems of data that NumPy makes an array of first (contrib.learn's data feeder: check_array), where
+  a list of Python floats written in the program becomes float64 too."""
+  found = dtype_problems(program, module, fn, node)
+  if not any(kind == FLOAT64 for kind, _, _ in found):
+    for origin in values.origins(program, module, fn, node):
+      if _float_literals(origin.node):
+        found.append((FLOAT64, origin, 'NumPy makes an array of Python floats float64'))
+        break
+  return found
+
+
 def message(kind, what, origin, detail, infeed_dtypes):
   """The finding's words; `what` is the expression, or a list of the arguments that hold the data."""
   where = '%s:%d' % (origin.module.path, origin.node.lineno)

@@ -117,7 +117,8 @@ class Index(object):
       if self.fed_arrays(module, fn, call):
         self.drivers.append(Driver(module, fn, call, call.func.attr, call.func.value))
     self.drivers = [d for d in self.drivers if not (
-        METHOD_MODES.get(d.method) == {PREDICT} and never_iterated(d.module, d.fn, d.call))]
+        METHOD_MODES.get(d.method) == {PREDICT} and never_iterated(d.module, d.fn, d.call) and
+        not _adapter(program, d.module, d.fn, d.receiver))]
     self.floating = set()  # modes of drivers whose estimator static analysis cannot find
     for driver in self.drivers:
       found = self.sites_of(driver.module, driver.fn, driver.receiver)
@@ -297,6 +298,13 @@ def never_iterated(module, fn, call):
       if not (isinstance(user, ast.Call) and node in user.args and _shown_only(user)):
         return False  # iterated, handed on, or kept: it may run
   return True
+
+
+def _adapter(program, module, fn, receiver):
+  """Whether a driver's receiver holds contrib.learn's SKCompat, whose predict returns arrays (it runs at once)."""
+  return any(isinstance(origin.node, ast.Call) and
+             program.canonical(origin.module, origin.fn, origin.node.func) in apis.ESTIMATOR_ADAPTERS
+             for origin in values.origins(program, module, fn, receiver))
 
 
 def discarded(program, module, fn, call):

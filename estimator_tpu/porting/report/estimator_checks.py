@@ -748,7 +748,7 @@ class _CallSite(object):
     problems = {}
     labels = syntax.argument(self.call, 1, 'y') if attr != 'predict' else None
     for given in (data, labels):
-      for kind, origin, detail in dtypes.dtype_problems(self.program, self.module, self.fn, given) \
+      for kind, origin, detail in dtypes.array_problems(self.program, self.module, self.fn, given) \
           if given is not None else ():
         if kind != dtypes.STRINGS:
           problems.setdefault(kind, (origin, detail, []))[2].append(syntax.render(given))

@@ -286,6 +286,32 @@ def test_contrib_learn_s_data_feeder_keeps_the_labels_dtype():
   assert '`np.random.rand(...)` and `np.random.rand(...)` hold float64' in dtype[1].message
 
 
+SKCOMPAT_PREDICT = '''import numpy as np
+import tensorflow as tf
+
+features = np.zeros([64, 2], np.float32)
+labels = np.zeros([64], np.int32)
+columns = tf.contrib.learn.infer_real_valued_columns_from_input(features)
+classifier = tf.contrib.learn.SKCompat(tf.contrib.learn.DNNClassifier([8], columns, n_classes=2))
+classifier.fit(features, labels, batch_size=64, steps=10)
+answer = classifier.predict([[2, 0.5]])
+print(answer)
+'''
+
+
+def test_skcompat_predicts_at_once_and_a_list_of_floats_is_float64_in_its_data_feeder():
+  """SKCompat.predict returns arrays, so printing its result means the prediction ran (contrib.learn's own predict
+  is a generator by default, which printing never runs); the data feeder makes an array of the Python list
+  [[2, 0.5]], float64: the prediction needs an input_fn(params) (rule 3) and float32 data (rule 15)."""
+  import tempfile
+  folder = tempfile.mkdtemp()
+  with open(os.path.join(folder, 'train.py'), 'w') as f:
+    f.write(SKCOMPAT_PREDICT)
+  report, found = findings_of([os.path.join(folder, 'train.py')], folder)
+  assert sorted(code for path, line, code, severity in found if line == 9 and severity == R) == [
+      'in-memory-dtype', 'input-from-arrays']
+
+
 CSV_FLOAT64 = '''import tensorflow as tf
 
 WIDE = [True, False, False]
