@@ -337,7 +337,7 @@ def passable_parameters(fn):
 def _nested_def(target):
   """Whether an input_fn is a def written inside a function (`def input_fn_train(): return input_function(...)`),
   or a module-level def whose whole body returns one call, as a lambda does (`def train_input_fn(): return
-  input_function(dftrain, y_train)`)."""
+  input_function(dftrain, y_train)`), after assignments that work out its arguments."""
   if not isinstance(target.node, (ast.FunctionDef, ast.AsyncFunctionDef)):
     return False
   parent = target.module.parents.get(id(target.node))
@@ -346,8 +346,10 @@ def _nested_def(target):
   if isinstance(parent, syntax.FUNCTION_NODES):
     return True
   body = [s for s in target.node.body if not (isinstance(s, ast.Expr) and isinstance(syntax.literal(s.value), str))]
-  return not isinstance(parent, ast.ClassDef) and len(body) == 1 and isinstance(body[0], ast.Return) and \
-      isinstance(body[0].value, ast.Call)  # (a method's self is more than a lambda's closure: not one)
+  # (assignments first: the arguments it works out, `files = [...]`, then `return input_function(files, 64)`)
+  return not isinstance(parent, ast.ClassDef) and body and isinstance(body[-1], ast.Return) and \
+      isinstance(body[-1].value, ast.Call) and all(isinstance(s, ast.Assign) for s in body[:-1])
+  # (a method's self is more than a lambda's closure: not one)
 
 
 # `drops` not given to _InputWalk._batch: drop_remainder's argument decides.
