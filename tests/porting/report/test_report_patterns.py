@@ -172,16 +172,13 @@ for fn in (model_fn, step_fn):
 '''
 
 
-def test_a_hook_class_of_the_program_fetches_the_tensors_it_is_given():
+def test_a_hook_class_of_the_program_fetches_the_tensors_it_is_given(tmp_path):
   """A SessionRunHook of the program whose before_run fetches what its constructor was given (model_fn's
   predictions and labels): on a TPU those tensors are inside the TPU computation, where nothing can fetch them
   (rule 8, at the spec that hands the hook over); a hook of the program that fetches only the global step it looks
   up itself is the host's."""
-  import tempfile
-  folder = tempfile.mkdtemp()
-  with open(os.path.join(folder, 'train.py'), 'w') as f:
-    f.write(OWN_HOOK_CLASS)
-  report, found = findings_of([os.path.join(folder, 'train.py')], folder)
+  (tmp_path / 'train.py').write_text(OWN_HOOK_CLASS)
+  report, found = findings_of([str(tmp_path / 'train.py')], str(tmp_path))
   hooks = [(line, severity) for path, line, code, severity in found if code == 'spec-hooks-fetch-tensors']
   assert hooks == [(28, R)]
   assert '`CollectHook` given predictions, labels' in [
@@ -238,16 +235,13 @@ def main():
 '''
 
 
-def test_a_column_the_program_writes_as_a_cast_has_the_dtype_it_writes():
+def test_a_column_the_program_writes_as_a_cast_has_the_dtype_it_writes(tmp_path):
   """pd.read_csv without dtype= may read any number column as float64 (a decimal point, a missing value), but a
   column the program writes into that frame itself (`train[LABEL] = (...).astype(int)`) is int64 there: no rule-15
   finding at the label; the age column read from the file still is one. A write into another dict under the same key
   (`features['age'] = ...`) says nothing about the frame's column."""
-  import tempfile
-  folder = tempfile.mkdtemp()
-  with open(os.path.join(folder, 'train.py'), 'w') as f:
-    f.write(COLUMN_WRITTEN_AS_A_CAST)
-  report, found = findings_of([os.path.join(folder, 'train.py')], folder)
+  (tmp_path / 'train.py').write_text(COLUMN_WRITTEN_AS_A_CAST)
+  report, found = findings_of([str(tmp_path / 'train.py')], str(tmp_path))
   assert [line for path, line, code, severity in found if code == 'in-memory-dtype'] == [9]
 
 
@@ -271,15 +265,12 @@ classifier.fit(x=data.train.images, y=data.train.labels.astype(np.int32), steps=
 '''
 
 
-def test_contrib_learn_s_data_feeder_keeps_the_labels_dtype():
+def test_contrib_learn_s_data_feeder_keeps_the_labels_dtype(tmp_path):
   """fit(x=images, y=labels): contrib.learn's Estimator builds its data feeder with n_classes=None, which keeps the
   labels' dtype (data_feeder.py), so uint8 MNIST labels reach the infeed as uint8 (rule 15 at the fit call); float64
   features and labels are one change; labels cast on the host are none."""
-  import tempfile
-  folder = tempfile.mkdtemp()
-  with open(os.path.join(folder, 'train.py'), 'w') as f:
-    f.write(FIT_LABELS)
-  report, found = findings_of([os.path.join(folder, 'train.py')], folder)
+  (tmp_path / 'train.py').write_text(FIT_LABELS)
+  report, found = findings_of([str(tmp_path / 'train.py')], str(tmp_path))
   dtype = [f for f in report.findings if f.code == 'in-memory-dtype']
   assert [f.line for f in dtype] == [15, 16]
   assert '`data.train.labels` holds uint8' in dtype[0].message
@@ -299,15 +290,12 @@ print(answer)
 '''
 
 
-def test_skcompat_predicts_at_once_and_a_list_of_floats_is_float64_in_its_data_feeder():
+def test_skcompat_predicts_at_once_and_a_list_of_floats_is_float64_in_its_data_feeder(tmp_path):
   """SKCompat.predict returns arrays, so printing its result means the prediction ran (contrib.learn's own predict
   is a generator by default, which printing never runs); the data feeder makes an array of the Python list
   [[2, 0.5]], float64: the prediction needs an input_fn(params) (rule 3) and float32 data (rule 15)."""
-  import tempfile
-  folder = tempfile.mkdtemp()
-  with open(os.path.join(folder, 'train.py'), 'w') as f:
-    f.write(SKCOMPAT_PREDICT)
-  report, found = findings_of([os.path.join(folder, 'train.py')], folder)
+  (tmp_path / 'train.py').write_text(SKCOMPAT_PREDICT)
+  report, found = findings_of([str(tmp_path / 'train.py')], str(tmp_path))
   assert sorted(code for path, line, code, severity in found if line == 9 and severity == R) == [
       'in-memory-dtype', 'input-from-arrays']
 
