@@ -288,9 +288,9 @@ def never_iterated(module, fn, call):
   parent = module.parents.get(id(call))
   if isinstance(parent, ast.Expr):
     return True
-  if not (isinstance(parent, ast.Assign) and len(parent.targets) == 1 and isinstance(parent.targets[0], ast.Name)):
+  name = syntax.plain_target(parent)
+  if name is None:
     return False
-  name = parent.targets[0].id
   nodes = [node for node, _ in syntax.walk_local(fn)] if fn is not None else list(ast.walk(module.tree))
   for node in nodes:
     if isinstance(node, ast.Name) and node.id == name and isinstance(node.ctx, ast.Load):

@@ -129,10 +129,9 @@ def padded_after(program, site):
   comes out full and the batch dimension static (SimCLR's evaluation input)."""
   module, fn = site.module, site.fn
   statement = module.statement_of(site.call)
-  if fn is None or not (isinstance(statement, ast.Assign) and len(statement.targets) == 1 and
-                        isinstance(statement.targets[0], ast.Name)):
+  name = syntax.plain_target(statement)
+  if fn is None or name is None:
     return False
-  name = statement.targets[0].id
   for node, _ in syntax.walk_local(fn):
     if not (isinstance(node, ast.Call) and node.lineno > statement.lineno):
       continue
@@ -157,8 +156,7 @@ def rebatched(program, reading, site):
   module, fn = site.module, site.fn
   statement = module.statement_of(site.call)
   conditions = syntax.branch_conditions(module, statement)
-  name = statement.targets[0].id if isinstance(statement, ast.Assign) and len(statement.targets) == 1 and \
-      isinstance(statement.targets[0], ast.Name) else None
+  name = syntax.plain_target(statement)
   for other in reading.batches:
     if other is site or other.module is not module or other.fn is not fn or other.method in apis.QUEUE_BATCHING:
       continue
@@ -194,8 +192,7 @@ def _parsed_key_unread(module, fn, feature):
     return False
   key = syntax.literal(entry.keys[entry.values.index(feature)])
   spec = module.statement_of(entry)
-  spec_name = spec.targets[0].id if isinstance(spec, ast.Assign) and len(spec.targets) == 1 and \
-      isinstance(spec.targets[0], ast.Name) and spec.value is entry else None
+  spec_name = syntax.plain_target(spec) if isinstance(spec, ast.Assign) and spec.value is entry else None
   if not isinstance(key, str):
     return False
   parsed = None
@@ -203,10 +200,9 @@ def _parsed_key_unread(module, fn, feature):
     if isinstance(node, ast.Call) and any(a is entry or (spec_name and isinstance(a, ast.Name) and a.id == spec_name)
                                           for a in list(node.args) + [k.value for k in node.keywords]):
       statement = module.statement_of(node)
-      if not (isinstance(statement, ast.Assign) and statement.value is node and len(statement.targets) == 1 and
-              isinstance(statement.targets[0], ast.Name)):
+      parsed = syntax.plain_target(statement)
+      if parsed is None or statement.value is not node:
         return False
-      parsed = statement.targets[0].id
   if parsed is None:
     return False
   for node, _ in syntax.walk_local(fn):
@@ -538,10 +534,9 @@ class _InputWalk(object):
     """(module, __init__ def) of the scanned class a call constructs, when `fn` assigns the object to a name and
     returns one of its attributes (`return pipeline.dataset`), else None."""
     statement = module.statement_of(call)
-    if fn is None or not (isinstance(statement, ast.Assign) and statement.value is call and
-                          len(statement.targets) == 1 and isinstance(statement.targets[0], ast.Name)):
+    name = syntax.plain_target(statement)
+    if fn is None or name is None or statement.value is not call:
       return None
-    name = statement.targets[0].id
     returned = any(isinstance(node, ast.Return) and isinstance(node.value, ast.Attribute) and
                    isinstance(node.value.value, ast.Name) and node.value.value.id == name
                    for node, _ in syntax.walk_local(fn))

@@ -110,12 +110,13 @@ def mode_flags(fn, mode_names=MODE_NAMES):
   '__keys__' the local names of ModeKeys constants (`PREDICT = tf.estimator.ModeKeys.PREDICT`)."""
   flags = {'__mode_names__': mode_names, '__keys__': {}}
   for node, _ in syntax.walk_local(fn):
-    if isinstance(node, ast.Assign) and len(node.targets) == 1 and isinstance(node.targets[0], ast.Name):
+    name = syntax.plain_target(node)
+    if name:
       value = node.value
-      if isinstance(value, ast.Attribute) and mode_key(value) and node.targets[0].id not in mode_names:
-        flags['__keys__'][node.targets[0].id] = mode_key(value)
+      if isinstance(value, ast.Attribute) and mode_key(value) and name not in mode_names:
+        flags['__keys__'][name] = mode_key(value)
       elif isinstance(value, ast.Compare) and split(value, ALL, flags) != (ALL, ALL):
-        flags[node.targets[0].id] = value
+        flags[name] = value
   return flags
 
 

@@ -166,6 +166,13 @@ def names_in(node):
   return set(n.id for n in ast.walk(node) if isinstance(n, ast.Name))
 
 
+def plain_target(statement):
+  """The name a statement `name = value` binds (one target, a plain name), else None."""
+  if isinstance(statement, ast.Assign) and len(statement.targets) == 1 and isinstance(statement.targets[0], ast.Name):
+    return statement.targets[0].id
+  return None
+
+
 def assigned_names(target):
   """Names bound by an assignment target (a, (a, b), [a, *b])."""
   if isinstance(target, ast.Name):

@@ -100,12 +100,9 @@ def _given(call, name):
 
 def _never_read(fn, statement):
   """Whether a statement assigns one local name that nothing in its function reads."""
-  if not (isinstance(statement, ast.Assign) and len(statement.targets) == 1 and
-          isinstance(statement.targets[0], ast.Name)):
-    return False
-  name = statement.targets[0].id
-  return not any(isinstance(node, ast.Name) and node.id == name and isinstance(node.ctx, ast.Load)
-                 for node in ast.walk(fn))
+  name = syntax.plain_target(statement)
+  return name is not None and not any(
+      isinstance(node, ast.Name) and node.id == name and isinstance(node.ctx, ast.Load) for node in ast.walk(fn))
 
 
 def _labels_under_another_name(target):
@@ -907,18 +904,18 @@ def _metric_builder(program, fn):
 
 def _only_into_eval_metric_ops(module, caller, call):
   statement = module.statement_of(call)
-  if not (isinstance(statement, ast.Assign) and statement.value is call and len(statement.targets) == 1 and
-          isinstance(statement.targets[0], ast.Name)):
+  name = syntax.plain_target(statement)
+  if name is None or statement.value is not call:
     return False
-  names, holders = set([statement.targets[0].id]), []
+  names, holders = set([name]), []
   nodes = [node for node, _ in syntax.walk_local(caller)]
   for _ in range(3):  # names of the dicts (tuples) that hold it
     for node in nodes:
-      if isinstance(node, ast.Assign) and isinstance(node.value, (ast.Dict, ast.Tuple, ast.List)) and \
-          len(node.targets) == 1 and isinstance(node.targets[0], ast.Name) and node not in holders and \
+      held_by = syntax.plain_target(node)
+      if held_by and isinstance(node.value, (ast.Dict, ast.Tuple, ast.List)) and node not in holders and \
           any(isinstance(inner, ast.Name) and inner.id in names for inner in ast.walk(node.value)):
         holders.append(node)
-        names.add(node.targets[0].id)
+        names.add(held_by)
   handed = False
   for node in nodes:
     if not (isinstance(node, ast.Name) and node.id in names and isinstance(node.ctx, ast.Load)):
