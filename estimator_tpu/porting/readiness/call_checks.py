@@ -328,21 +328,17 @@ class Judge(object):
                                          'cannot also run here (at %s); the TPU path of each call is judged above, '
                                          'and what the program does after this call is not.' % (op, site))])
       return
-    if self.predictions_cut and (isinstance(error, StopIteration) or 'StopIteration' in str(error)):
-      # next(predictions) past the judge's cut: the program's own run reads on (a full input)
-      where, steps = self.predictions_cut
-      self.report([check_results.skipped('program', 'the program read past the %d predictions the judge lets the '
-                                         'predict call at %s make (--steps), and stopped there (StopIteration at '
-                                         '%s); what it does after is not judged: run with a larger --steps.'
-                                         % (steps, where, site))])
-      return
     if self.predictions_cut:
-      # anything after a cut predict may come from the cut (predictions compared with every label of the input)
+      # Anything after a cut predict may come from the cut: next(predictions) past it (StopIteration), predictions
+      # compared with every label of the input.
       where, steps = self.predictions_cut
+      stopped = isinstance(error, StopIteration) or 'StopIteration' in str(error)
       self.report([check_results.skipped('program', 'the program raised %s at %s after the predict call at %s, '
                                          'which the judge let make only %d predictions (--steps) where the input '
-                                         'holds more: what the program does with its predictions is not judged; '
-                                         'run with a larger --steps.' % (type(error).__name__, site, where, steps))])
+                                         'holds more%s: what the program does with its predictions is not judged; '
+                                         'run with a larger --steps.' % (
+                                             type(error).__name__, site, where, steps,
+                                             ' (it read past them)' if stopped else ''))])
       return
     moved = self._in_moved_model_dir(error)
     if moved:

@@ -471,9 +471,9 @@ class _CallSite(object):
     add = self.collector
     star = syntax.has_star_args(self.call)
     strategies = self._strategies()
-    if not apis.is_tpu_run_config(name) and self.index.off_the_tpu(self.module, self.call):
-      return  # the config of the program's own CPU estimator
     if not apis.is_tpu_run_config(name):
+      if self.index.off_the_tpu(self.module, self.call):
+        return  # the config of the program's own CPU estimator
       what = '`%s` (a subclass of `%s`)' % (subclass, _short(name)) if subclass else '`%s`' % _short(name)
       # One change (docs/PORT_REPORT.md): the TPU RunConfig written here carries no strategy; and a RunConfig
       # written inside the call that builds an estimator the port changes is part of that estimator's change.

@@ -95,7 +95,8 @@ def test_a_program_reading_predictions_past_the_judge_s_cut_is_not_blamed_for_it
   assert result.status == 0, result.stdout
   assert not result.failed(), result.lines
   skipped = [line for line in result.lines if line.startswith('SKIP program')]
-  assert len(skipped) == 1 and 'the 2 predictions' in skipped[0] and '--steps' in skipped[0], result.lines
+  assert len(skipped) == 1 and 'only 2 predictions' in skipped[0] and 'StopIteration' in skipped[0] and \
+      'read past them' in skipped[0] and '--steps' in skipped[0], result.lines
 
 
 def test_a_program_that_fails_on_fewer_predictions_than_its_input_holds_is_not_blamed_for_it(tmp_path):
