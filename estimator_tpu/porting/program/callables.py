@@ -101,6 +101,7 @@ class Callables(object):
     self.program = program
     self._returning = set()  # id() of the calls class_of is following into the functions they run
     self._classes = {}  # (id(fn), id(node)) -> class_of(module, fn, node), for the questions asked from outside
+    self._aliases_of = None  # id(ClassDef) -> the module-level names assigned that class (_aliases), read once
 
   def resolve(self, module, fn, node, depth=0):
     """The functions an expression (a model_fn= or input_fn= argument, ...) can stand for.
@@ -302,22 +303,23 @@ class Callables(object):
       return []
     sites = [(call_module, caller, call) for call_module, caller, call in self.program.calls_named(owner.name)
              if self._constructed(call_module, caller, call) is owner]
-    for alias in self._aliases(module, owner):
+    for alias in self._aliases(owner):
       sites += [(call_module, caller, call) for call_module, caller, call in self.program.calls_named(alias)
                 if isinstance(call.func, ast.Name) and
                 any(built[1] is owner for built in self.classes_built(call_module, caller, call))]
     return sites
 
-  def _aliases(self, module, owner):
+  def _aliases(self, owner):
     """Module-level names the program assigns the class `owner` to (`Model = ModelBiMPM` under a flag)."""
-    found = []
-    for other in self.program.modules:
-      for name, assigned in other.assignments.items():
-        if name != owner.name and name not in found and any(
-            isinstance(value, (ast.Name, ast.Attribute)) and
-            (self._class_named(other, None, value, 0) or (None, None))[1] is owner for value in assigned):
-          found.append(name)
-    return found
+    if self._aliases_of is None:
+      self._aliases_of = collections.defaultdict(list)
+      for other in self.program.modules:
+        for name, assigned in other.assignments.items():
+          for value in assigned:
+            named = self._class_named(other, None, value, 0) if isinstance(value, (ast.Name, ast.Attribute)) else None
+            if named and name != named[1].name and name not in self._aliases_of[id(named[1])]:
+              self._aliases_of[id(named[1])].append(name)
+    return self._aliases_of.get(id(owner), [])
 
   def _indirect_call_sites(self, fn, depth):
     """Calls of a def through a parameter: `run_loop(build_estimator_fn=build_estimator)`, then
@@ -481,7 +483,8 @@ class Callables(object):
   def classes_built(self, module, fn, call):
     """Every scanned class a call may build: class_of's, and each class a name holds that the program assigns a
     class in several places (`Model = ModelBiMPM` or `Model = ModelSiameseLSTM` by a flag, then `Model(...)`)."""
-    found = [self.class_of(module, fn, call)] if self.class_of(module, fn, call) else []
+    made = self.class_of(module, fn, call)
+    found = [made] if made else []
     if isinstance(call.func, ast.Name):
       kind, _, owner_module, owner = self.program.lookup(module, fn, call.func.id)
       if kind in ('value', 'other'):

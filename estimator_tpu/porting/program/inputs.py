@@ -342,10 +342,10 @@ def _nested_def(target):
   if isinstance(parent, syntax.FUNCTION_NODES):
     return True
   body = [s for s in target.node.body if not (isinstance(s, ast.Expr) and isinstance(syntax.literal(s.value), str))]
-  # (assignments first: the arguments it works out, `files = [...]`, then `return input_function(files, 64)`)
+  # Assignments first (the arguments it works out: `files = [...]`, then `return input_function(files, 64)`); a
+  # method's self is more than a lambda's closure: not one.
   return not isinstance(parent, ast.ClassDef) and body and isinstance(body[-1], ast.Return) and \
       isinstance(body[-1].value, ast.Call) and all(isinstance(s, ast.Assign) for s in body[:-1])
-  # (a method's self is more than a lambda's closure: not one)
 
 
 # `drops` not given to _InputWalk._batch: drop_remainder's argument decides.

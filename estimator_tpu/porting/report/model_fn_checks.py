@@ -163,8 +163,6 @@ class _DeviceWalk(object):
             self.visit(callee.module, callee.node, depth + 1, node_modes)
       elif isinstance(node, (ast.Attribute, ast.Name)) and isinstance(node.ctx, ast.Load):
         self._check_attribute(module, fn, node)
-      if isinstance(node, (ast.Attribute, ast.Name, ast.Subscript)) and isinstance(node.ctx, ast.Load):
-        self._global_batch_size(module, fn, node)
       elif isinstance(node, ast.With) and not self.saw_device:
         self._check_device(module, fn, node)
       elif isinstance(node, ast.Return) and depth == 0 and isinstance(node.value, ast.Tuple) and \
@@ -175,6 +173,8 @@ class _DeviceWalk(object):
                                 'TPUEstimator takes nothing else.' % syntax.render(node.value))
       if self.own_batch_size and params_lib.reads_key(node, 'batch_size'):
         self._own_batch_size(module, node)
+      if isinstance(node, (ast.Attribute, ast.Name, ast.Subscript)) and isinstance(node.ctx, ast.Load):
+        self._global_batch_size(module, fn, node)
 
   def _ruled_out_by_params(self, conditions):
     """Whether code is under a test of a params key the estimator's params (a dict or HParams the program writes)
