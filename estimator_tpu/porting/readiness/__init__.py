@@ -72,6 +72,29 @@ def check_mode(model_fn, input_fn, plan, mode):
   return checks + [config_checks.check_batch_split(plan, modes=(mode,))], deployment
 
 
+REFUSED_BATCH = re.compile(r'batch size (\d+) must be divisible by number of replicas (\d+)')
+
+
+def forward_at_a_fitting_batch(model_fn, input_fn, plan, mode, report):
+  """When TensorFlow refuses the EVAL or PREDICT batch only because the cores do not divide it (batch_split says
+  so), the step the TPU would run is still built, at the largest batch they divide (at least one per core): what
+  leaves the TPU (eval_metrics, predictions) is judged even before the batch is mended. None otherwise."""
+  refused = REFUSED_BATCH.search(str(report.decision.error or ''))
+  if refused is None:
+    return None
+  batch, replicas = int(refused.group(1)), int(refused.group(2))
+  fitting = max(replicas, batch // replicas * replicas)
+  fitted = plan.with_batch(mode, fitting)
+  inputs = [input_fn if each == mode else None for each in (tf.estimator.ModeKeys.TRAIN, EVAL, PREDICT)]
+  deployment = deployment_checks.plan_deployment(fitted, model_fn, *inputs, modes=(mode,))
+  report = deployment.evaluate if mode == EVAL else deployment.predict
+  if report is None or not report.result.passed:
+    return None
+  step = check_forward(model_fn, input_fn, fitted, report, 'eval_step' if mode == EVAL else 'predict_step', mode)
+  return step._replace(message='at a batch of %d (%d does not divide over %d cores; see batch_split): %s' % (
+      fitting, batch, replicas, step.message))
+
+
 def inference_input(input_fn, plan, report, mode):
   """input_fn's dataset in EVAL or PREDICT, with the params TensorFlow gave its first call (SLICED: the global
   batch, split over the cores by TensorFlow), as input_checks checks the training input."""
@@ -201,6 +224,9 @@ def check_forward(model_fn, input_fn, plan, report, name, mode):
   if input_fn is None:
     return check_results.skipped(name, 'no %s input_fn given.' % name.split('_')[0])
   if not report.result.passed or not report.calls or not report.specs:
+    fitted = forward_at_a_fitting_batch(model_fn, input_fn, plan, mode, report)
+    if fitted is not None:
+      return fitted
     return check_results.skipped(name, 'TensorFlow did not build the %s graph (see above).' % mode)
   if not report.decision.on_tpu:
     return check_results.skipped(name, 'evaluation runs on the CPU (eval_on_tpu=False): nothing of it runs on the TPU.')

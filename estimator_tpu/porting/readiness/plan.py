@@ -57,6 +57,13 @@ class TpuPlan(PlannedRun):
     self.estimator = estimator
     self.train_examples = train_examples
     self.requested_checkpoint_steps = requested_checkpoint_steps
+    self._batches = {}  # mode -> a batch size that replaces the estimator's (with_batch)
+
+  def with_batch(self, mode, batch_size):
+    """A copy of this plan whose `mode` (EVAL or PREDICT) batch is `batch_size` instead of the estimator's."""
+    fitted = copy.copy(self)
+    fitted._batches = dict(self._batches, **{mode: batch_size})  # pylint: disable=protected-access
+    return fitted
 
   @property
   def _context(self):
@@ -77,11 +84,11 @@ class TpuPlan(PlannedRun):
 
   @property
   def eval_batch_size(self):
-    return self._context._eval_batch_size  # pylint: disable=protected-access
+    return self._batches.get(tf.estimator.ModeKeys.EVAL) or self._context._eval_batch_size  # pylint: disable=protected-access
 
   @property
   def predict_batch_size(self):
-    return self._context._predict_batch_size  # pylint: disable=protected-access
+    return self._batches.get(tf.estimator.ModeKeys.PREDICT) or self._context._predict_batch_size  # pylint: disable=protected-access
 
   @property
   def eval_on_tpu(self):

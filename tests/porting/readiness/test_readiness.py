@@ -13,9 +13,11 @@ from estimator_tpu.porting import readiness
 from estimator_tpu.porting.readiness import config_checks
 from estimator_tpu.porting.readiness import input_checks
 from estimator_tpu.porting.readiness import check_results
+from estimator_tpu.porting.readiness import topology
 from estimator_tpu.porting.readiness import xla
 from support.programs import failed_checks as failures
 from estimator_tpu.runtime.errors import UserError
+from estimator_tpu.tpu import accelerator_types
 from estimator_tpu.tpu import deployment
 from estimator_tpu.tpu import input_fn as tpu_input
 from estimator_tpu.tpu import model_fn as model_fn_lib
@@ -617,6 +619,39 @@ def test_scalar_predictions_are_refused_by_tensorflow_itself():
   assert failures(checks) == ['predict']
   assert 'TPUEstimator could not build the prediction graph' in checks['predict'].message
   assert 'the tensors that leave the TPU are top [], and top not batch-major (4 per core)' in checks['predict'].message
+
+
+def per_host_plan(eval_batch_size, predict_batch_size):
+  """A plan on 8 cores whose evaluation and prediction input is PER_HOST_V2 (TPUConfig's default), where TensorFlow
+  itself checks that the cores divide each batch."""
+  config = tf.estimator.tpu.RunConfig(
+      model_dir=topology.scratch_model_dir(),
+      tpu_config=tf.estimator.tpu.TPUConfig(iterations_per_loop=1, num_shards=8))
+  estimator = tf.estimator.tpu.TPUEstimator(
+      model_fn=modes_model_fn_builder(), config=config, use_tpu=True, train_batch_size=16,
+      eval_batch_size=eval_batch_size, predict_batch_size=predict_batch_size)
+  return readiness.TpuPlan(estimator, accelerator_types.shape_from_cores(8))
+
+
+def test_a_refused_eval_batch_still_has_its_step_judged_at_a_batch_the_cores_divide():
+  # TensorFlow refuses 20 on 8 cores before building anything; what leaves the TPU is judged at 16 all the same.
+  model_fn = modes_model_fn_builder(metric_tensors=lambda logits, labels: {
+      'labels': labels, 'logits': logits, 'mean_logit': tf.reshape(tf.reduce_mean(logits), [1])})
+  checks, _ = readiness.check_mode(model_fn, array_input_fn_builder(), per_host_plan(20, 16), readiness.EVAL)
+  checks = {check.name: check for check in checks}
+  assert 'eval batch size 20 must be divisible by number of replicas 8' in checks['evaluate'].message
+  assert failures(checks) == ['batch_split', 'eval_step', 'evaluate']
+  assert checks['eval_step'].message.startswith('at a batch of 16 (20 does not divide over 8 cores; see batch_split)')
+  assert 'mean_logit does not start with the batch dimension (2 per core)' in checks['eval_step'].message
+
+
+def test_a_refused_predict_batch_of_fewer_examples_than_cores_is_judged_at_one_per_core():
+  checks, _ = readiness.check_mode(modes_model_fn_builder(), predict_input_fn, per_host_plan(16, 3), readiness.PREDICT)
+  checks = {check.name: check for check in checks}
+  assert failures(checks) == ['batch_split', 'predict']
+  assert checks['predict_step'].status == check_results.PASS
+  assert checks['predict_step'].message.startswith('at a batch of 8 (3 does not divide over 8 cores')
+  assert '1 examples per core' in checks['predict_step'].message
 
 
 def test_a_multi_host_tpu_vm_is_not_one_tensorflow_sees():
