@@ -139,29 +139,46 @@ def port(program, folder, out, python):
 # Under the replay's output folder: the model_dirs of estimators given none (REPLAY_HOOK).
 TEMPORARY_MODEL_DIRS = 'temporary_model_dirs'
 JUDGE = '{py} -m estimator_tpu.readiness --run -- '
+# What `readiness --run` says of a program that built no estimator (program_run._judged_something).
+NOTHING_JUDGED = 'without building an Estimator or TPUEstimator: nothing was judged'
 CHECK_LINE = re.compile(r'^(PASS|FAIL|SKIP) (\w+)', re.M)
 
 
-def judge_command(replay_command):
-  """The replay with its program run under `readiness --run` (issue 26's requirement 1): the last `{py} ` of the
-  command is the program (make_data.py and the like come before it)."""
-  at = replay_command.rfind('{py} ')
-  return replay_command[:at] + JUDGE + replay_command[at + len('{py} '):] if at >= 0 else None
+def judge_commands(replay_command):
+  """The replay once per program it runs, that program under `readiness --run` (issue 26's requirement 1): every
+  `{py} ` but those that run the data maker (`{py} {data}/...`); a replay of train.py then eval.py is judged twice,
+  once at each."""
+  commands = []
+  for at in [match.start() for match in re.finditer(r'\{py\} ', replay_command)]:
+    rest = replay_command[at + len('{py} '):]
+    if not rest.startswith('{data}/'):
+      commands.append(replay_command[:at] + JUDGE + rest)
+  return commands
 
 
 def judged(program, folder, ported, run_dir, data, runs, python, timeout, hook=None):
-  """`readiness --run` on the port, replayed as the original ran: its exit status and its check lines."""
-  command = judge_command(program['run']['replay'])
-  if command is None:
+  """`readiness --run` on the port, replayed as the original ran, at each program of the replay: the exit status
+  (the worst), the check lines of all, and their logs. A step of the replay that builds no estimator (a script that
+  prepares data) is left out when another one was judged."""
+  results = []
+  commands = judge_commands(program['run']['replay'])
+  for index, command in enumerate(commands):
+    where = run_dir if len(commands) == 1 else '%s-%d' % (run_dir, index + 1)
+    result = replay(dict(program, run=dict(program['run'], replay=command)), folder, ported, where, data, runs,
+                    python, timeout, hook=hook)
+    with open(result['log']) as f:
+      log = f.read()
+    results.append((result, CHECK_LINE.findall(log), NOTHING_JUDGED in log))
+  if not results:
     return None
-  result = replay(dict(program, run=dict(program['run'], replay=command)), folder, ported, run_dir, data, runs,
-                  python, timeout, hook=hook)
-  with open(result['log']) as f:
-    lines = CHECK_LINE.findall(f.read())
+  kept = [each for each in results if not each[2]] or results
+  lines = [line for _, found, _ in kept for line in found]
+  exits = [result['exit'] for result, _, _ in kept]
   failed = sorted(set(name for verdict, name in lines if verdict == 'FAIL'))
-  return {'exit': result['exit'], 'passed': sum(1 for verdict, _ in lines if verdict == 'PASS'),
+  return {'exit': next((code for code in exits if code != 0), 0),
+          'passed': sum(1 for verdict, _ in lines if verdict == 'PASS'),
           'failed': sum(1 for verdict, _ in lines if verdict == 'FAIL'), 'failed_checks': failed,
-          'log': result['log']}
+          'logs': [result['log'] for result, _, _ in kept], 'log': kept[-1][0]['log']}
 
 
 def parse_metrics(log):

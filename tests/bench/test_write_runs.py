@@ -128,8 +128,8 @@ def test_an_evaluation_at_step_0_restored_no_checkpoint():
 
 
 def test_the_judge_runs_the_program_s_own_command_under_readiness_run(tmp_path):
-  assert write_runs.judge_command('{py} {data}/make_data.py {out}/d && {py} -m trainer.task --x 1') == (
-      '{py} {data}/make_data.py {out}/d && {py} -m estimator_tpu.readiness --run -- -m trainer.task --x 1')
+  assert write_runs.judge_commands('{py} {data}/make_data.py {out}/d && {py} -m trainer.task --x 1') == [
+      '{py} {data}/make_data.py {out}/d && {py} -m estimator_tpu.readiness --run -- -m trainer.task --x 1']
   source = tmp_path / 'program'
   source.mkdir()
   (source / 'train.py').write_text(PROGRAM)
@@ -231,3 +231,21 @@ def test_an_estimator_without_model_dir_is_evaluated_on_the_original_s_checkpoin
   again = run('again', checkpoint_of=str(tmp_path / 'original'))
   assert again['metrics'][-1][0] == 3 and not write_runs._restored_nothing(again)  # pylint: disable=protected-access
   assert write_runs.compare(original, again, tolerance=1e-4).startswith('SAME')
+
+
+def test_a_replay_of_two_programs_is_judged_at_each_and_a_data_script_is_left_out(tmp_path):
+  source = tmp_path / 'program'
+  source.mkdir()
+  (source / 'prepare.py').write_text('print("no estimator here")\n')
+  (source / 'train.py').write_text(PROGRAM)
+  (source / 'again.py').write_text(PROGRAM)
+  replay = '{py} prepare.py && {py} train.py {out}/model && {py} again.py {out}/model2'
+  assert len(write_runs.judge_commands(replay)) == 3
+  judged = write_runs.judged({'run': {'replay': replay}}, str(source), None, str(tmp_path / 'judge'), str(tmp_path),
+                             str(tmp_path), sys.executable, 600)
+  # prepare.py builds no estimator (exit 2 under the judge): left out; train.py and again.py each judged.
+  assert len(judged['logs']) == 2, judged
+  single = write_runs.judged({'run': {'replay': '{py} train.py {out}/model'}}, str(source), None,
+                             str(tmp_path / 'one'), str(tmp_path), str(tmp_path), sys.executable, 600)
+  assert judged['exit'] == 1 and judged['failed'] == 2 * single['failed'], open(judged['log']).read()[-3000:]
+  assert judged['passed'] == 2 * single['passed']
