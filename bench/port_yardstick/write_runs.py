@@ -38,7 +38,8 @@ METRICS = re.compile(r'Saving dict for global step (\d+): (.*)')
 # (no TensorFlow import of its own: the program imports it as it would). (2) The model_dir of an estimator given
 # none, in the replay's output folder instead of a new temporary folder. (3) When evaluating a copied checkpoint:
 # training becomes a no-op and train_and_evaluate evaluates once, the same patch for the original and the port, so
-# both evaluate the same weights (contrib.learn's Experiment evaluates after its training anyway).
+# both evaluate the same weights (contrib.learn's Experiment evaluates after its training anyway; one with
+# checkpoint_and_export=True, which evaluates only when it saves a checkpoint, is made to do the same).
 REPLAY_HOOK = """import importlib.abc
 import importlib.util
 import os
@@ -61,10 +62,28 @@ def _print_evaluations(module):
   module._write_dict_to_summary = write_dict_to_summary
 
 
+def _evaluate_after_training(module):
+  # An Experiment(checkpoint_and_export=True) evaluates only when a checkpoint is saved, which an evaluation of a
+  # copied checkpoint (training already at its last step) never does: it evaluates after training instead.
+  train_and_evaluate = module.Experiment.train_and_evaluate
+
+  def evaluate_after_training(self):
+    self._checkpoint_and_export = False
+    return train_and_evaluate(self)
+  module.Experiment.train_and_evaluate = evaluate_after_training
+
+
+# module name -> what is done to it once it is imported
+_PATCHES = dict.fromkeys(_LOGGING_EVALUATIONS, _print_evaluations)
+if os.environ.get('WRITE_RUNS_EVAL_ONLY'):
+  _PATCHES.update(dict.fromkeys(('tensorflow.contrib.learn.python.learn.experiment',
+                                 'tensorflow_core.contrib.learn.python.learn.experiment'), _evaluate_after_training))
+
+
 class _AfterImport(importlib.abc.MetaPathFinder):
 
   def find_spec(self, name, path, target=None):
-    if name not in _LOGGING_EVALUATIONS:
+    if name not in _PATCHES:
       return None
     sys.meta_path.remove(self)
     try:
@@ -75,7 +94,7 @@ class _AfterImport(importlib.abc.MetaPathFinder):
 
     def exec_module(module):
       execute(module)
-      _print_evaluations(module)
+      _PATCHES[name](module)
     spec.loader.exec_module = exec_module
     return spec
 

@@ -7,6 +7,8 @@ import os
 import re
 import sys
 
+import pytest
+
 from support.paths import PORT_FIXTURES
 from bench.port_yardstick import score
 from bench.port_yardstick import write_runs
@@ -249,3 +251,38 @@ def test_a_replay_of_two_programs_is_judged_at_each_and_a_data_script_is_left_ou
                              str(tmp_path / 'one'), str(tmp_path), str(tmp_path), sys.executable, 600)
   assert judged['exit'] == 1 and judged['failed'] == 2 * single['failed'], open(judged['log']).read()[-3000:]
   assert judged['passed'] == 2 * single['passed']
+
+
+EXPERIMENT_PROGRAM = '''\
+"""A contrib.learn Experiment that evaluates only as it saves checkpoints (checkpoint_and_export=True)."""
+import sys
+import numpy as np
+import tensorflow as tf
+from tensorflow.contrib import learn
+
+x = (np.arange(32, dtype=np.float32) / 32.0).reshape(16, 2)
+input_fn = lambda: ({'': tf.constant(x)}, tf.constant(x.sum(axis=1)))
+regressor = learn.LinearRegressor(feature_columns=[tf.contrib.layers.real_valued_column('', dimension=2)],
+                                  config=learn.RunConfig(model_dir=sys.argv[1], save_checkpoints_steps=3))
+learn.Experiment(regressor, input_fn, input_fn, train_steps=3, eval_steps=1,
+                 checkpoint_and_export=True).train_and_evaluate()
+'''
+
+
+@pytest.mark.skipif(sys.version_info >= (3, 8), reason='contrib.learn is TF 1.x only (TF 2.15 has no tf.contrib)')
+def test_an_experiment_that_evaluates_at_its_checkpoints_evaluates_a_copied_checkpoint_once(tmp_path):
+  source = tmp_path / 'program'
+  source.mkdir()
+  (source / 'train.py').write_text(EXPERIMENT_PROGRAM)
+  program = {'run': {'replay': '{py} train.py {out}/model'}}
+  hook = write_runs.write_hook(str(tmp_path / 'hook'))
+  runs = {}
+  for name, checkpoint_of in (('original', None), ('again', str(tmp_path / 'original'))):
+    result = write_runs.replay(program, str(source), None, str(tmp_path / name), str(tmp_path), str(tmp_path),
+                               sys.executable, 300, hook=hook, checkpoint_of=checkpoint_of)
+    assert result['exit'] == 0, open(result['log']).read()[-3000:]
+    runs[name] = result
+  assert runs['original']['metrics'][-1][0] == 3
+  # The copy is at step 3 already: no training, so no checkpoint saved; it evaluates once all the same.
+  assert [step for step, _ in runs['again']['metrics']] == [3]
+  assert write_runs.compare(runs['original'], runs['again'], tolerance=1e-4).startswith('SAME')
