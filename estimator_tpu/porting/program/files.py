@@ -48,6 +48,11 @@ def read_text(path):
   return data.decode(encoding), encoding
 
 
+# lib2to3's fixers that add an import line (`reload(sys)` -> `import importlib` above it, `reduce`, `intern`,
+# `operator.isCallable`), moving every line after it; Python 3 parses the calls they mend as they are.
+ADDS_AN_IMPORT = frozenset('lib2to3.fixes.fix_' + name for name in ('reload', 'reduce', 'intern', 'operator'))
+
+
 def python2_as_python3(text):
   """Python 2 source read as Python 3 (print statements, `except X, e`, `0777`, ...), converted by lib2to3's own
   fixers with every line kept where it was, so that findings name the lines of the file as written; None when it is
@@ -63,7 +68,8 @@ def python2_as_python3(text):
     except ImportError:
       return None
     try:
-      tool = refactor.RefactoringTool(refactor.get_fixers_from_package('lib2to3.fixes'))
+      fixers = [name for name in refactor.get_fixers_from_package('lib2to3.fixes') if name not in ADDS_AN_IMPORT]
+      tool = refactor.RefactoringTool(fixers)
       converted = str(tool.refactor_string(text, '<python 2>'))
     except Exception:  # pylint: disable=broad-except  (lib2to3 raises its own parse errors)
       return None

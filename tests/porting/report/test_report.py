@@ -527,6 +527,19 @@ def test_python_2_source_that_mixes_tabs_and_spaces_is_read_as_python_2_indents_
   assert 'tabs2.py:11: [required] rule 1 ' in out
 
 
+def test_python_2_source_whose_conversion_would_add_an_import_is_read_at_its_own_lines(tmp_path):
+  """`reload(sys)` (the Python 2 idiom before sys.setdefaultencoding) and `reduce`: lib2to3's fixers for them add an
+  import line, which would move every line after it; they are not needed to read the program."""
+  text = ('import sys\nreload(sys)\n' + 'total = reduce(lambda a, b: a + b, [1, 2])\n' +
+          PYTHON2.replace('import tensorflow as tf\n', 'import tensorflow as tf\nprint intern("x")\n'))
+  write(tmp_path, 'reload2.py', text)
+  status, out, err = run_cli([str(tmp_path / 'reload2.py')])
+  assert (status, err) == (1, '')
+  assert 'reload2.py:7: [required] rule 3 (params): model_fn() takes no `params`' in out
+  assert 'reload2.py:11: [required] rule 6 ' in out
+  assert 'reload2.py:15: [required] rule 1 ' in out
+
+
 def test_exit_status_zero_when_nothing_is_required():
   status, _, _ = run_cli([os.path.join(FIXTURES, 'bert_like')])
   assert status == 0
