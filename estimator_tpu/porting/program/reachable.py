@@ -121,7 +121,8 @@ def _fixed_values(program, module, scope, node, depth=0):
 
 def _fixed_name(program, module, scope, node, depth):
   """A name bound once, to a literal, in the function that reads it or at module level (and never declared global
-  elsewhere), or a parameter every scanned call passes one literal (its default when a call leaves it out)."""
+  elsewhere), the target of a loop that runs once (its only binding), or a parameter every scanned call passes one
+  literal (its default when a call leaves it out)."""
   kind, bound, owner_module, owner = program.lookup(module, scope, node.id)
   if kind == 'value':
     written = program.assignments(owner_module, owner, node.id)
@@ -131,6 +132,9 @@ def _fixed_name(program, module, scope, node, depth):
                              for child in ast.walk(owner_module.tree)):
       return _UNKNOWN
     return syntax.literal(written[0][0])
+  if kind == 'other' and isinstance(bound, ast.For) and isinstance(bound.target, ast.Name) and \
+      len(program.assignments(owner_module, owner, node.id)) == 1:
+    return _only_item(bound.iter)  # `for m in range(3, 4):` runs once, with 3
   if kind == 'param' and not isinstance(bound, ast.Lambda):
     default = values.default_of(bound, node.id)
     found = []
@@ -143,6 +147,22 @@ def _fixed_name(program, module, scope, node, depth):
         return _UNKNOWN
       found += each
     return found[0] if found and len(set(map(repr, found))) == 1 else _UNKNOWN
+  return _UNKNOWN
+
+
+def _only_item(values_node):
+  """The one value a loop over `values_node` takes: a literal list or tuple of one literal, or range() of literal
+  ints that holds one number; else _UNKNOWN."""
+  if isinstance(values_node, (ast.List, ast.Tuple)) and len(values_node.elts) == 1 and \
+      syntax.is_literal(values_node.elts[0]):
+    return syntax.literal(values_node.elts[0])
+  if isinstance(values_node, ast.Call) and isinstance(values_node.func, ast.Name) and \
+      values_node.func.id == 'range' and not values_node.keywords and 1 <= len(values_node.args) <= 3:
+    bounds = [syntax.literal(arg) if syntax.is_literal(arg) else None for arg in values_node.args]
+    if all(isinstance(bound, int) and not isinstance(bound, bool) for bound in bounds) and bounds[-1:] != [0]:
+      numbers = range(*bounds)
+      if len(numbers) == 1:
+        return numbers[0]
   return _UNKNOWN
 
 

@@ -4696,3 +4696,45 @@ def test_a_function_that_only_makes_an_eval_metric_runs_on_the_host_after_the_po
   on the host: its tf.Variable of a tensor is no rule-18 change. Used elsewhere in model_fn too, it is."""
   lines, found = lines_with(tmp_path, 'train.py', METRIC_BUILDER.replace('USE', use), 'variable-from-a-tensor')
   assert lines == ([5] if on_the_tpu else []), found
+
+
+LOOPED_RUNS = '''import numpy as np
+import tensorflow as tf
+
+X, Y = np.zeros((64, 2), np.float32), np.zeros(64, np.int32)
+
+
+def model_fn(features, labels, mode, params):
+  loss = tf.reduce_mean(tf.layers.dense(features['x'], 1))
+  optimizer = tf.tpu.CrossShardOptimizer(tf.train.AdamOptimizer())
+  return tf.estimator.tpu.TPUEstimatorSpec(mode, loss=loss, train_op=optimizer.minimize(loss))
+
+
+def run(model, epochs):
+  if model == 0:
+    estimator = tf.estimator.Estimator(model_fn)
+  else:
+    estimator = tf.estimator.tpu.TPUEstimator(model_fn, train_batch_size=8)
+  estimator.train(tf.estimator.inputs.numpy_input_fn({'x': X}, Y, batch_size=8, num_epochs=epochs), max_steps=4)
+
+
+def main():
+  for m in %s:
+    for epochs in range(25, 30, 20):
+      run(m, epochs)
+
+
+main()
+'''
+
+
+@pytest.mark.parametrize('models, dead', [('range(3, 4)', True), ('[1]', True), ('range(0, 4)', False),
+                                          ('[0, 1]', False)])
+def test_a_loop_that_runs_once_fixes_its_target_and_a_loop_over_a_range_gives_numbers(tmp_path, models, dead):
+  """`for m in range(3, 4): run(m, ...)` runs once, with 3: the `model == 0` branch of run is never taken, and its
+  plain Estimator is no change (held-out-26's tobiasvandriessel, three estimators of models the loop never picks);
+  `for epochs in range(25, 30, 20)` hands numpy_input_fn a number of epochs: dequeue_up_to, a rule-4 change."""
+  (tmp_path / 'train.py').write_text(LOOPED_RUNS % models)
+  report, found = findings_of([str(tmp_path / 'train.py')], str(tmp_path))
+  assert bool([line for path, line, code, severity in found if line == 15 and severity == R]) != dead
+  assert [line for path, line, code, severity in found if code == 'queue-input'] == [18]
