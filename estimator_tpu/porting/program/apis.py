@@ -295,7 +295,9 @@ def is_sklearn_loader(name):
 CSV_DATASET_LOADERS = frozenset(['tensorflow.contrib.learn.datasets.base.load_csv_with_header',
                                  'tensorflow.contrib.learn.datasets.base.load_csv_without_header',
                                  'tensorflow.contrib.learn.datasets.load_csv_with_header',
-                                 'tensorflow.contrib.learn.datasets.load_csv_without_header'])
+                                 'tensorflow.contrib.learn.datasets.load_csv_without_header',
+                                 'tensorflow.contrib.learn.python.learn.datasets.base.load_csv_with_header',
+                                 'tensorflow.contrib.learn.python.learn.datasets.base.load_csv_without_header'])
 CSV_DATASET_DTYPES = {'data': (2, 'features_dtype'), 'target': (1, 'target_dtype')}
 
 

@@ -891,6 +891,21 @@ def returned_tensors(program, target):
   return found
 
 
+def returned_parts(program, target):
+  """(module, fn, return statement or value, part) for each part of the (features, labels) an input_fn returns
+  written out in its return (`return {'x': samples}, labels`): each dict value and tuple element, not a call."""
+  found = []
+  for module, fn, value in _returns(program, target.module, target.node, 0):
+    statement = module.parents.get(id(value))
+    where = statement if isinstance(statement, ast.Return) else value
+    parts = value.elts if isinstance(value, ast.Tuple) else [value]
+    for part in parts:
+      for each in (part.values if isinstance(part, ast.Dict) else [part]):
+        if isinstance(each, (ast.Name, ast.Attribute, ast.Subscript)):
+          found.append((module, fn, where, each))
+  return found
+
+
 def _is_get_next(node):
   return isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute) and node.func.attr == 'get_next'
 

