@@ -82,6 +82,12 @@ def is_tf1_optimizer(name):
       and last(name).endswith('Optimizer')
 
 
+def is_optimizer_maker(name):
+  """The canned estimators' get_optimizer_instance('Adagrad', learning_rate): a tf.compat.v1.train optimizer made
+  from a name (or handed through as it is given)."""
+  return is_tf(name) and name.endswith('.canned.optimizers.get_optimizer_instance')
+
+
 # Learning-rate schedules: a batch size that reaches one sets how fast or when the rate decays.
 LEARNING_RATE_SCHEDULES = frozenset([
     'exponential_decay', 'piecewise_constant', 'piecewise_constant_decay', 'polynomial_decay', 'natural_exp_decay',

@@ -729,6 +729,12 @@ class _DeviceWalk(object):
       return self._constructed_kind(module, fn, node, conditions, depth)
     if isinstance(node, ast.Name):
       return self._name_kind(module, fn, node, depth)
+    if isinstance(node, ast.Attribute) and isinstance(node.value, ast.Name) and node.value.id == 'self':
+      # `self.optimizer`, made in __init__ (an Estimator subclass that keeps its optimizer)
+      kinds = [self._optimizer_kind(origin.module, origin.fn, origin.node, (), depth + 1)
+               for origin in values.origins(self.program, module, fn, node) if origin.node is not node]
+      if kinds:
+        return _combine(kinds)
     return UNKNOWN, '`%s` is only known at run time' % syntax.render(node)
 
   def _constructed_kind(self, module, fn, call, conditions, depth):
@@ -737,7 +743,7 @@ class _DeviceWalk(object):
       return (WRAPPED_IF if conditions else WRAPPED_ALWAYS), ''
     if apis.is_keras_optimizer(canonical):
       return KERAS, canonical.replace('tensorflow.', 'tf.', 1)
-    if apis.is_tf1_optimizer(canonical):
+    if apis.is_tf1_optimizer(canonical) or apis.is_optimizer_maker(canonical):
       return PLAIN, ''
     found = self.program.find_def(canonical)
     if found and isinstance(found[1], ast.ClassDef):

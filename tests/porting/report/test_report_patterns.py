@@ -4776,3 +4776,37 @@ def test_arrays_an_input_fn_returns_as_they_are_keep_their_dtype(tmp_path, cast,
   (tmp_path / 'train.py').write_text(RETURNED_ARRAYS % cast)
   report, found = findings_of([str(tmp_path / 'train.py')], str(tmp_path))
   assert [line for path, line, code, severity in found if code == 'in-memory-dtype' and severity == R] == lines
+
+
+KEPT_OPTIMIZER = '''import tensorflow as tf
+from tensorflow.python.estimator.canned import optimizers
+
+
+class Classifier(tf.estimator.Estimator):
+
+  def __init__(self, params, config=None, optimizer='Adagrad'):
+    self.optimizer = %s
+
+    def _model_fn(features, labels, mode):
+      loss = tf.reduce_mean(tf.layers.dense(features['x'], 1))
+      train_op = self.optimizer.minimize(loss, global_step=tf.train.get_global_step())
+      return tf.estimator.EstimatorSpec(mode, loss=loss, train_op=train_op)
+
+    super(Classifier, self).__init__(model_fn=_model_fn, config=config)
+
+
+Classifier({}).train(lambda: ({'x': tf.zeros([8, 2])}, tf.zeros([8])), max_steps=4)
+'''
+
+
+@pytest.mark.parametrize('made, flagged', [
+    ('optimizers.get_optimizer_instance(optimizer, 0.1)', True),
+    ('tf.train.AdagradOptimizer(0.1)', True),
+    ('tf.tpu.CrossShardOptimizer(tf.train.AdagradOptimizer(0.1))', False)])
+def test_an_optimizer_kept_on_self_is_the_one_its_constructor_made(tmp_path, made, flagged):
+  """An Estimator subclass that makes its optimizer in __init__ (the canned estimators' get_optimizer_instance,
+  held-out-26's yangxudong) and minimizes with self.optimizer in model_fn: rule 6 unless it is wrapped."""
+  (tmp_path / 'train.py').write_text(KEPT_OPTIMIZER % made)
+  report, found = findings_of([str(tmp_path / 'train.py')], str(tmp_path))
+  assert bool([1 for path, line, code, severity in found if code == 'optimizer-not-cross-shard' and line == 12
+               and severity == R]) == flagged
