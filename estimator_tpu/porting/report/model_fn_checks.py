@@ -630,6 +630,24 @@ class _DeviceWalk(object):
                    'LoggingTensorHook on the loss fails) -> report values through host_call or the loss TPUEstimator '
                    'logs, and keep hooks for host-side work.' % name)
 
+  def _check_string_predictions(self, module, fn, node):
+    """A dict of predictions written out with a string tensor in it (`tf.constant([''], dtype=tf.string)`, a gather
+    from a list of class names): the TPU has no string type, so it cannot send them off the TPU; one change at the
+    statement that writes the dict (the strings made on the host from the ids instead)."""
+    # Checks rule 15 (TPU dtypes).
+    for origin in values.origins(self.program, module, fn, node):
+      if not isinstance(origin.node, ast.Dict):
+        continue
+      named = [syntax.literal(key) for key, value in zip(origin.node.keys, origin.node.values)
+               if _string_tensor(self.program, origin.module, origin.fn, value, 0)]
+      if named:
+        self.collector.required(origin.module, origin.node, 'string-predictions',
+                                '%s: the TPU has no string type, and TPU prediction sends every prediction off '
+                                'the TPU through the outfeed -> predict the integer ids on the TPU and turn them into '
+                                'strings on the host, after predict().' % (
+                                    'the prediction `%s` is a string tensor' % named[0] if len(named) == 1 else
+                                    'the predictions %s are string tensors' % ', '.join('`%s`' % n for n in named)))
+
   def _check_predictions(self, module, fn, call):
     """predictions that are one tensor, not a dict: TPU prediction refuses them (tpu_estimator.py
     _verify_tpu_spec_predictions: TypeError 'TPUEstimatorSpec.predictions must be dict of Tensors'); the CPU's
@@ -638,6 +656,7 @@ class _DeviceWalk(object):
     node = syntax.argument(call, 1, 'predictions')  # (mode, predictions, ...) in both specs
     if node is None or _is_none(node):
       return
+    self._check_string_predictions(module, fn, node)
     found = [o for o in values.origins(self.program, module, fn, node) if not _is_none(o.node)]
     tensors = [o for o in found if isinstance(o.node, ast.Call) and apis.is_tf(
         self.program.canonical(o.module, o.fn, o.node.func))]
@@ -944,6 +963,38 @@ def _inside_call(module, node, test):
       return True
     parent = module.parents.get(id(parent))
   return False
+
+
+def _string_tensor(program, module, fn, node, depth):
+  """Whether a TensorFlow expression is surely a string tensor: tf.constant / convert_to_tensor of strings (or
+  dtype=tf.string), or a gather from them (`tf.gather(CLASS_NAMES, ids)`)."""
+  if depth > 2:
+    return False
+  if isinstance(node, ast.Name):
+    return any(_string_tensor(program, o.module, o.fn, o.node, depth + 1)
+               for o in values.origins(program, module, fn, node) if o.node is not node)
+  if not isinstance(node, ast.Call):
+    return False
+  canonical = program.canonical(module, fn, node.func) or ''
+  if not apis.is_tf(canonical):
+    return False
+  short = apis.last(canonical)
+  if short in ('constant', 'convert_to_tensor'):
+    dtype = syntax.keyword(node, 'dtype')
+    if dtype is not None:
+      return (program.canonical(module, fn, dtype) or '').endswith('.string')
+    return bool(node.args) and _strings(program, module, fn, node.args[0])
+  if short == 'gather' and node.args:
+    return _strings(program, module, fn, node.args[0]) or _string_tensor(program, module, fn, node.args[0], depth + 1)
+  return False
+
+
+def _strings(program, module, fn, node):
+  """Whether every origin of an expression is a string literal or a written list or tuple of them."""
+  found = values.origins(program, module, fn, node)
+  return bool(found) and all(
+      isinstance(syntax.literal(o.node), str) or (isinstance(o.node, (ast.List, ast.Tuple)) and o.node.elts and all(
+          isinstance(syntax.literal(e), str) for e in o.node.elts)) for o in found)
 
 
 def _combine(kinds):

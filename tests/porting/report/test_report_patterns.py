@@ -4810,3 +4810,44 @@ def test_an_optimizer_kept_on_self_is_the_one_its_constructor_made(tmp_path, mad
   report, found = findings_of([str(tmp_path / 'train.py')], str(tmp_path))
   assert bool([1 for path, line, code, severity in found if code == 'optimizer-not-cross-shard' and line == 12
                and severity == R]) == flagged
+
+
+STRING_PREDICTIONS = '''import tensorflow as tf
+
+CLASSES = ['cat', 'dog']
+
+
+def model_fn(features, labels, mode, params):
+  logits = tf.layers.dense(features['x'], 2)
+  predictions = {'class_ids': tf.argmax(logits, 1), %s}
+  if mode == tf.estimator.ModeKeys.PREDICT:
+    return tf.estimator.tpu.TPUEstimatorSpec(mode, predictions=predictions)
+  loss = tf.losses.sparse_softmax_cross_entropy(labels, logits)
+  optimizer = tf.train.AdamOptimizer()
+  if params['use_tpu']:
+    optimizer = tf.tpu.CrossShardOptimizer(optimizer)
+  return tf.estimator.tpu.TPUEstimatorSpec(mode, loss=loss, train_op=optimizer.minimize(loss))
+'''
+STRING_PREDICTIONS_RUN = '''
+estimator = tf.estimator.tpu.TPUEstimator(model_fn, config=tf.estimator.tpu.RunConfig(), train_batch_size=8,
+                                          predict_batch_size=8)
+estimator.train(lambda params: tf.data.Dataset.from_tensors(({'x': [[1.0]]}, [0])).repeat().batch(
+    params['batch_size'], drop_remainder=True), max_steps=4)
+print(list(estimator.predict(lambda params: tf.data.Dataset.from_tensors({'x': [[1.0]]}).batch(params['batch_size']))))
+'''
+
+
+@pytest.mark.parametrize('entry, predicts, flagged', [
+    ("'content': tf.constant([''], dtype=tf.string)", True, True),
+    ("'name': tf.gather(CLASSES, tf.argmax(logits, 1))", True, True),
+    ("'name': tf.gather(CLASSES, tf.argmax(logits, 1))", False, False),
+    ("'probabilities': tf.nn.softmax(logits)", True, False)])
+def test_string_tensors_among_the_predictions_cannot_leave_the_tpu(tmp_path, entry, predicts, flagged):
+  """A string constant among the predictions (held-out-26's yangxudong) or class names gathered by id: the TPU has
+  no string type; a rule-15 change at the dict, when the program predicts with the estimator."""
+  text = STRING_PREDICTIONS % entry + (STRING_PREDICTIONS_RUN if predicts else
+                                       STRING_PREDICTIONS_RUN[:STRING_PREDICTIONS_RUN.index('print(')])
+  (tmp_path / 'train.py').write_text(text)
+  report, found = findings_of([str(tmp_path / 'train.py')], str(tmp_path))
+  assert [line for path, line, code, severity in found if code == 'string-predictions' and severity == R] == (
+      [8] if flagged else [])
