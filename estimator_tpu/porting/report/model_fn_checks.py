@@ -610,6 +610,8 @@ class _DeviceWalk(object):
                      'init_from_checkpoint).')
     if mode_branches.PREDICT in runs and (self.collector.index is None or self.collector.index.predicts):
       self._check_predictions(module, fn, call)  # (an export's predictions are not checked on the TPU)
+    if apis.is_tpu_estimator_spec(canonical) and mode_branches.EVAL in runs:
+      self._check_metric_tensors(module, fn, syntax.keyword(call, 'eval_metrics'))
     for name, mode in HOOK_ARGUMENTS:
       value = syntax.keyword(call, name)
       if value is None or _is_none(value):
@@ -629,6 +631,30 @@ class _DeviceWalk(object):
                    'must not fetch tensors made in model_fn (on a TPU those are inside the TPU computation: a '
                    'LoggingTensorHook on the loss fails) -> report values through host_call or the loss TPUEstimator '
                    'logs, and keep hooks for host-side work.' % name)
+
+  def _check_metric_tensors(self, module, fn, node):
+    """eval_metrics=(metric_fn, [tensors]) written out with a Python value among the tensors (`num_labels`, an int):
+    off the TPU TPUEstimator hands metric_fn the list as it is; on a TPU it sends each through the outfeed, which
+    takes only tensors (tpu_estimator.py, _OutfeedHostCall: AttributeError on the int). One change where the pair
+    is written."""
+    # Checks rule 5 (TPUEstimatorSpec).
+    if node is None or _is_none(node):
+      return
+    for origin in values.origins(self.program, module, fn, node):
+      pair = origin.node
+      if not isinstance(pair, (ast.Tuple, ast.List)) or len(pair.elts) != 2:
+        continue
+      tensors = pair.elts[1]
+      parts = tensors.elts if isinstance(tensors, (ast.List, ast.Tuple)) else \
+          tensors.values if isinstance(tensors, ast.Dict) else []
+      plain = [part for part in parts if _python_value(self.program, origin.module, origin.fn, part, 0)]
+      if plain:
+        self.collector.required(origin.module, pair, 'eval-metrics-not-tensors',
+                                'eval_metrics hands metric_fn %s, a Python value, not a tensor: a TPU sends every '
+                                'eval_metrics tensor off the TPU through the outfeed, which fails on anything else '
+                                '(off the TPU metric_fn gets it as it is) -> bind it in metric_fn (a closure or '
+                                'functools.partial) and give eval_metrics tensors only.' % ', '.join(
+                                    '`%s`' % syntax.render(part) for part in plain))
 
   def _check_string_predictions(self, module, fn, node):
     """A dict of predictions written out with a string tensor in it (`tf.constant([''], dtype=tf.string)`, a gather
@@ -962,6 +988,29 @@ def _inside_call(module, node, test):
     if isinstance(parent, ast.Call) and test(parent):
       return True
     parent = module.parents.get(id(parent))
+  return False
+
+
+PYTHON_NUMBER_CALLS = ('len', 'int', 'float', 'round', 'max', 'min', 'sum')
+
+
+def _python_value(program, module, fn, node, depth):
+  """Whether an expression surely holds a Python number or string, not a tensor: literals, len()/int()/... of
+  anything, arithmetic of those, followed through names and the parameters every scanned call fills."""
+  if depth > 4:
+    return False
+  value = syntax.literal(node)
+  if value is not syntax.NO_VALUE:
+    return isinstance(value, (int, float, str)) and not isinstance(value, bool)
+  if isinstance(node, ast.Call):
+    return isinstance(node.func, ast.Name) and node.func.id in PYTHON_NUMBER_CALLS and \
+        program.lookup(module, fn, node.func.id)[0] not in ('value', 'param', 'def', 'import', 'class')
+  if isinstance(node, ast.BinOp):
+    return _python_value(program, module, fn, node.left, depth + 1) and \
+        _python_value(program, module, fn, node.right, depth + 1)
+  if isinstance(node, ast.Name):
+    found = [o for o in values.origins(program, module, fn, node) if o.node is not node]
+    return bool(found) and all(_python_value(program, o.module, o.fn, o.node, depth + 1) for o in found)
   return False
 
 

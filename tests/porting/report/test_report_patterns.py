@@ -4851,3 +4851,42 @@ def test_string_tensors_among_the_predictions_cannot_leave_the_tpu(tmp_path, ent
   report, found = findings_of([str(tmp_path / 'train.py')], str(tmp_path))
   assert [line for path, line, code, severity in found if code == 'string-predictions' and severity == R] == (
       [8] if flagged else [])
+
+
+METRIC_VALUES = '''import tensorflow as tf
+
+LABELS = ['a', 'b', 'c']
+
+
+def model_fn_builder(num_labels):
+
+  def model_fn(features, labels, mode, params):
+    logits = tf.layers.dense(features['x'], num_labels)
+    loss = tf.losses.sparse_softmax_cross_entropy(labels, logits)
+
+    def metric_fn(labels, logits, num_labels):
+      return {'accuracy': tf.metrics.accuracy(labels, tf.argmax(logits, 1))}
+
+    eval_metrics = (metric_fn, [labels, logits, %s])
+    return tf.estimator.tpu.TPUEstimatorSpec(mode, loss=loss, eval_metrics=eval_metrics)
+
+  return model_fn
+
+
+estimator = tf.estimator.tpu.TPUEstimator(model_fn_builder(len(LABELS) + 1), config=tf.estimator.tpu.RunConfig(),
+                                          train_batch_size=8, eval_batch_size=8)
+estimator.evaluate(lambda params: tf.data.Dataset.from_tensors(({'x': [[1.0]]}, [0])).repeat().batch(
+    params['batch_size'], drop_remainder=True), steps=2)
+'''
+
+
+@pytest.mark.parametrize('given, flagged', [('num_labels', True), ('3', True),
+                                            ('tf.fill([params["batch_size"]], num_labels)', False)])
+def test_python_values_among_the_eval_metrics_tensors_cannot_go_through_the_outfeed(tmp_path, given, flagged):
+  """eval_metrics = (metric_fn, [labels, logits, num_labels]) with num_labels the builder's int (len(...) + 1, as
+  BERT-NER of held-out-26 passes it): fine off the TPU, an AttributeError in TPUEstimator's outfeed on a TPU; a
+  rule-5 change where the pair is written. A tensor filled with it is fine."""
+  (tmp_path / 'train.py').write_text(METRIC_VALUES % given)
+  report, found = findings_of([str(tmp_path / 'train.py')], str(tmp_path))
+  assert [line for path, line, code, severity in found if code == 'eval-metrics-not-tensors' and severity == R] == (
+      [15] if flagged else [])
