@@ -546,6 +546,11 @@ GENERATOR_SOURCES = frozenset(['tensorflow.data.Dataset.from_generator'])
 IMAGE_DECODERS = frozenset(name for name in UINT8_PRODUCERS if 'decode_' in name)
 # Byte decoders: the length of what they return is the record's, unknown to the graph.
 RAW_DECODERS = frozenset(['tensorflow.decode_raw', 'tensorflow.io.decode_raw'])
+# Calls that make a SparseTensor of the input's values (CTC's sparse labels): its dense shape is each batch's.
+SPARSE_MAKERS = frozenset(['tensorflow.deserialize_many_sparse', 'tensorflow.io.deserialize_many_sparse',
+                           'tensorflow.contrib.layers.dense_to_sparse'])
+DENSIFIERS = frozenset(['tensorflow.sparse_tensor_to_dense', 'tensorflow.sparse.to_dense', 'tensorflow.sparse_to_dense',
+                        'tensorflow.sparse_to_indicator', 'tensorflow.sparse.to_indicator'])
 # Calls of an input that give its tensors a static shape again: a reshape, set_shape or ensure_shape, a resize or
 # crop to a fixed size (the name's last part, or a method's name).
 SHAPE_SETTERS = frozenset(['reshape', 'set_shape', 'ensure_shape', 'resize_images', 'resize', 'resize_bilinear',

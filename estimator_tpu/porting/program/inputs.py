@@ -94,6 +94,9 @@ class InputReading(object):
     # without output_shapes, py_func outputs, decoded images), and whether anything in it sets a shape again
     self.unknown_shapes = []
     self.sets_shapes = False
+    # (module, call, what) where it makes a SparseTensor of its values, and whether it turns one dense again
+    self.sparse_made = []
+    self.densifies = False
     self.not_taken = set()  # id() of the nodes of a branch this input never takes (_InputWalk._dead)
 
 
@@ -650,6 +653,10 @@ class _InputWalk(object):
     elif canonical in apis.RAW_DECODERS:
       self.reading.unknown_shapes.append((module, call, '`%s`, whose length is each record\'s'
                                           % syntax.render(call.func)))
+    elif canonical in apis.SPARSE_MAKERS:
+      self.reading.sparse_made.append((module, call, '`%s`' % syntax.render(call.func)))
+    elif canonical in apis.DENSIFIERS:
+      self.reading.densifies = True
     elif canonical in apis.SPARSE_PARSE_FEATURES:
       self._sparse_feature(module, fn, call, canonical)
     elif canonical in apis.EXAMPLE_PARSERS:

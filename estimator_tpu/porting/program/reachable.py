@@ -213,11 +213,19 @@ def _read_by(node, external):
 
 
 def _external_names(program, module):
-  """The local names `module` binds to imports of modules the program does not scan (tensorflow, absl, numpy)."""
+  """The local names `module` binds to imports of modules the program does not scan (tensorflow, absl, numpy), and
+  to no scanned one (`import mjsynth as pipe` in one branch, `import maptextsynth as pipe` in another: scanned)."""
+  scanned = lambda canonical: any(program.find_module(canonical.rsplit('.', cut)[0])
+                                  for cut in range(canonical.count('.') + 1))
+  also = {}
+  for node in ast.walk(module.tree):
+    if isinstance(node, ast.Import):
+      for alias in node.names:
+        if alias.asname:
+          also.setdefault(alias.asname, []).append(alias.name)
   names = set()
   for name, canonical in module.aliases.items():
-    if name in module.written_imports and not any(
-        program.find_module(canonical.rsplit('.', cut)[0]) for cut in range(canonical.count('.') + 1)):
+    if name in module.written_imports and not scanned(canonical) and not any(map(scanned, also.get(name, ()))):
       names.add(name)
   return names
 

@@ -188,7 +188,7 @@ class Program(object):
     while scope is not None:
       bindings = self.local_bindings(module, scope).get(name)
       if bindings:
-        kind, node = bindings[-1]
+        kind, node = self._binding(bindings)
         return kind, node, module, scope
       scope = module.enclosing.get(id(scope))
     if name in module.top_level:
@@ -200,6 +200,15 @@ class Program(object):
       return 'value', module.assignments[name][-1], module, None
     return None, None, module, None
 
+  def _binding(self, bindings):
+    """The binding a name is read through: its last, except that a name several imports bind (`import mjsynth as
+    pipe` in one branch, `import maptextsynth as pipe` in another) is the scanned module's."""
+    if len(bindings) > 1 and all(kind == 'import' for kind, _ in bindings):
+      scanned = [binding for binding in bindings if self.find_module(binding[1]) is not None]
+      if scanned:
+        return scanned[-1]
+    return bindings[-1]
+
   def canonical(self, module, fn, node, depth=0):
     """Canonical name of a Name/Attribute chain, unless a local variable shadows its root; a local bound once to
     a dotted name of an import is an alias (`fc_cat = tf.feature_column.categorical_column_with_vocabulary_list`
@@ -209,7 +218,7 @@ class Program(object):
     while scope is not None:
       bindings = self.local_bindings(module, scope).get(root)
       if bindings:
-        kind, bound = bindings[-1]
+        kind, bound = self._binding(bindings)
         name = syntax.dotted(node)
         if not name:
           return None

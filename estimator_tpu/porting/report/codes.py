@@ -89,6 +89,7 @@ CODES = (
     Code('eval-metric-ops', 5, 'eval_metric_ops= of an EstimatorSpec'),
     Code('predictions-not-dict', 5, 'predictions that are one tensor, which TPU prediction refuses'),
     Code('eval-metrics-not-tensors', 5, 'Python values among eval_metrics\' tensors, which a TPU\'s outfeed cannot carry'),
+    Code('input-sparse-tensor', 4, 'a SparseTensor the input makes of its values, which the infeed cannot take'),
     Code('string-predictions', 15, 'string tensors among the predictions TPU prediction sends off the TPU'),
     Code('training-chief-hooks', 8, 'training_chief_hooks= of an EstimatorSpec'),
     Code('scaffold', 5, 'scaffold= of an EstimatorSpec'),

@@ -159,6 +159,19 @@ class _Checks(object):
     self.report_strings()
     self.report_flags()
     self.report_unknown_shapes()
+    self.report_sparse()
+
+  def report_sparse(self):
+    """SparseTensors the input makes of its values and hands on (CTC's sparse labels): the TPU infeed takes only
+    dense tensors of static shape, whatever sets the other shapes."""
+    # Checks rule 4 (static shapes).
+    if self.reading.densifies or (self.modes is not None and not self.modes & set([TRAIN, EVAL])):
+      return
+    for module, node, what in self.reading.sparse_made:
+      self._required_if_fed(module, node, 'input-sparse-tensor', 'the input hands the model %s, a SparseTensor '
+                            'whose dense shape is each batch\'s: TPUEstimator infeeds only dense tensors of static '
+                            'shape -> pad the values to a fixed length with their lengths beside them (dense), and '
+                            'make the SparseTensor inside model_fn if the model needs one.' % what)
 
   def report_unknown_shapes(self):
     """Tensors of unknown shape the input hands on, with nothing in it that sets a shape again."""

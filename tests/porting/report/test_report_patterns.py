@@ -4890,3 +4890,58 @@ def test_python_values_among_the_eval_metrics_tensors_cannot_go_through_the_outf
   report, found = findings_of([str(tmp_path / 'train.py')], str(tmp_path))
   assert [line for path, line, code, severity in found if code == 'eval-metrics-not-tensors' and severity == R] == (
       [15] if flagged else [])
+
+
+SPARSE_LABELS_PIPELINE = '''import tensorflow as tf
+
+
+def get_data(kind, batch_size):
+  if kind == 'synth':
+    import synthdata as source
+  else:
+    import otherdata as source
+  dataset = source.get_dataset()
+  dataset = dataset.padded_batch(batch_size, padded_shapes=([32, 100, 1], [None]), drop_remainder=True)
+  return dataset.map(source.postbatch_fn)
+'''
+SPARSE_LABELS_SOURCE = '''import tensorflow as tf
+
+
+def get_dataset():
+  return tf.data.Dataset.from_tensors((tf.zeros([32, 100, 1]), tf.constant([1, 2, 3], tf.int64))).repeat()
+
+
+def postbatch_fn(image, label):
+  label = tf.contrib.layers.dense_to_sparse(label)%s
+  return {'image': image}, label
+'''
+SPARSE_LABELS_TRAIN = '''import tensorflow as tf
+
+import pipeline
+
+
+def model_fn(features, labels, mode, params):
+  loss = tf.reduce_mean(tf.layers.dense(tf.layers.flatten(features['image']), 1))
+  optimizer = tf.train.AdamOptimizer()
+  if params['use_tpu']:
+    optimizer = tf.tpu.CrossShardOptimizer(optimizer)
+  return tf.estimator.tpu.TPUEstimatorSpec(mode, loss=loss, train_op=optimizer.minimize(loss))
+
+
+estimator = tf.estimator.tpu.TPUEstimator(model_fn, config=tf.estimator.tpu.RunConfig(), train_batch_size=8)
+estimator.train(lambda params: pipeline.get_data('synth', params['batch_size']), max_steps=4)
+'''
+
+
+@pytest.mark.parametrize('densified, flagged', [('', True), ('\n  label = tf.sparse.to_dense(label)', False)])
+def test_sparse_labels_an_input_makes_are_no_infeed_tensors(tmp_path, densified, flagged):
+  """CTC's sparse labels made in the input (dense_to_sparse, deserialize_many_sparse after a padded batch): the
+  infeed takes only dense tensors, whatever sets the other shapes (held-out-26's OCR project; held-out-20's speech
+  model). The map function is found through a module imported under one name in two branches, one of them a module
+  the program does not have (the import that binds a scanned module is the one read)."""
+  (tmp_path / 'pipeline.py').write_text(SPARSE_LABELS_PIPELINE)
+  (tmp_path / 'synthdata.py').write_text(SPARSE_LABELS_SOURCE % densified)
+  (tmp_path / 'train.py').write_text(SPARSE_LABELS_TRAIN)
+  report, found = findings_of([str(tmp_path)], str(tmp_path))
+  assert [(os.path.basename(path), line) for path, line, code, severity in found
+          if code == 'input-sparse-tensor' and severity == R] == ([('synthdata.py', 9)] if flagged else [])
