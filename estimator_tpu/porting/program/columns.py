@@ -159,6 +159,9 @@ def _from_origin(program, origin, predicate, params, depth):
                                                                                       'categorical_columns')]
     elif isinstance(node.func, ast.Name) and node.func.id in ('list', 'tuple', 'sorted') and node.args:
       inner.append(node.args[0])
+    elif isinstance(node.func, ast.Name) and node.func.id == 'dict':
+      # `dict([(name, column) ...] + [...])`, `dict(age=column)`: the pairs' columns
+      inner += list(node.args[:1]) + [kw.value for kw in node.keywords if kw.arg is not None]
   elif params is not None:
     key = _params_key(node)
     if key:
@@ -166,9 +169,12 @@ def _from_origin(program, origin, predicate, params, depth):
       for value in params.values_of(key):
         found += matching(program, value.module, value.fn, value.node, predicate, None, depth + 1)
       return found
+  # The parts of a container written out (a list, a sum of lists, a dict, a comprehension's element) are smaller
+  # expressions of the same statement: reading them costs no depth; a column that wraps another does.
+  step = 1 if isinstance(node, ast.Call) and not isinstance(node.func, ast.Name) else 0
   found = []
   for child in inner:
-    found += matching(program, module, fn, child, predicate, params, depth + 1)
+    found += matching(program, module, fn, child, predicate, params, depth + step)
   return found
 
 

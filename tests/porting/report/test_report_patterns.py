@@ -4945,3 +4945,41 @@ def test_sparse_labels_an_input_makes_are_no_infeed_tensors(tmp_path, densified,
   report, found = findings_of([str(tmp_path)], str(tmp_path))
   assert [(os.path.basename(path), line) for path, line, code, severity in found
           if code == 'input-sparse-tensor' and severity == R] == ([('synthdata.py', 9)] if flagged else [])
+
+
+COLUMN_TABLE = '''import tensorflow as tf
+
+NUMBERS = ['I1', 'I2']
+WORDS = ['C1', 'C2']
+
+
+def model_fn(features, labels, mode, params):
+  table = dict([(field, tf.feature_column.numeric_column(key=field)) for field in NUMBERS] +
+               [(field, %s) for field in WORDS])
+  parts = []
+  for field in WORDS:
+    parts.append(tf.feature_column.input_layer(features, [table[field]]))
+  loss = tf.reduce_mean(tf.layers.dense(tf.concat(parts, -1), 1))
+  optimizer = tf.train.AdamOptimizer()
+  if params['use_tpu']:
+    optimizer = tf.tpu.CrossShardOptimizer(optimizer)
+  return tf.estimator.tpu.TPUEstimatorSpec(mode, loss=loss, train_op=optimizer.minimize(loss))
+
+
+estimator = tf.estimator.tpu.TPUEstimator(model_fn, config=tf.estimator.tpu.RunConfig(), train_batch_size=8)
+estimator.train(lambda params: tf.data.Dataset.from_tensors(({'I1': [1.0], 'C1': ['a']}, [0])).repeat().batch(
+    params['batch_size'], drop_remainder=True), max_steps=4)
+'''
+
+
+@pytest.mark.parametrize('column, flagged', [
+    ('tf.feature_column.embedding_column(tf.feature_column.categorical_column_with_hash_bucket(field, 100), 8)', True),
+    ('tf.feature_column.numeric_column(key=field)', False)])
+def test_string_columns_looked_up_in_a_table_made_with_dict_are_found(tmp_path, column, flagged):
+  """dict([(name, column) ...] + [...]) read by a loop's key inside model_fn (held-out-26's criteo model): the
+  hashed string columns it holds are looked up on the TPU (rule 15 at the input_layer); the pairs and sums written
+  out cost the column walk no depth."""
+  (tmp_path / 'train.py').write_text(COLUMN_TABLE % column)
+  report, found = findings_of([str(tmp_path / 'train.py')], str(tmp_path))
+  assert [line for path, line, code, severity in found if code == 'string-columns-in-model-fn' and severity == R] == (
+      [12] if flagged else [])
