@@ -57,6 +57,7 @@ class Site(object):
   def __init__(self, module, fn, call, canonical, kind, anchor=None):
     self.module, self.fn, self.call, self.canonical, self.kind = module, fn, call, canonical, kind
     self.anchor = anchor  # anchors.Anchor of the constructor call
+    self.base = None  # a subclass's: the canonical name of the Estimator it derives from
     self.attributed = set()  # modes of the drivers that reach this estimator
     self.modes = EVERYTHING
     self.known = False  # whether the program shows what it does with the estimator
@@ -155,7 +156,7 @@ class Index(object):
       self.run_configs.append((module, fn, call, canonical))
     if canonical in apis.ESTIMATOR_WRAPPERS:
       self.wrappers.append((module, fn, call))
-    kind = site_kind(canonical)
+    kind, base = site_kind(canonical), None
     if kind is None:
       found = program.callables.class_of(module, fn, call)
       base = estimator_base(program, found[0], found[1]) if found else None
@@ -165,6 +166,7 @@ class Index(object):
         canonical = '%s.%s' % (found[0].name, found[1].name)
     if kind:
       self.sites[id(call)] = Site(module, fn, call, canonical, kind, anchors.anchor(program, module, call))
+      self.sites[id(call)].base = base if kind == 'subclass' else None
       if kind == 'factory':
         self.drivers.append(Driver(module, fn, call, 'train', call))
       return
@@ -190,7 +192,9 @@ class Index(object):
     (no input_fn: its data feeder batches them)."""
     if self._collecting or syntax.keyword(call, 'input_fn') is not None or syntax.argument(call, 0, 'x') is None:
       return False  # (while sites are collected, a receiver's sites are not all known: asked again after)
-    return any(site.canonical.startswith('tensorflow.contrib.learn.') or site.kind == 'subclass'
+    # (a subclass of core's Estimator takes input_fn first: `estimator.predict(test_input_fn)` feeds no arrays)
+    return any(site.canonical.startswith('tensorflow.contrib.learn.') or
+               (site.kind == 'subclass' and (site.base or '').startswith('tensorflow.contrib.learn.'))
                for site in self.sites_of(module, fn, call.func.value))
 
   def drives(self, module, fn, call):

@@ -4983,3 +4983,35 @@ def test_string_columns_looked_up_in_a_table_made_with_dict_are_found(tmp_path, 
   report, found = findings_of([str(tmp_path / 'train.py')], str(tmp_path))
   assert [line for path, line, code, severity in found if code == 'string-columns-in-model-fn' and severity == R] == (
       [12] if flagged else [])
+
+
+SUBCLASS_PREDICT = '''import tensorflow as tf
+
+
+class Classifier(%s):
+
+  def __init__(self, config=None):
+
+    def _model_fn(features, labels, mode):
+      logits = tf.layers.dense(features['x'], 2)
+      return tf.estimator.EstimatorSpec(mode, predictions={'class': tf.argmax(logits, 1)})
+
+    super(Classifier, self).__init__(model_fn=_model_fn, config=config)
+
+
+test_input_fn = lambda: tf.data.Dataset.from_tensors({'x': [[1.0]]}).batch(8)
+classifier = Classifier()
+classifier.%s(input_fn=lambda: ({'x': tf.zeros([8, 1])}, tf.zeros([8], tf.int32)), steps=2)
+print(list(classifier.predict(test_input_fn)))
+'''
+
+
+@pytest.mark.parametrize('base, codes', [('tf.estimator.Estimator', {(15, 'input-fn-without-params')}),
+                                         ('tf.contrib.learn.Estimator', {(18, 'input-from-arrays')})])
+def test_a_subclass_of_core_s_estimator_takes_its_input_fn_first(tmp_path, base, codes):
+  """`estimator.predict(test_input_fn)` of a tf.estimator.Estimator subclass hands an input_fn (rule 3 at the
+  lambda); contrib.learn's predict takes arrays first (held-out-26's yangxudong was read as contrib's)."""
+  (tmp_path / 'train.py').write_text(SUBCLASS_PREDICT % (base, 'fit' if 'contrib' in base else 'train'))
+  report, found = findings_of([str(tmp_path / 'train.py')], str(tmp_path))
+  assert codes <= set((line, code) for path, line, code, severity in found if severity == R)
+  assert bool([1 for path, line, code, severity in found if code == 'input-from-arrays']) == ('contrib' in base)
