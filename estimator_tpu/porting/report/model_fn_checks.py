@@ -956,6 +956,9 @@ def _metric_builder(program, fn):
 def _only_into_eval_metric_ops(module, caller, call):
   statement = module.statement_of(call)
   name = syntax.plain_target(statement)
+  held = module.parents.get(id(call))
+  if name is not None and isinstance(held, ast.Dict) and statement.value is held and call in held.values:
+    call = held  # `eval_metric_ops = {'accuracy': ..., 'matrix': confusion(labels, predictions)}`
   if name is None or statement.value is not call:
     return False
   names, holders = set([name]), []

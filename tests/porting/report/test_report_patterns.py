@@ -4705,6 +4705,15 @@ def test_a_function_that_only_makes_an_eval_metric_runs_on_the_host_after_the_po
   assert lines == ([5] if on_the_tpu else []), found
 
 
+def test_a_metric_made_inside_the_eval_metric_ops_dict_runs_on_the_host_after_the_port(tmp_path):
+  """The helper called inside the dict literal that becomes eval_metric_ops (held-out-26's tobiasvandriessel:
+  `{'confusion_matrix': eval_confusion_matrix(...)}`) is a metric builder the same way."""
+  source = METRIC_BUILDER.replace("matrix = confusion(labels, predictions)\n  USE",
+                                  "metrics = {'matrix': confusion(labels, predictions)}")
+  lines, found = lines_with(tmp_path, 'train.py', source, 'variable-from-a-tensor')
+  assert lines == [], found
+
+
 LOOPED_RUNS = '''import numpy as np
 import tensorflow as tf
 
