@@ -122,8 +122,13 @@ def check_training(model_fn, input_fn, plan, deployment):
   train = deployment.train
   checks = [train.result] if train else []
   if plan.per_shard_batch_size < 1:
-    reason = 'the train batch (%d) is smaller than num_shards (%d).' % (plan.train_batch_size, plan.num_shards)
-    return checks + [check_results.skipped(name, reason) for name in ('input_fn',) + STEP_CHECKS + ('host_call',)]
+    # Fewer examples than cores (batch_split says so): the step is still built and judged, at one per core.
+    fitted = plan.with_batch(tf.estimator.ModeKeys.TRAIN, plan.num_shards)
+    again = deployment_checks.plan_deployment(fitted, model_fn, input_fn, modes=(tf.estimator.ModeKeys.TRAIN,))
+    prefix = 'at a batch of %d (%d is fewer than the %d cores; see batch_split): ' % (
+        fitted.train_batch_size, plan.train_batch_size, plan.num_shards)
+    return checks + [line._replace(message=prefix + line.message)
+                     for line in check_training(model_fn, input_fn, fitted, again)[1 if again.train else 0:]]
   # The params TensorFlow gives host 0 (its TPUContext included), or, if the slice could not be simulated, the
   # batch size alone.
   input_params = deployment.train_params or {'batch_size': plan.per_shard_batch_size}

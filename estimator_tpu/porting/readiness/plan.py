@@ -60,7 +60,7 @@ class TpuPlan(PlannedRun):
     self._batches = {}  # mode -> a batch size that replaces the estimator's (with_batch)
 
   def with_batch(self, mode, batch_size):
-    """A copy of this plan whose `mode` (EVAL or PREDICT) batch is `batch_size` instead of the estimator's."""
+    """A copy of this plan whose `mode` (TRAIN, EVAL or PREDICT) batch is `batch_size` instead of the estimator's."""
     fitted = copy.copy(self)
     fitted._batches = dict(self._batches, **{mode: batch_size})  # pylint: disable=protected-access
     return fitted
@@ -80,7 +80,7 @@ class TpuPlan(PlannedRun):
 
   @property
   def train_batch_size(self):
-    return self._context._train_batch_size  # pylint: disable=protected-access
+    return self._batches.get(tf.estimator.ModeKeys.TRAIN) or self._context._train_batch_size  # pylint: disable=protected-access
 
   @property
   def eval_batch_size(self):

@@ -654,6 +654,20 @@ def test_a_refused_predict_batch_of_fewer_examples_than_cores_is_judged_at_one_p
   assert '1 examples per core' in checks['predict_step'].message
 
 
+def test_a_train_batch_smaller_than_the_cores_still_has_its_step_judged_at_one_per_core():
+  # 4 examples on 8 cores: TensorFlow refuses it, and the step is built at 8 all the same, where the scalar host_call
+  # fails as it would once the batch is mended.
+  model_fn = modes_model_fn_builder(host_call_tensors=lambda loss: {'loss': loss})
+  checks, _ = readiness.check_mode(model_fn, array_input_fn_builder(), tiny_plan(num_shards=8, train_batch_size=4),
+                                   tf.estimator.ModeKeys.TRAIN)
+  checks = {check.name: check for check in checks}
+  assert failures(checks) == ['batch_split', 'host_call', 'train_input']
+  assert checks['xla_compile'].status == check_results.PASS
+  assert checks['xla_compile'].message.startswith('at a batch of 8 (4 is fewer than the 8 cores; see batch_split)')
+  assert '1 examples per core' in checks['xla_compile'].message
+  assert 'host_call tensors loss are scalars' in checks['host_call'].message
+
+
 def test_a_multi_host_tpu_vm_is_not_one_tensorflow_sees():
   checks = pod_check(tpu_name='local')
   assert 'topology' in failures(checks)
