@@ -114,10 +114,19 @@ def _numeric_features(program):
 
 def matching(program, module, fn, node, predicate, params=None, depth=0):
   """(module, call, short name) of every column whose constructor `predicate(program, module, fn, call, canonical
-  name)` accepts."""
-  found = []
+  name)` accepts. Read once per expression, scope, question and depth left (a program's column lists are asked
+  about by every estimator and input_layer that takes them)."""
   if depth > MAX_DEPTH:
-    return found
+    return []
+  memo = program.memo.setdefault('column_matching', {})
+  key = (id(node), id(fn), predicate, id(params), depth)
+  if key not in memo:
+    memo[key] = _matching(program, module, fn, node, predicate, params, depth)
+  return memo[key]
+
+
+def _matching(program, module, fn, node, predicate, params, depth):
+  found = []
   for origin in values.origins(program, module, fn, node):
     found += _from_origin(program, origin, predicate, params, depth)
   if isinstance(node, ast.Name):
@@ -170,10 +179,12 @@ def _from_origin(program, origin, predicate, params, depth):
         found += matching(program, value.module, value.fn, value.node, predicate, None, depth + 1)
       return found
   # The parts of a container written out (a list, a sum of lists, a dict, a comprehension's element) are smaller
-  # expressions of the same statement: reading them costs no depth; a column that wraps another does.
-  step = 1 if isinstance(node, ast.Call) and not isinstance(node.func, ast.Name) else 0
+  # expressions of the same statement: reading them costs no depth, unless they are names (followed to what they
+  # hold, which may be this container again); a column that wraps another costs one.
+  written = not (isinstance(node, ast.Call) and not isinstance(node.func, ast.Name))
   found = []
   for child in inner:
+    step = 0 if written and not isinstance(child, ast.Name) else 1
     found += matching(program, module, fn, child, predicate, params, depth + step)
   return found
 

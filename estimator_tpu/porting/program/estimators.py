@@ -54,10 +54,10 @@ def driven_input_fn(call):
 class Site(object):
   """One estimator the program builds: where, what kind, what the program does with it."""
 
-  def __init__(self, module, fn, call, canonical, kind, anchor=None):
+  def __init__(self, module, fn, call, canonical, kind, anchor=None, base=None):
     self.module, self.fn, self.call, self.canonical, self.kind = module, fn, call, canonical, kind
     self.anchor = anchor  # anchors.Anchor of the constructor call
-    self.base = None  # a subclass's: the canonical name of the Estimator it derives from
+    self.base = base  # a subclass's: the canonical name of the Estimator it derives from
     self.attributed = set()  # modes of the drivers that reach this estimator
     self.modes = EVERYTHING
     self.known = False  # whether the program shows what it does with the estimator
@@ -165,8 +165,8 @@ class Index(object):
         kind = 'tpu_subclass' if base == 'tpu' else 'subclass'
         canonical = '%s.%s' % (found[0].name, found[1].name)
     if kind:
-      self.sites[id(call)] = Site(module, fn, call, canonical, kind, anchors.anchor(program, module, call))
-      self.sites[id(call)].base = base if kind == 'subclass' else None
+      self.sites[id(call)] = Site(module, fn, call, canonical, kind, anchors.anchor(program, module, call),
+                                  base=base if kind == 'subclass' else None)
       if kind == 'factory':
         self.drivers.append(Driver(module, fn, call, 'train', call))
       return

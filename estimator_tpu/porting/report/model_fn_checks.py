@@ -665,7 +665,7 @@ class _DeviceWalk(object):
       if not isinstance(origin.node, ast.Dict):
         continue
       named = [syntax.literal(key) for key, value in zip(origin.node.keys, origin.node.values)
-               if _string_tensor(self.program, origin.module, origin.fn, value, 0)]
+               if key is not None and _string_tensor(self.program, origin.module, origin.fn, value, 0)]
       if named:
         self.collector.required(origin.module, origin.node, 'string-predictions',
                                 '%s: the TPU has no string type, and TPU prediction sends every prediction off '
