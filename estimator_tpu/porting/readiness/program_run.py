@@ -12,14 +12,17 @@ reaches its next call. One line per check, as `--mode=check_tpu` prints them; a 
 program. Exit status 0 when nothing failed, 1 when a check failed or the program raised, 2 when it could not run
 (no such file, a flag of this command, or the program stopped before it built any estimator).
 """
+import contextlib
 import os
 import runpy
 import shutil
 import sys
+import time
 
 from absl import flags
 
 from estimator_tpu.porting.readiness import call_checks
+from estimator_tpu.porting.readiness import check_results
 from estimator_tpu.porting.readiness import interception
 from estimator_tpu.runtime.errors import UserError
 from estimator_tpu.tpu import accelerator_types
@@ -29,6 +32,20 @@ USAGE = ('%s [--tpu_type=v3-8 | --num_shards=N] [--steps=K] [--batch_size=N] -- 
          'package.module ARGS...)' % PROGRAM)
 DEFAULT_STEPS = 2
 EXIT_BAD_INPUT = 2
+# A sleep this long or longer is the program waiting (an evaluation delay, a poll for checkpoints its run writes):
+# it is skipped, and the program is stopped at the WAITS_ALLOWED + 1th, since the judge moved its model_dirs to a
+# scratch folder and no training runs beside it, so what it waits for may never come.
+LONG_SLEEP_SECS = 5
+WAITS_ALLOWED = 2
+
+
+class _Waiting(BaseException):
+  """Stops a program that keeps sleeping (a BaseException, as KeyboardInterrupt is: `except Exception` in the
+  program does not hold it)."""
+
+  def __init__(self, seconds, site):
+    super(_Waiting, self).__init__(seconds, site)
+    self.seconds, self.site = seconds, site
 
 
 def define_flags(fv):
@@ -140,12 +157,21 @@ def run_program(path, argv, program_dir, judge, steps):
   interceptor = interception.Interceptor(judge, program_dir, steps)
   module = _module_name(path, program_dir)
   try:
-    with interceptor:
+    with interceptor, _long_sleeps_skipped(program_dir):
       try:
         if module:
           runpy.run_module(module, run_name='__main__', alter_sys=True)
         else:
           runpy.run_path(path, run_name='__main__')
+      except _Waiting as e:
+        if not interceptor.built and not interceptor.contrib_built:
+          raise UserError('%s waits (time.sleep(%g) again and again, at %s) before it built any estimator.' % (
+              path, e.seconds, e.site), 'run it as `python %s` first: what it waits for is not there.' % ' '.join(argv))
+        judge.report([check_results.skipped('program', 'the program keeps waiting (time.sleep(%g) again and again, at '
+                                            '%s), most likely for a file its own run would write (a checkpoint: the '
+                                            'judge moved each model_dir to a scratch folder and runs each call for a '
+                                            'few steps): stopped there; every call before it is judged above.'
+                                            % (e.seconds, e.site))])
       except SystemExit as e:
         code = e.code
         if code in (None, 0):
@@ -164,6 +190,27 @@ def run_program(path, argv, program_dir, judge, steps):
     sys.path[:] = saved_path
     shutil.rmtree(interceptor.scratch, ignore_errors=True)  # the redirected model_dirs and exports
   return _judged_something(interceptor, argv) if not judge.counts else None
+
+
+@contextlib.contextmanager
+def _long_sleeps_skipped(program_dir):
+  """time.sleep of LONG_SLEEP_SECS or more returns at once while the program runs; after WAITS_ALLOWED such
+  sleeps the next one stops the program (_Waiting): a loop that polls for a file sleeps forever otherwise."""
+  sleep, waits = time.sleep, []
+
+  def judged_sleep(seconds):
+    if seconds < LONG_SLEEP_SECS:
+      return sleep(seconds)
+    waits.append(seconds)
+    if len(waits) > WAITS_ALLOWED:
+      raise _Waiting(seconds, interception.user_site(os.path.abspath(program_dir)))
+    return None
+
+  time.sleep = judged_sleep
+  try:
+    yield
+  finally:
+    time.sleep = sleep
 
 
 def _judged_something(interceptor, argv):

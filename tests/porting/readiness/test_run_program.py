@@ -189,6 +189,18 @@ def test_a_program_that_reads_its_model_dir_after_a_call_is_not_blamed_for_the_j
       skipped, skipped
 
 
+def test_a_program_that_keeps_waiting_for_a_checkpoint_is_stopped_with_one_line(tmp_path):
+  """A program that polls for a checkpoint its training writes (held-out-26's ALBERT control: time.sleep(60) until
+  a new one appears) would sleep for ever under the judge, which moves model_dirs to a scratch folder: its long
+  sleeps are skipped, and at the third it is stopped with one SKIP line naming the sleep; the calls before it are
+  judged (exit 0)."""
+  result = run_variant(tmp_path, 'polls_checkpoints')
+  assert result.status == 0 and not result.failed(), result.stdout
+  [skipped] = [line for line in result.lines if line.startswith('SKIP program')]
+  assert 'time.sleep(60)' in skipped and 'variants.py:%d' % line_of(VARIANTS, 'time.sleep(60)') in skipped, skipped
+  assert result.passed('xla_compile')  # the training call before the wait was judged
+
+
 def test_a_slice_flag_plans_that_slice(tmp_path):
   """On a v3-32 (4 hosts) every host's input_fn would read the same examples (it never reads params['context']),
   and the program's evaluation and prediction batches (16, 8) do not split over 32 cores."""

@@ -6,6 +6,7 @@ TPU would notice (or that TensorFlow's TPUEstimator refuses), as legacy programs
 """
 import argparse
 import os
+import time
 
 import numpy as np
 import tensorflow.compat.v1 as tf
@@ -14,7 +15,8 @@ FEATURES = 4
 VARIANTS = ('ok', 'input_no_params', 'params_batch_size', 'plain_run_config', 'metrics_dict', 'metrics_int',
             'metric_dropped', 'unbatched_eval', 'dynamic_batch', 'crash', 'eval_metric_ops_spec', 'premade',
             'own_use_tpu', 'iterator_input', 'iterator_input_v2', 'export_in_model_dir', 'predictions_one_by_one',
-            'plain_iterator_input', 'reads_model_dir', 'predictions_counted', 'premade_iterator_input')
+            'plain_iterator_input', 'reads_model_dir', 'predictions_counted', 'premade_iterator_input',
+            'polls_checkpoints')
 
 
 def data(count=64):
@@ -151,6 +153,9 @@ def main():
   if variant == 'crash':
     with open(os.path.join(args.model_dir, 'vocabulary.txt')) as f:  # never written
       f.read()
+  if variant == 'polls_checkpoints':  # as ALBERT's run_classifier waits for each checkpoint its training writes
+    while not os.path.exists(os.path.join(args.model_dir, 'model.ckpt-1000.index')):
+      time.sleep(60)
   if variant == 'reads_model_dir':  # as XLNet's run_classifier lists its checkpoints after training
     print(sorted(name for name in os.listdir(args.model_dir) if name.startswith('model.ckpt')))
   print(estimator.evaluate(make_input_fn(variant, training=False), steps=4))
