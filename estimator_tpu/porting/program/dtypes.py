@@ -54,6 +54,13 @@ def message(kind, what, origin, detail, infeed_dtypes):
     return ('%s uint8 data (%s, %s): TensorFlow 1.15\'s TPU infeed refuses uint8 (it takes %s) -> cast on '
             'the host, e.g. .astype(np.int32) for labels; a cast inside model_fn is on the TPU, too late.'
             % (holds, detail, where, infeed_dtypes))
+  if detail.startswith('pd.'):
+    # A frame: astype(np.float32) of a frame with string columns raises; only its float64 columns are cast.
+    return ('%s float64 data (%s, %s): the TPU infeed refuses float64 (it takes %s) -> cast the frame\'s float64 '
+            'columns to float32 on the host (frame.astype({name: \'float32\' for name in '
+            'frame.select_dtypes(\'float64\')}), or dtype= when reading); string columns are not cast (what they '
+            'need is a change of its own); a cast inside model_fn is on the TPU, too late.'
+            % (holds, detail, where, infeed_dtypes))
   return ('%s float64 data (%s, %s): the TPU infeed refuses float64 (it takes %s) -> cast it to float32 on '
           'the host (.astype(np.float32), or dtype= when reading); a cast inside model_fn is on the TPU, too late.'
           % (holds, detail, where, infeed_dtypes))

@@ -5024,3 +5024,23 @@ def test_a_subclass_of_core_s_estimator_takes_its_input_fn_first(tmp_path, base,
   report, found = findings_of([str(tmp_path / 'train.py')], str(tmp_path))
   assert codes <= set((line, code) for path, line, code, severity in found if severity == R)
   assert bool([1 for path, line, code, severity in found if code == 'input-from-arrays']) == ('contrib' in base)
+
+
+FRAME_INPUT = '''import pandas as pd
+import tensorflow as tf
+
+frame = pd.read_csv('train.csv')
+columns = [tf.feature_column.numeric_column('amount')]
+estimator = tf.estimator.DNNClassifier(hidden_units=[8], feature_columns=columns)
+estimator.train(tf.estimator.inputs.pandas_input_fn(frame, frame.pop('label'), batch_size=8, shuffle=True),
+                max_steps=4)
+'''
+
+
+def test_a_frame_s_float64_is_cast_column_by_column_not_as_a_whole(tmp_path):
+  """A frame read by pd.read_csv may hold string columns, where .astype(np.float32) raises: the fix casts its
+  float64 columns only (held-out-25's --write run: the TODO said "cast it to float32" over six string columns)."""
+  (tmp_path / 'train.py').write_text(FRAME_INPUT)
+  report, found = findings_of([str(tmp_path / 'train.py')], str(tmp_path))
+  [message] = [f.message for f in report.findings if f.code == 'in-memory-dtype']
+  assert "select_dtypes('float64')" in message and 'string columns are not cast' in message, message
