@@ -281,6 +281,12 @@ def compare(original, ported, tolerance=None):
       parts.append('%s %.6g/%.6g' % (name, a[name], b[name]))
       if tolerance is not None and abs(a[name] - b[name]) > tolerance * max(abs(a[name]), abs(b[name]), 1e-12):
         differ.append(name)
+    else:  # a value logged as text (a matrix's first row): compared as it reads
+      parts.append('%s %s/%s' % (name, a[name], b[name]))
+      if a[name] != b[name]:
+        differ.append(name)
+  if tolerance is not None and not [name for name in a if name != 'global_step']:
+    return 'NOTHING COMPARED (only the global step was logged): step %d/%d' % (step_o, step_p)
   verdict = '' if tolerance is None else ('SAME (rel %g): ' % tolerance if not differ else
                                           'DIFFER in %s: ' % ', '.join(differ))
   return '%sstep %d/%d: %s' % (verdict, step_o, step_p, '; '.join(parts))

@@ -286,3 +286,13 @@ def test_an_experiment_that_evaluates_at_its_checkpoints_evaluates_a_copied_chec
   # The copy is at step 3 already: no training, so no checkpoint saved; it evaluates once all the same.
   assert [step for step, _ in runs['again']['metrics']] == [3]
   assert write_runs.compare(runs['original'], runs['again'], tolerance=1e-4).startswith('SAME')
+
+
+def test_a_comparison_of_text_values_or_of_the_step_alone_says_what_it_compared():
+  """A metric logged as text (a confusion matrix's first row, as BERT-NER's evaluation prints it) is compared as it
+  reads; a run that logs only its global step compared nothing, which is not SAME (held-out-26's --write notes)."""
+  matrix = lambda row: {'metrics': [(3, {'global_step': 3.0, 'confusion_matrix': row})]}
+  assert write_runs.compare(matrix('[[4 0'), matrix('[[4 0'), tolerance=1e-4).startswith('SAME')
+  assert write_runs.compare(matrix('[[4 0'), matrix('[[3 1'), tolerance=1e-4).startswith('DIFFER in confusion_matrix')
+  step = {'metrics': [(3, {'global_step': 3.0})]}
+  assert write_runs.compare(step, step, tolerance=1e-4).startswith('NOTHING COMPARED')
