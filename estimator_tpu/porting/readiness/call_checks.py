@@ -73,6 +73,7 @@ class Judge(object):
     self._tpu_metrics = {}  # id(Built) -> the metric names of the TPU path's metric_fn
     self._runs_on_tpu = False  # the program built a TPUEstimator with use_tpu=True (run with its TPU flags)
     self.predictions_cut = None  # (site, steps) of a predict call the judge cut short (interception._capped)
+    self.trained_steps = None  # the steps the judge let a train call run, once it ran one
     self.model_dirs_moved = {}  # each model_dir the program named -> the scratch folder the judge replaced it with
 
   # --- lines ------------------------------------------------------------------------------------------------------
@@ -349,8 +350,11 @@ class Judge(object):
                                          'written; what the program does after this is not judged.' % (
                                              moved, type(error).__name__, site))])
       return
-    self.report([check_results.failed('program', 'the program raised %s: %s at %s.' % (
-        type(error).__name__, check_results.error_line(error).rstrip('.'), site),
+    shortened = (' (after training %d steps, as the judge trains each call: a model trained that little may be '
+                 'what fails; if `python PROGRAM` runs through, judge it with a larger --steps)' % self.trained_steps
+                 if self.trained_steps else '')
+    self.report([check_results.failed('program', 'the program raised %s: %s at %s%s.' % (
+        type(error).__name__, check_results.error_line(error).rstrip('.'), site, shortened),
         'fix it where it fails: the program raises this on the CPU too, without any TPU.')])
 
   def _in_moved_model_dir(self, error):

@@ -288,6 +288,7 @@ class Interceptor(object):
     given = _arguments(original, estimator, args, kwargs)
     self._call(estimator, TRAIN, given.get('input_fn'), given)
     given.update(steps=self.steps, max_steps=None)
+    self.judge.trained_steps = self.steps  # what the program does with the model after this, it does untrained
     return self._run(original, estimator, (), given)
 
   def _on_evaluate(self, original, estimator, args, kwargs):

@@ -230,7 +230,8 @@ def line_of(path, text):
     ('unbatched_eval', 'input_batch', ["features['x'] has batch dimension 4", 'evaluate at variants.py:']),
     ('dynamic_batch', 'input_shapes', ["features['x'] has shape [?, 4]", 'drop_remainder=True']),
     ('crash', 'program', ['FileNotFoundError', 'vocabulary.txt',
-                          'variants.py:%d' % line_of(VARIANTS, "'vocabulary.txt'")]),
+                          'variants.py:%d' % line_of(VARIANTS, "'vocabulary.txt'"),
+                          'after training 2 steps, as the judge trains each call']),
     ('eval_metric_ops_spec', 'model_fn_spec', ['eval_metric_ops=', 'eval_metrics=(metric_fn, tensors)']),
 ])
 def test_each_mistake_is_one_fail_line_at_its_place(tmp_path, variant, name, fragments):
