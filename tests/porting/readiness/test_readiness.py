@@ -12,6 +12,7 @@ from estimator_tpu import model
 from estimator_tpu.porting import readiness
 from estimator_tpu.porting.readiness import config_checks
 from estimator_tpu.porting.readiness import input_checks
+from estimator_tpu.porting.readiness import outfeed_checks
 from estimator_tpu.porting.readiness import check_results
 from estimator_tpu.porting.readiness import topology
 from estimator_tpu.porting.readiness import xla
@@ -761,3 +762,13 @@ def test_an_error_raised_in_a_dataset_function_is_told_by_its_last_line():
   assert line.startswith('TypeError: ') and 'AddV2' in line, line
   assert check_results.error_line(ValueError('first\nsecond')) == 'first'
   assert check_results.error_line(ValueError('')) == '(no message)'
+
+
+def test_a_host_call_tensorflow_never_built_blames_tensorflow_s_graph_not_the_judged_step():
+  """held-out-26's --write notes: the host_call line said 'model_fn did not build the training step (see
+  xla_compile)' beside an xla_compile PASS (the step the judge builds itself); it names TensorFlow's own graph."""
+  failed_graph = outfeed_checks.check_host_call(None, 8, 1, 'TPUEstimator could not build the training graph: X.')
+  assert failed_graph.status == check_results.SKIP
+  assert 'built no training graph around model_fn (TPUEstimator could not build the training graph: X)' in \
+      failed_graph.message and 'xla_compile' not in failed_graph.message
+  assert '(see train_input)' in outfeed_checks.check_host_call(None, 8, 1).message
