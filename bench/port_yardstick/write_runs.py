@@ -180,7 +180,9 @@ def judged(program, folder, ported, run_dir, data, runs, python, timeout, hook=N
   (the worst), the check lines of all, and their logs. A step of the replay that builds no estimator (a script that
   prepares data) is left out when another one was judged."""
   results = []
-  commands = judge_commands(program['run']['replay'])
+  # `run.judge_replay`: the program as its users start it on a TPU (its TPU flags), where the CPU replay would have
+  # its model_fn build the CPU path (a model_fn that takes use_tpu from the program's own flags).
+  commands = judge_commands(program['run'].get('judge_replay') or program['run']['replay'])
   for index, command in enumerate(commands):
     where = run_dir if len(commands) == 1 else '%s-%d' % (run_dir, index + 1)
     result = replay(dict(program, run=dict(program['run'], replay=command)), folder, ported, where, data, runs,

@@ -296,3 +296,16 @@ def test_a_comparison_of_text_values_or_of_the_step_alone_says_what_it_compared(
   assert write_runs.compare(matrix('[[4 0'), matrix('[[3 1'), tolerance=1e-4).startswith('DIFFER in confusion_matrix')
   step = {'metrics': [(3, {'global_step': 3.0})]}
   assert write_runs.compare(step, step, tolerance=1e-4).startswith('NOTHING COMPARED')
+
+
+def test_the_judge_replays_the_program_with_its_tpu_flags_where_they_are_recorded(tmp_path):
+  """run.judge_replay (a control's TPU flags, such as --use_tpu=True) is what the judge runs, where the replay of the
+  CPU run would judge the CPU path of a model_fn that reads use_tpu from the program's flags."""
+  source = tmp_path / 'program'
+  source.mkdir()
+  (source / 'train.py').write_text(PROGRAM)
+  program = {'run': {'replay': '{py} train.py {out}/model', 'judge_replay': '{py} train.py {out}/tpu_flags'}}
+  judged = write_runs.judged(program, str(source), None, str(tmp_path / 'judge'), str(tmp_path), str(tmp_path),
+                             sys.executable, 300)
+  first = open(judged['log']).readline()
+  assert 'estimator_tpu.readiness --run -- train.py' in first and first.rstrip().endswith('/tpu_flags'), first
