@@ -124,6 +124,10 @@ def placeholders_like(values, prefix):
       values)
 
 
+# Ops that read a checkpoint: a TPU step holds one when model_fn calls tf.train.init_from_checkpoint itself.
+RESTORE_OPS = frozenset(['RestoreV2', 'Restore', 'RestoreSlice'])
+
+
 def check_xla_compile(step, per_shard_batch):
   """Every op of the step has an XLA kernel, and the step compiles and runs one training step.
 
@@ -133,6 +137,16 @@ def check_xla_compile(step, per_shard_batch):
   # says; the compile has the last word (it also catches ops whose arguments XLA cannot handle).
   # Checks rule 9 (steps), rule 18 (XLA ops).
   rejected = [(op.type, op.name) for op in xla.ops_without_xla_kernel(step.ops)]
+  restores = [op.name for op in step.graph.get_operations() if op.type in RESTORE_OPS]
+  if restores:
+    # tf.train.init_from_checkpoint called in model_fn: its restore is built where model_fn is, in the TPU
+    # computation, where no restore runs (and this graph cannot even initialise its variables).
+    return [check_results.failed(
+        'xla_compile', 'model_fn restores variables from a checkpoint inside the TPU training step (%s: '
+        'tf.train.init_from_checkpoint called in model_fn); XLA has no kernel for a restore.' % ', '.join(
+            restores[:3]), "when params['use_tpu'] is true, call init_from_checkpoint in a function returned as "
+        'TPUEstimatorSpec(scaffold_fn=...), which TPUEstimator runs on the host (keep the direct call for the CPU).'),
+            check_results.skipped('global_step', 'the step did not run.')]
   try:
     (loss,), (global_step,) = xla.compile_and_run(
         step.graph.as_graph_def(), step.init_name, step.feed, [step.loss_name], [step.global_step_name])
@@ -188,6 +202,9 @@ def dynamic_tensors(ops):
   kernel_shaped = set()  # names of tensors shaped only by a kernel (SHAPE_LEFT_TO_THE_KERNEL) and of those made
   dynamic = []           # from them alone (TF 2's gradients take a ZerosLike of reserve_space_3)
   for op in ops:
+    if op.type in RESTORE_OPS:
+      compile_time.add(op.name)  # a checkpoint read in the step (and what only passes it on): xla_compile's finding
+      continue
     if op.type in COMPILE_TIME_OPS or (op.inputs and not op.op_def.is_stateful
                                        and all(i.op.name in compile_time for i in op.inputs)) or \
         _sized_at_compile_time(op, compile_time):

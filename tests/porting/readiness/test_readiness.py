@@ -669,6 +669,45 @@ def test_a_train_batch_smaller_than_the_cores_still_has_its_step_judged_at_one_p
   assert 'host_call tensors loss are scalars' in checks['host_call'].message
 
 
+def saved_dense_checkpoint(folder):
+  """A checkpoint of the one-layer model's dense/kernel and dense/bias, as a pretrained model would be."""
+  path = str(folder / 'pretrained.ckpt')
+  with tf.Graph().as_default():
+    tf.layers.dense(tf.zeros([1, 784]), 10)
+    with tf.Session() as session:
+      session.run(tf.global_variables_initializer())
+      tf.train.Saver().save(session, path)
+  return path
+
+
+@pytest.mark.parametrize('in_scaffold', [False, True])
+def test_a_checkpoint_restored_inside_model_fn_fails_the_step_and_one_restored_in_scaffold_fn_passes(
+    tmp_path, in_scaffold):
+  """tf.train.init_from_checkpoint called in model_fn builds its restore in the TPU computation (held-out-26's
+  BERT-NER, before its use_tpu branch); in scaffold_fn TPUEstimator runs it on the host."""
+  checkpoint = saved_dense_checkpoint(tmp_path)
+
+  def model_fn(features, labels, mode, params):
+    logits = tf.layers.dense(tf.cast(features[model.IMAGE_KEY], tf.float32), 10)
+    restore = lambda: tf.train.init_from_checkpoint(checkpoint, {'dense/': 'dense/'})
+    scaffold_fn = None
+    if in_scaffold:
+      scaffold_fn = lambda: restore() or tf.train.Scaffold()
+    else:
+      restore()
+    loss = tf.losses.sparse_softmax_cross_entropy(labels=labels, logits=logits)
+    optimizer = tf.tpu.CrossShardOptimizer(tf.train.GradientDescentOptimizer(0.1))
+    train_op = optimizer.minimize(loss, global_step=tf.train.get_global_step())
+    return tf.estimator.tpu.TPUEstimatorSpec(mode=mode, loss=loss, train_op=train_op, scaffold_fn=scaffold_fn)
+
+  checks, _ = readiness.check_mode(model_fn, array_input_fn_builder(), tiny_plan(), tf.estimator.ModeKeys.TRAIN)
+  checks = {check.name: check for check in checks}
+  assert failures(checks) == ([] if in_scaffold else ['xla_compile'])
+  if not in_scaffold:
+    assert 'restores variables from a checkpoint inside the TPU training step' in checks['xla_compile'].message
+    assert 'scaffold_fn' in checks['xla_compile'].fix
+
+
 def test_a_multi_host_tpu_vm_is_not_one_tensorflow_sees():
   checks = pod_check(tpu_name='local')
   assert 'topology' in failures(checks)
