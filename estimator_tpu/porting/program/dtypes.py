@@ -77,8 +77,7 @@ def _sources(program, module, fn, node, depth):
 
 def _source(program, origin, depth):
   module, fn, node = origin
-  if isinstance(node, (ast.Tuple, ast.List, ast.Set)) and node.elts and \
-      all(isinstance(syntax.literal(e), (str, bytes)) for e in node.elts):
+  if string_literals(node):
     return [(STRINGS, origin, 'Python strings')]
   if isinstance(node, (ast.Tuple, ast.List, ast.Set)):
     return [s for element in node.elts for s in _sources(program, module, fn, element, depth + 1)]
@@ -384,6 +383,12 @@ def names_dtype(program, module, fn, node, names, depth=0):
           names_dtype(program, origin.module, origin.fn, child, names, depth + 1):
         return True
   return False
+
+
+def string_literals(node):
+  """Whether node is a list, tuple or set written out of string (or bytes) literals."""
+  return isinstance(node, (ast.Tuple, ast.List, ast.Set)) and bool(node.elts) and \
+      all(isinstance(syntax.literal(e), (str, bytes)) for e in node.elts)
 
 
 def holds_string_dtype(program, module, fn, node, depth=0):

@@ -156,14 +156,8 @@ def _only_item(values_node):
   if isinstance(values_node, (ast.List, ast.Tuple)) and len(values_node.elts) == 1 and \
       syntax.is_literal(values_node.elts[0]):
     return syntax.literal(values_node.elts[0])
-  if isinstance(values_node, ast.Call) and isinstance(values_node.func, ast.Name) and \
-      values_node.func.id == 'range' and not values_node.keywords and 1 <= len(values_node.args) <= 3:
-    bounds = [syntax.literal(arg) if syntax.is_literal(arg) else None for arg in values_node.args]
-    if all(isinstance(bound, int) and not isinstance(bound, bool) for bound in bounds) and bounds[-1:] != [0]:
-      numbers = range(*bounds)
-      if len(numbers) == 1:
-        return numbers[0]
-  return _UNKNOWN
+  numbers = syntax.literal_range(values_node)
+  return numbers[0] if numbers is not None and len(numbers) == 1 else _UNKNOWN
 
 
 def _names(node):

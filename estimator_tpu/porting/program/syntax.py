@@ -38,6 +38,17 @@ def is_literal(node):
   return node is not None and literal(node) is not NO_VALUE
 
 
+def literal_range(node):
+  """The range a `range(...)` call of literal ints makes (`range(25, 30, 20)`), else None."""
+  if not (isinstance(node, ast.Call) and isinstance(node.func, ast.Name) and node.func.id == 'range' and
+          not node.keywords and 1 <= len(node.args) <= 3):
+    return None
+  bounds = [literal(arg) for arg in node.args]
+  if not all(isinstance(bound, int) and not isinstance(bound, bool) for bound in bounds) or bounds[2:] == [0]:
+    return None
+  return range(*bounds)
+
+
 def subscript_key(node):
   """The literal key of `x['key']` (or NO_VALUE)."""
   key = node.slice

@@ -57,8 +57,7 @@ def check_mode(model_fn, input_fn, plan, mode):
   """The checks of one mode (TRAIN, EVAL or PREDICT) with its input_fn, as `readiness --run` judges each call of a
   program: the plan line, that mode's checks, then the batch split and the checkpoint cadence. Returns (checks, the
   Deployment: the specs TensorFlow's TPUEstimator built are in its reports)."""
-  input_fns = [input_fn if each == mode else None for each in (tf.estimator.ModeKeys.TRAIN, EVAL, PREDICT)]
-  deployment = deployment_checks.plan_deployment(plan, model_fn, *input_fns, modes=(mode,))
+  deployment = deployment_checks.plan_deployment(plan, model_fn, *_only(input_fn, mode), modes=(mode,))
   checks = list(deployment.results)
   if mode == tf.estimator.ModeKeys.TRAIN:
     checks += check_training(model_fn, input_fn, plan, deployment)
@@ -70,6 +69,11 @@ def check_mode(model_fn, input_fn, plan, mode):
     lines = inference(model_fn, input_fn, plan, deployment)
     checks += lines[:1] + inference_input(input_fn, plan, report, mode) + lines[1:]
   return checks + [config_checks.check_batch_split(plan, modes=(mode,))], deployment
+
+
+def _only(input_fn, mode):
+  """plan_deployment's (train, eval, predict) input_fns with `input_fn` in `mode`'s place only."""
+  return [input_fn if each == mode else None for each in (tf.estimator.ModeKeys.TRAIN, EVAL, PREDICT)]
 
 
 REFUSED_BATCH = re.compile(r'batch size (\d+) must be divisible by number of replicas (\d+)')
@@ -85,8 +89,7 @@ def forward_at_a_fitting_batch(model_fn, input_fn, plan, mode, report):
   batch, replicas = int(refused.group(1)), int(refused.group(2))
   fitting = max(replicas, batch // replicas * replicas)
   fitted = plan.with_batch(mode, fitting)
-  inputs = [input_fn if each == mode else None for each in (tf.estimator.ModeKeys.TRAIN, EVAL, PREDICT)]
-  deployment = deployment_checks.plan_deployment(fitted, model_fn, *inputs, modes=(mode,))
+  deployment = deployment_checks.plan_deployment(fitted, model_fn, *_only(input_fn, mode), modes=(mode,))
   report = deployment.evaluate if mode == EVAL else deployment.predict
   if report is None or not report.result.passed:
     return None

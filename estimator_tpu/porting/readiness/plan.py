@@ -42,6 +42,11 @@ class PlannedRun(object):
     return tpu_cluster.is_local_tpu(self.tpu_name)
 
 
+# Where TPUEstimator's TPU context keeps each mode's global batch size.
+CONTEXT_BATCH_SIZES = {tf.estimator.ModeKeys.TRAIN: '_train_batch_size', tf.estimator.ModeKeys.EVAL: '_eval_batch_size',
+                       tf.estimator.ModeKeys.PREDICT: '_predict_batch_size'}
+
+
 class TpuPlan(PlannedRun):
   """A TPUEstimator run on a Cloud TPU, as the program would start it.
 
@@ -78,17 +83,21 @@ class TpuPlan(PlannedRun):
     """TPUConfig.num_shards, or, when it is None (TPUEstimator counts the cores), the slice's core count."""
     return self.tpu_config.num_shards or self.shape.num_cores
 
+  def _batch(self, mode):
+    """`mode`'s global batch: with_batch's, else the estimator's (kept in its TPU context)."""
+    return self._batches.get(mode) or getattr(self._context, CONTEXT_BATCH_SIZES[mode])
+
   @property
   def train_batch_size(self):
-    return self._batches.get(tf.estimator.ModeKeys.TRAIN) or self._context._train_batch_size  # pylint: disable=protected-access
+    return self._batch(tf.estimator.ModeKeys.TRAIN)
 
   @property
   def eval_batch_size(self):
-    return self._batches.get(tf.estimator.ModeKeys.EVAL) or self._context._eval_batch_size  # pylint: disable=protected-access
+    return self._batch(tf.estimator.ModeKeys.EVAL)
 
   @property
   def predict_batch_size(self):
-    return self._batches.get(tf.estimator.ModeKeys.PREDICT) or self._context._predict_batch_size  # pylint: disable=protected-access
+    return self._batch(tf.estimator.ModeKeys.PREDICT)
 
   @property
   def eval_on_tpu(self):

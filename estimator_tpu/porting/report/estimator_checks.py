@@ -195,7 +195,7 @@ def _surely_a_number(program, module, fn, node, mode=None):
     reached = set(id(item[0]) for item in mode_branches.walk(fn, mode_branches.ALL) if mode in item[2])
     found = [origin for origin in found if origin.fn is not fn or id(origin.node) in reached]
   for origin in found:
-    if _range_of_numbers(origin.node):
+    if syntax.literal_range(origin.node) is not None:
       continue  # `for num_epochs in range(25, 30, 20):` (a loop target's origin is what it iterates over)
     value = syntax.literal(origin.node)
     if value is syntax.NO_VALUE:
@@ -203,13 +203,6 @@ def _surely_a_number(program, module, fn, node, mode=None):
     if isinstance(value, bool) or not isinstance(value, (int, float)):
       return False
   return bool(found)
-
-
-def _range_of_numbers(node):
-  """Whether node is `range(...)` of literal ints: every value a loop over it gives is a number."""
-  return isinstance(node, ast.Call) and isinstance(node.func, ast.Name) and node.func.id == 'range' and \
-      bool(node.args) and not node.keywords and \
-      all(isinstance(syntax.literal(arg), int) and not isinstance(syntax.literal(arg), bool) for arg in node.args)
 
 
 def _option_default(program, origin):

@@ -64,15 +64,11 @@ def _returned_arrays(collector, target):
   """NumPy or pandas data an input_fn returns as it is (`return {'x': samples}`): Estimator converts it to tensors
   of its own dtype, float64 or uint8 that the infeed refuses; one finding per dtype at the return."""
   # Checks rule 15 (TPU dtypes).
-  found = {}
+  by_return = {}
   for module, fn, where, part in inputs.returned_parts(collector.program, target):
-    for kind, origin, detail in dtypes.dtype_problems(collector.program, module, fn, part):
-      if kind != dtypes.STRINGS:
-        found.setdefault((module, where, kind), []).append((syntax.render(part), origin, detail))
-  for (module, where, kind), holders in found.items():
-    _, origin, detail = holders[0]
-    collector.required(module, where, 'in-memory-dtype', dtypes.message(
-        kind, [holder[0] for holder in holders], origin, detail, INFEED_DTYPES))
+    by_return.setdefault((module, where), []).append((fn, syntax.render(part), part))
+  for (module, where), parts in by_return.items():
+    _report_dtypes(collector, module, where, parts, skip=(dtypes.STRINGS,))
 
 
 def _partial_hands_the_batch(program, target):
@@ -102,15 +98,21 @@ def check_in_memory_arguments(collector, module, fn, call):
   """The data a TensorFlow in-memory input_fn maker (numpy_input_fn(x, y)) is given: its dtypes reach the infeed."""
   # Checks rule 15 (TPU dtypes).
   # One cast per dtype kind: x's and y's float64 are one edit of this statement (astype where they are handed in).
+  given = [(fn, name, syntax.argument(call, position, name)) for position, name in ((0, 'x'), (1, 'y'))]
+  _report_dtypes(collector, module, call, [part for part in given if part[2] is not None])
+
+
+def _report_dtypes(collector, module, where, parts, skip=()):
+  """One rule-15 finding at `where` per dtype kind the data (fn, name, expression) of `parts` hold, naming every
+  part that holds it."""
   found = {}
-  for position, name in ((0, 'x'), (1, 'y')):
-    node = syntax.argument(call, position, name)
-    if node is not None:
-      for kind, origin, detail in dtypes.dtype_problems(collector.program, module, fn, node):
+  for fn, name, node in parts:
+    for kind, origin, detail in dtypes.dtype_problems(collector.program, module, fn, node):
+      if kind not in skip:
         found.setdefault(kind, []).append((name, origin, detail))
   for kind, holders in found.items():
     _, origin, detail = holders[0]
-    collector.required(module, call, 'in-memory-dtype', dtypes.message(
+    collector.required(module, where, 'in-memory-dtype', dtypes.message(
         kind, [holder[0] for holder in holders], origin, detail, INFEED_DTYPES))
 
 

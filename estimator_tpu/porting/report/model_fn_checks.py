@@ -13,6 +13,7 @@ import re
 from estimator_tpu.porting.program import apis
 from estimator_tpu.porting.program import callables
 from estimator_tpu.porting.program import columns
+from estimator_tpu.porting.program import dtypes
 from estimator_tpu.porting.program import hooks
 from estimator_tpu.porting.program import mode_branches
 from estimator_tpu.porting.program import params as params_lib
@@ -1034,7 +1035,7 @@ def _string_tensor(program, module, fn, node, depth):
   if short in ('constant', 'convert_to_tensor'):
     dtype = syntax.keyword(node, 'dtype')
     if dtype is not None:
-      return (program.canonical(module, fn, dtype) or '').endswith('.string')
+      return dtypes.holds_string_dtype(program, module, fn, dtype)
     return bool(node.args) and _strings(program, module, fn, node.args[0])
   if short == 'gather' and node.args:
     return _strings(program, module, fn, node.args[0]) or _string_tensor(program, module, fn, node.args[0], depth + 1)
@@ -1044,9 +1045,7 @@ def _string_tensor(program, module, fn, node, depth):
 def _strings(program, module, fn, node):
   """Whether every origin of an expression is a string literal or a written list or tuple of them."""
   found = values.origins(program, module, fn, node)
-  return bool(found) and all(
-      isinstance(syntax.literal(o.node), str) or (isinstance(o.node, (ast.List, ast.Tuple)) and o.node.elts and all(
-          isinstance(syntax.literal(e), str) for e in o.node.elts)) for o in found)
+  return bool(found) and all(isinstance(syntax.literal(o.node), str) or dtypes.string_literals(o.node) for o in found)
 
 
 def _combine(kinds):
