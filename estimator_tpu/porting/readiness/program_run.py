@@ -17,6 +17,7 @@ import os
 import runpy
 import shutil
 import sys
+import threading
 import time
 
 from absl import flags
@@ -194,12 +195,13 @@ def run_program(path, argv, program_dir, judge, steps):
 
 @contextlib.contextmanager
 def _long_sleeps_skipped(program_dir):
-  """time.sleep of LONG_SLEEP_SECS or more returns at once while the program runs; after WAITS_ALLOWED such
-  sleeps the next one stops the program (_Waiting): a loop that polls for a file sleeps forever otherwise."""
-  sleep, waits = time.sleep, []
+  """time.sleep of LONG_SLEEP_SECS or more in the program's own thread returns at once while the program runs;
+  after WAITS_ALLOWED such sleeps the next one stops the program (_Waiting): a loop that polls for a file sleeps
+  forever otherwise. Other threads (a library's poll) sleep as they asked."""
+  sleep, waits, program_thread = time.sleep, [], threading.current_thread()
 
   def judged_sleep(seconds):
-    if seconds < LONG_SLEEP_SECS:
+    if seconds < LONG_SLEEP_SECS or threading.current_thread() is not program_thread:
       return sleep(seconds)
     waits.append(seconds)
     if len(waits) > WAITS_ALLOWED:

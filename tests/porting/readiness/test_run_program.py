@@ -201,6 +201,16 @@ def test_a_program_that_keeps_waiting_for_a_checkpoint_is_stopped_with_one_line(
   assert result.passed('xla_compile')  # the training call before the wait was judged
 
 
+def test_only_the_programs_own_thread_is_watched_for_sleeps(tmp_path):
+  """Another thread's long sleeps (a library's poll) are its own business: they neither count as the program waiting
+  nor stop it; the program's one evaluation delay is skipped and every call is judged."""
+  result = run_variant(tmp_path, 'background_sleeps')
+  assert result.status == 0 and not result.failed(), result.stdout
+  assert not [line for line in result.lines if line.startswith('SKIP program')], result.stdout
+  assert 'Exception in thread' not in result.stderr, result.stderr[-3000:]
+  assert result.passed('xla_compile') and result.passed('eval_step') and result.passed('predict'), result.stdout
+
+
 def test_a_slice_flag_plans_that_slice(tmp_path):
   """On a v3-32 (4 hosts) every host's input_fn would read the same examples (it never reads params['context']),
   and the program's evaluation and prediction batches (16, 8) do not split over 32 cores."""

@@ -6,6 +6,7 @@ TPU would notice (or that TensorFlow's TPUEstimator refuses), as legacy programs
 """
 import argparse
 import os
+import threading
 import time
 
 import numpy as np
@@ -16,7 +17,7 @@ VARIANTS = ('ok', 'input_no_params', 'params_batch_size', 'plain_run_config', 'm
             'metric_dropped', 'unbatched_eval', 'dynamic_batch', 'crash', 'eval_metric_ops_spec', 'premade',
             'own_use_tpu', 'iterator_input', 'iterator_input_v2', 'export_in_model_dir', 'predictions_one_by_one',
             'plain_iterator_input', 'reads_model_dir', 'predictions_counted', 'premade_iterator_input',
-            'polls_checkpoints')
+            'polls_checkpoints', 'background_sleeps')
 
 
 def data(count=64):
@@ -149,7 +150,11 @@ def main():
     config = tf.estimator.RunConfig(model_dir=args.model_dir)
   estimator = tf.estimator.tpu.TPUEstimator(model_fn, config=config, params=params, use_tpu=use_tpu,
                                             train_batch_size=16, eval_batch_size=16, predict_batch_size=8)
+  if variant == 'background_sleeps':  # a library thread that polls slowly, beside one evaluation delay of the program
+    threading.Thread(target=lambda: [time.sleep(30) for _ in range(3)], daemon=True).start()
   estimator.train(make_input_fn(variant, training=True), max_steps=args.train_steps)
+  if variant == 'background_sleeps':
+    time.sleep(5)
   if variant == 'crash':
     with open(os.path.join(args.model_dir, 'vocabulary.txt')) as f:  # never written
       f.read()
