@@ -275,6 +275,10 @@ BATCH_FUNCTIONS = {
     'tensorflow.contrib.data.map_and_batch': (1, 3),
     'tensorflow.data.experimental.map_and_batch': (1, 3),
 }
+# Batch each length bucket apart (group_by_window): the batch dimension is None whatever the bucket sizes, and each
+# bucket's batch is padded to its own longest element unless padded_shapes gives numbers.
+BUCKETING = frozenset(['tensorflow.data.experimental.bucket_by_sequence_length',
+                       'tensorflow.contrib.data.bucket_by_sequence_length'])
 # Datasets read from files and batched in one call, static batches unless drop_final_batch is False and num_epochs
 # is set: (batch size, drop_final_batch, num_epochs positions), the same in TF 1.15 and 2.x (a fact test checks).
 FEATURE_DATASETS = {'tensorflow.data.experimental.make_batched_features_dataset': (1, 14, 6),

@@ -97,6 +97,7 @@ class InputReading(object):
     # (module, call, what) where it makes a SparseTensor of its values, and whether it turns one dense again
     self.sparse_made = []
     self.densifies = False
+    self.bucketings = []  # (module, fn, call) of bucket_by_sequence_length
     self.not_taken = set()  # id() of the nodes of a branch this input never takes (_InputWalk._dead)
 
 
@@ -596,6 +597,8 @@ class _InputWalk(object):
       drop = True if canonical in apis.DROPS_REMAINDER else syntax.argument(call, drop_position, 'drop_remainder')
       self._batch(module, fn, call, canonical, syntax.argument(call, size_position, 'batch_size'), drop,
                   drop_position, tainted, chain)
+    elif canonical in apis.BUCKETING:
+      reading.bucketings.append((module, fn, call))
     elif isinstance(call.func, ast.Attribute) and call.func.attr == READ_UP_TO and call.args:
       # reader.read_up_to(queue, num_records): a TF 1 queue reader's batch of at most num_records (never static)
       reading.queues.append((module, call, READ_UP_TO))

@@ -138,7 +138,8 @@ def _fixed_name(program, module, scope, node, depth):
   if kind == 'param' and not isinstance(bound, ast.Lambda):
     default = values.default_of(bound, node.id)
     found = []
-    for site_module, caller, call, given in program.callables.passed(bound, node.id):
+    for site_module, caller, call, given in program.callables.passed(bound, node.id) + \
+        _handed_out(program, bound, node.id):
       if syntax.has_star_args(call):
         return _UNKNOWN
       # the caller's literal, a name the caller fixes so (`build(MODEL_TYPE)`), or the default it leaves
@@ -148,6 +149,28 @@ def _fixed_name(program, module, scope, node, depth):
       found += each
     return found[0] if found and len(set(map(repr, found))) == 1 else _UNKNOWN
   return _UNKNOWN
+
+
+# What an Estimator passes an input_fn or model_fn by name (estimator.py _call_input_fn, _call_model_fn).
+PASSED_BY_NAME = frozenset(['mode', 'params', 'config', 'input_context'])
+
+
+def _handed_out(program, fn, name):
+  """(module, caller, call, argument) where the def is handed as an argument to a callee that is no def of the
+  program (estimator.train(input_fn), TrainSpec, functools.partial): that callee calls it with `name` at its default
+  (argument None), unless a partial binds it by keyword (that argument), or, for the names an Estimator passes by
+  name (mode, params, config), with a value only it knows. Calls through a def of the program are call_sites'
+  own."""
+  found = []
+  unknown = ast.Call(func=ast.Name(id='estimator', ctx=ast.Load()), args=[], keywords=[])  # no fixed value
+  for module, caller, call, argument in program.passed_as_argument(fn.name):
+    if not any(getattr(t, 'node', None) is fn for t in program.callables.resolve(module, caller, argument)):
+      continue
+    if any(getattr(t, 'node', None) is not None for t in program.callables.resolve(module, caller, call.func)):
+      continue
+    bound = syntax.keyword(call, name) if program.canonical(module, caller, call.func) == 'functools.partial' else None
+    found.append((module, caller, call, unknown if bound is None and name in PASSED_BY_NAME else bound))
+  return found
 
 
 def _only_item(values_node):

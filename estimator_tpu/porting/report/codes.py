@@ -117,6 +117,8 @@ CODES = (
     Code('batch-not-divisible', 16, 'a batch size written as a number that does not split over 8 cores'),
     Code('batch-drop-remainder-unseen', 4, 'whether drop_remainder is True cannot be told'),
     Code('padded-batch-dynamic-shapes', 4, 'padded_batch to the batch\'s longest element'),
+    Code('bucketed-batches', 4, 'bucket_by_sequence_length: batches of a None batch dimension'),
+    Code('bucketed-padding-dynamic', 4, 'bucket_by_sequence_length padding each bucket to its own longest element'),
     Code('input-from-arrays-batch', 4, 'contrib.learn\'s data feeder: placeholders with a None batch dimension'),
     Code('input-unknown-shapes', 4, 'input tensors of unknown shape (a generator, py_func, decoded images)'),
     Code('queue-dynamic-pad', 4, 'tf.train.batch(dynamic_pad=True): each batch padded to its own longest element'),

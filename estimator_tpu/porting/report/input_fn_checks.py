@@ -162,6 +162,32 @@ class _Checks(object):
     self.report_flags()
     self.report_unknown_shapes()
     self.report_sparse()
+    self.report_bucketing()
+
+  def report_bucketing(self):
+    """bucket_by_sequence_length batches each length bucket apart: its batch dimension is None, whatever the bucket
+    sizes and drop_remainder say, and without padded_shapes of numbers each batch is padded to its own longest
+    element. Prediction pads the batch dimension itself, not the lengths."""
+    # Checks rule 4 (static shapes).
+    if self.modes is not None and not self.modes:
+      return
+    for module, fn, call in self.reading.bucketings:
+      name = syntax.render(call.func)
+      if self.modes is None or self.modes & set([TRAIN, EVAL]):
+        self._required_if_fed(module, call, 'bucketed-batches', '`%s(...)` batches each length bucket apart, so '
+                              'the batch dimension is None (even with equal bucket sizes and drop_remainder=True), '
+                              'and TPU training and evaluation take only static shapes -> pad every element to one '
+                              'fixed length and batch with drop_remainder=True (bucket_by_sequence_length is for '
+                              'devices that take a new shape each step).' % name)
+      shapes = syntax.argument(call, 3, 'padded_shapes')
+      no_padding = syntax.literal(syntax.argument(call, 6, 'no_padding')) is True
+      dynamic = 'None (each batch\'s longest element)' if shapes is None else \
+          dtypes.dynamic_shapes(self.program, module, fn, shapes)
+      if dynamic and not no_padding:
+        self._required_if_fed(module, call, 'bucketed-padding-dynamic', '`%s(...)` with padded_shapes %s pads each '
+                              'bucket\'s batch to its own longest element (or its bucket\'s boundary): the lengths '
+                              'change from batch to batch, and XLA compiles a TPU program for one static shape -> '
+                              'padded_shapes with numbers (truncating longer elements).' % (name, dynamic))
 
   def report_sparse(self):
     """SparseTensors the input makes of its values and hands on (CTC's sparse labels): the TPU infeed takes only

@@ -739,6 +739,40 @@ def test_a_branch_on_a_builder_argument_every_call_leaves_at_its_default_never_r
   assert batch_findings("'tfrecord'") == [(10, R)]
 
 
+
+HANDED_AND_CALLED = '''import functools
+
+import tensorflow as tf
+
+
+def input_fn(params, training=True):
+  data = tf.data.TFRecordDataset('examples.tfrecord').map(lambda r: tf.io.parse_tensor(r, tf.float32))
+  if training:
+    return data.repeat().batch(params['batch_size'])
+  return data.batch(params['batch_size'], drop_remainder=True)
+
+
+def model_fn(features, labels, mode, params):
+  return tf.estimator.tpu.TPUEstimatorSpec(mode, loss=tf.reduce_mean(features), train_op=tf.no_op())
+
+
+estimator = tf.estimator.tpu.TPUEstimator(model_fn, train_batch_size=8, eval_batch_size=8)
+estimator.train(%s, max_steps=10)
+estimator.evaluate(lambda params: input_fn(params, training=False), steps=1)
+'''
+
+
+@pytest.mark.parametrize('handed, taken', [('input_fn', True), ('functools.partial(input_fn, training=False)', False),
+                                           ('lambda params: input_fn(params, False)', False)])
+def test_a_def_handed_to_tensorflow_takes_its_default_beside_the_calls_the_program_writes(tmp_path, handed, taken):
+  """input_fn handed to train as it is runs with training=True, its default, though the program's one written call
+  passes False: the training branch runs (its batch keeps a short last one: rule 4). Only where every way in passes
+  False is that branch dead."""
+  (tmp_path / 'train.py').write_text(HANDED_AND_CALLED % handed)
+  report, found = findings_of([str(tmp_path / 'train.py')], str(tmp_path))
+  lines = [line for path, line, code, severity in found if code == 'batch-without-drop-remainder']
+  assert lines == ([9] if taken else []), found
+
 UNCALLED_BUILDERS = {
     'task.py': '''import model
 
@@ -5044,3 +5078,52 @@ def test_a_frame_s_float64_is_cast_column_by_column_not_as_a_whole(tmp_path):
   report, found = findings_of([str(tmp_path / 'train.py')], str(tmp_path))
   [message] = [f.message for f in report.findings if f.code == 'in-memory-dtype']
   assert "select_dtypes('float64')" in message and 'string columns are not cast' in message, message
+
+
+BUCKETED = '''import tensorflow as tf
+
+BOUNDARIES = [16, 32, 64]
+
+
+def input_fn(params, training=True):
+  dataset = tf.data.TFRecordDataset('lines.tfrecord').map(lambda record: tf.io.decode_raw(record, tf.int32))
+  if training:
+    dataset = dataset.apply(tf.data.experimental.bucket_by_sequence_length(
+        lambda tokens: tf.size(tokens), BOUNDARIES, [params['batch_size']] * (len(BOUNDARIES) + 1)))
+  else:
+    dataset = dataset.apply(tf.contrib.data.bucket_by_sequence_length(
+        lambda tokens: tf.size(tokens), BOUNDARIES, [params['batch_size']] * 4, padded_shapes=[64]))
+  return dataset.repeat()
+
+
+def predict_input_fn(params):
+  dataset = tf.data.TFRecordDataset('lines.tfrecord').map(lambda record: tf.io.decode_raw(record, tf.int32))
+  return dataset.apply(tf.data.experimental.bucket_by_sequence_length(
+      lambda tokens: tf.size(tokens), BOUNDARIES, [params['batch_size']] * 4, padded_shapes=[64]))
+
+
+def model_fn(features, labels, mode, params):
+  return tf.estimator.tpu.TPUEstimatorSpec(mode, loss=tf.reduce_sum(features))
+
+
+estimator = tf.estimator.tpu.TPUEstimator(model_fn, config=tf.estimator.tpu.RunConfig(), train_batch_size=64,
+                                          eval_batch_size=64, predict_batch_size=64)
+estimator.train(input_fn, steps=1)
+estimator.evaluate(lambda params: input_fn(params, training=False), steps=1)
+list(estimator.predict(predict_input_fn))
+'''
+
+
+def test_bucketing_by_length_batches_each_bucket_to_its_own_shape(tmp_path):
+  """bucket_by_sequence_length (tf.data.experimental's, contrib.data's) batches each length bucket apart: the batch
+  dimension is None whatever the bucket sizes (checked: [?, 64] with padded_shapes=[64] and drop_remainder=True on
+  TF 1.15), which TPU training and evaluation refuse; and without padded_shapes of numbers each bucket's batch is
+  padded to its own longest element. Prediction pads the batch dimension itself: a fixed padded length is enough
+  there (held-out-26's OCR pipeline)."""
+  (tmp_path / 'train.py').write_text(BUCKETED)
+  report, found = findings_of([str(tmp_path / 'train.py')], str(tmp_path))
+  buckets = [(line, code, severity) for path, line, code, severity in found if code.startswith('bucket')]
+  assert buckets == [(9, 'bucketed-batches', 'required'), (9, 'bucketed-padding-dynamic', 'required'),
+                     (12, 'bucketed-batches', 'required')], found
+  message = [f.message for f in report.findings if f.code == 'bucketed-batches'][0]
+  assert 'drop_remainder=True' in message and 'bucket_by_sequence_length' in message, message
