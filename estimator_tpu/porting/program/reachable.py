@@ -19,6 +19,7 @@ import ast
 import itertools
 import os
 
+from estimator_tpu.porting.program import containers
 from estimator_tpu.porting.program import syntax
 from estimator_tpu.porting.program import values
 
@@ -110,6 +111,8 @@ def _fixed_values(program, module, scope, node, depth=0):
   if isinstance(node, ast.Name):
     value = _fixed_name(program, module, scope, node, depth)
     return _UNKNOWN if value is _UNKNOWN else [value]
+  if _entry_read(node):
+    return _fixed_entry(program, module, scope, node)
   if isinstance(node, ast.Attribute) and isinstance(node.value, ast.Name):
     # `self.mode` of an object the program constructs only with literals (`Handler('train')`, `Handler('eval')`);
     # `hparams.use_tpu` of `hparams = HParams(..., use_tpu=False)`
@@ -153,6 +156,55 @@ def _fixed_name(program, module, scope, node, depth):
 
 # What an Estimator passes an input_fn or model_fn by name (estimator.py _call_input_fn, _call_model_fn).
 PASSED_BY_NAME = frozenset(['mode', 'params', 'config', 'input_context'])
+
+
+def _entry_read(node):
+  """`settings['key']` or `settings.get('key'[, default])` of a name, with a literal string key."""
+  if isinstance(node, ast.Subscript):
+    return isinstance(node.value, ast.Name) and isinstance(syntax.subscript_key(node), str)
+  return isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute) and node.func.attr == 'get' and \
+      isinstance(node.func.value, ast.Name) and 1 <= len(node.args) <= 2 and not node.keywords and \
+      isinstance(syntax.literal(node.args[0]), str)
+
+
+def _fixed_entry(program, module, scope, node):
+  """The values a dict entry read can have (_entry_read) where the name holds only dicts written out with literal
+  entries and nothing in the program writes that key (`x['key'] = ...`, update, setdefault): `.get` of a key no
+  display holds is its default."""
+  getting = isinstance(node, ast.Call)
+  holder, key = (node.func.value, syntax.literal(node.args[0])) if getting else (node.value, syntax.subscript_key(node))
+  if key in _keys_written(program):
+    return _UNKNOWN
+  displays = values.origins(program, module, scope, holder)
+  if not displays or not all(isinstance(v.node, ast.Dict) and None not in v.node.keys for v in displays):
+    return _UNKNOWN  # not only dict displays, or one with `**other` in it
+  found = []
+  for display in displays:
+    shown = containers.displayed_at(display.node, key)
+    if not shown and getting:
+      shown = [node.args[1] if len(node.args) == 2 else ast.NameConstant(value=None)]
+    if len(shown) != 1 or not syntax.is_literal(shown[0]):
+      return _UNKNOWN
+    found.append(syntax.literal(shown[0]))
+  return found
+
+
+def _keys_written(program):
+  """The literal string keys the program stores into any dict: `x['key'] = ...`, x.update(key=...) or
+  x.update({'key': ...}), x.setdefault('key', ...)."""
+  if 'keys_written' not in program.memo:
+    keys = set()
+    for module in program.modules:
+      for node in ast.walk(module.tree):
+        if isinstance(node, ast.Subscript) and isinstance(node.ctx, (ast.Store, ast.Del)):
+          keys.add(syntax.subscript_key(node))
+        elif isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute) and \
+            node.func.attr in ('update', 'setdefault', 'pop'):
+          keys.update(kw.arg for kw in node.keywords)
+          keys.update(syntax.literal(a) for a in node.args[:1])
+          keys.update(syntax.literal(k) for a in node.args if isinstance(a, ast.Dict) for k in a.keys if k is not None)
+    program.memo['keys_written'] = keys
+  return program.memo['keys_written']
 
 
 def _handed_out(program, fn, name):
@@ -325,7 +377,8 @@ def _dead(program):
         for decorator in statement.decorator_list:
           live_reads |= set((id(module), name, plain) for name, plain in _reads(decorator, external[id(module)]))
       elif not (id(module) in as_modules and _is_main_block(statement)):
-        live_reads |= set((id(module), name, plain) for name, plain in _reads(statement, external[id(module)]))
+        live_reads |= set((id(module), name, plain)
+                          for name, plain in _live_reads(program, module, statement, external[id(module)]))
   named_anywhere |= set(name for _, name, _ in live_reads)
   # A program whose script is scanned runs from it: a def of its other modules that nothing names is not run either,
   # unless the program finds functions by a computed name (getattr, importlib, globals()).

@@ -773,6 +773,48 @@ def test_a_def_handed_to_tensorflow_takes_its_default_beside_the_calls_the_progr
   lines = [line for path, line, code, severity in found if code == 'batch-without-drop-remainder']
   assert lines == ([9] if taken else []), found
 
+
+SETTINGS_DICT = '''import tensorflow as tf
+
+
+def input_fn(params, pattern):
+  return tf.data.TFRecordDataset(pattern).map(lambda r: tf.io.parse_tensor(r, tf.float32)).batch(
+      params['batch_size'])
+
+
+def model_fn(features, labels, mode, params):
+  return tf.estimator.tpu.TPUEstimatorSpec(mode, loss=tf.reduce_mean(features), train_op=tf.no_op())
+
+
+def build(settings):
+  %s
+  return tf.estimator.tpu.TPUEstimator(model_fn, train_batch_size=settings['batch_size'])
+
+
+if __name__ == '__main__':
+  SETTINGS = {
+      'batch_size': 8,
+      'from_records': False,
+  }
+  estimator = build(SETTINGS)
+  if not SETTINGS.get('from_records'):
+    estimator.train(lambda params: tf.data.Dataset.from_tensors(tf.zeros([8, 4])).repeat(), max_steps=10)
+  elif SETTINGS['from_records'] is True:
+    estimator.train(lambda params: input_fn(params, 'train.tfrecord'), max_steps=10)
+'''
+
+
+@pytest.mark.parametrize('stored, taken', [('pass', False), ("settings['from_records'] = True", True),
+                                           ("settings.update(from_records=True)", True)])
+def test_a_branch_on_a_settings_dict_s_literal_entry(tmp_path, stored, taken):
+  """`if not SETTINGS.get('from_records'):` (or `SETTINGS['from_records']`) of a dict written out once with the
+  literal False: the records branch never runs, and its batch needs no change; where the program stores another
+  value at that key (by subscript or update), it may (held-out-27's census AutoInt)."""
+  (tmp_path / 'train.py').write_text(SETTINGS_DICT % stored)
+  report, found = findings_of([str(tmp_path / 'train.py')], str(tmp_path))
+  lines = [line for path, line, code, severity in found if code == 'batch-without-drop-remainder']
+  assert lines == ([5] if taken else []), found
+
 UNCALLED_BUILDERS = {
     'task.py': '''import model
 
