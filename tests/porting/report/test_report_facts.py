@@ -834,3 +834,23 @@ def test_tpu_prediction_refuses_a_predict_batch_size_the_cores_do_not_divide(pre
         context.is_running_on_cpu()
     else:
       assert context.is_running_on_cpu() is False
+
+
+def test_the_canned_estimators_named_outside_the_premade_scheme_are_estimators():
+  """apis.CANNED_ESTIMATORS: every name is an Estimator (core or contrib.learn's) in this TensorFlow, where it has
+  the module (contrib is TF 1 only; tf.estimator.experimental.KMeans is in both)."""
+  import importlib
+  bases = [estimator_lib.Estimator]
+  if hasattr(tf, 'contrib'):
+    from tensorflow.contrib.learn.python.learn.estimators import estimator as contrib_estimator
+    bases.append(contrib_estimator.BaseEstimator)
+  checked = []
+  for name in sorted(apis.CANNED_ESTIMATORS):
+    if '.contrib.' in name and not hasattr(tf, 'contrib'):
+      continue
+    path, attribute = name.rsplit('.', 1)
+    module = importlib.import_module(path) if '.python.' in path else None
+    found = getattr(module, attribute) if module else eval(name.replace('tensorflow.', 'tf.', 1))
+    assert issubclass(found, tuple(bases)), name
+    checked.append(name)
+  assert 'tensorflow.estimator.experimental.KMeans' in checked and len(checked) >= (11 if hasattr(tf, 'contrib') else 1)

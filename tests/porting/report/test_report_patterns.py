@@ -5169,3 +5169,28 @@ def test_bucketing_by_length_batches_each_bucket_to_its_own_shape(tmp_path):
                      (12, 'bucketed-batches', 'required')], found
   message = [f.message for f in report.findings if f.code == 'bucketed-batches'][0]
   assert 'drop_remainder=True' in message and 'bucket_by_sequence_length' in message, message
+
+
+CANNED = '''import tensorflow as tf
+from tensorflow.contrib.learn.python.learn.estimators import svm
+
+
+def input_fn():
+  return {'x': tf.constant([[1.0], [2.0]]), 'example_id': tf.constant(['1', '2'])}, tf.constant([[0], [1]])
+
+
+columns = [tf.contrib.layers.real_valued_column('x')]
+model = svm.SVM(example_id_column='example_id', feature_columns=columns)
+model.fit(input_fn=input_fn, steps=10)
+clusters = tf.contrib.factorization.KMeansClustering(num_clusters=4, use_mini_batch=True)
+clusters.train(lambda: tf.data.Dataset.from_tensors(tf.zeros([8, 2])), steps=10)
+'''
+
+
+def test_canned_estimators_named_outside_the_premade_scheme_have_no_tpu_version(tmp_path):
+  """contrib.learn's SVM and contrib.factorization's KMeansClustering are canned estimators like DNNClassifier:
+  no TPU version, a model_fn of one's own (held-out-27's census SVM and MFCC k-means)."""
+  (tmp_path / 'train.py').write_text(CANNED)
+  report, found = findings_of([str(tmp_path / 'train.py')], str(tmp_path))
+  assert [(line, severity) for path, line, code, severity in found if code == 'premade-estimator'] == [
+      (10, R), (12, R)], found
