@@ -356,11 +356,15 @@ def settled(program, module, fn, node, depth=0):
   return True
 
 
-def string_defaults(program, module, fn, node):
+def string_defaults(program, module, fn, node, depth=0):
   """How many columns of tf.decode_csv's record_defaults are strings ('' or [''] or tf.string)."""
   count = 0
   for origin in values.origins(program, module, fn, node):
-    if isinstance(origin.node, (ast.List, ast.Tuple)):
+    if isinstance(origin.node, ast.BinOp) and isinstance(origin.node.op, ast.Add) and depth < 3:
+      # `[[0.0], ['']] + weather_defaults`: the columns of each part
+      count += sum(string_defaults(program, origin.module, origin.fn, part, depth + 1)
+                   for part in (origin.node.left, origin.node.right))
+    elif isinstance(origin.node, (ast.List, ast.Tuple)):
       for element in origin.node.elts:
         inner = element.elts[0] if isinstance(element, (ast.List, ast.Tuple)) and element.elts else element
         value = syntax.literal(inner)

