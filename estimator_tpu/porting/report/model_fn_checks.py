@@ -138,30 +138,56 @@ class _DeviceWalk(object):
     self.train_ops = []  # (module, fn, train_op expression) of every spec, for report_unseen_optimizer
 
   def visit(self, module, fn, depth, start_modes):
-    if id(fn) in self.visited:
+    """Checks model_fn (`fn`) and every function it runs, each once, in all the modes any of its calls reaches it
+    with (a helper called in training and again in evaluation is read for both)."""
+    self.modes_of = {}
+    self._gather_modes(module, fn, depth, frozenset(start_modes))
+    self._visit(module, fn, depth)
+
+  def _gather_modes(self, module, fn, depth, modes):
+    known = self.modes_of.get(id(fn), frozenset())
+    if modes <= known:
       return
-    self.visited.add(id(fn))
-    for node, conditions, node_modes in mode_branches.walk(fn, start_modes):
+    self.modes_of[id(fn)] = known | modes
+    for node, callee_module, callee, node_modes in self._runs_and_calls(module, fn, depth, modes):
+      if callee is not None:
+        self._gather_modes(callee_module, callee, depth + 1, node_modes)
+
+  def _runs_and_calls(self, module, fn, depth, modes):
+    """(node, None, None, modes) for every node of fn that runs on the TPU in `modes`, each call followed by
+    (call, module, def, modes) for every def of the program it runs there."""
+    for node, conditions, node_modes in mode_branches.walk(fn, modes):
       runs = node_modes & self.tpu_modes
       if not runs or syntax.tpu_branch(conditions) == 'cpu' or self._ruled_out_by_params(conditions):
         continue
-      if isinstance(node, (ast.Call, ast.BinOp)):
-        self._check_int_division(module, fn, node)
-      if isinstance(node, ast.Call):
-        self._check_call(module, fn, node, conditions, runs)
-        if depth < FOLLOW_DEPTH and not apis.is_tf(self.program.canonical(module, fn, node.func)):
+      yield node, None, None, (conditions, runs)
+      if isinstance(node, ast.Call) and depth < FOLLOW_DEPTH:
+        if not apis.is_tf(self.program.canonical(module, fn, node.func)):
           for callee in self.program.callables.called_defs(module, fn, node):
-            self.visit(callee.module, callee.node, depth + 1, node_modes)
+            yield node, callee.module, callee.node, node_modes
           # A class of the program built inside model_fn: its __init__ runs there (a seq2seq Model's graph).
           for built in self.program.callables.classes_built(module, fn, node):
             init = self.program.callables.find_method(built[0], built[1], '__init__')
             if init is not None:
-              self.visit(init[0], init[1], depth + 1, node_modes)
-        if depth < FOLLOW_DEPTH:
-          # Functions handed to a call run inside model_fn too: tf.cond's branches, a head's train_op_fn,
-          # tf.map_fn's fn, tf.while_loop's body.
-          for callee in self._function_arguments(module, fn, node):
-            self.visit(callee.module, callee.node, depth + 1, node_modes)
+              yield node, init[0], init[1], node_modes
+        # Functions handed to a call run inside model_fn too: tf.cond's branches, a head's train_op_fn,
+        # tf.map_fn's fn, tf.while_loop's body.
+        for callee in self._function_arguments(module, fn, node):
+          yield node, callee.module, callee.node, node_modes
+
+  def _visit(self, module, fn, depth):
+    if id(fn) in self.visited:
+      return
+    self.visited.add(id(fn))
+    for node, callee_module, callee, extra in self._runs_and_calls(module, fn, depth, self.modes_of[id(fn)]):
+      if callee is not None:
+        self._visit(callee_module, callee, depth + 1)
+        continue
+      conditions, runs = extra
+      if isinstance(node, (ast.Call, ast.BinOp)):
+        self._check_int_division(module, fn, node)
+      if isinstance(node, ast.Call):
+        self._check_call(module, fn, node, conditions, runs)
       elif isinstance(node, (ast.Attribute, ast.Name)) and isinstance(node.ctx, ast.Load):
         self._check_attribute(module, fn, node)
       elif isinstance(node, ast.With) and not self.saw_device:

@@ -16,6 +16,7 @@ from estimator_tpu.porting.cli import main as port_main
 from estimator_tpu.porting.report import REQUIRED as R
 from estimator_tpu.porting.report import UNKNOWN as U
 from estimator_tpu.porting.report import scan_paths
+from estimator_tpu.porting.report import codes
 
 
 def findings_of(paths, root):
@@ -5229,3 +5230,41 @@ def test_string_columns_of_record_defaults_added_together(tmp_path):
       (8, R)], found
   assert "1 string column (decode_csv's record_defaults '')" in report.findings[
       [f.code for f in report.findings].index('strings-to-the-device')].message
+
+
+HELPER_IN_TWO_MODES = '''import tensorflow as tf
+
+
+def spec(logits, labels, mode):
+  loss = tf.losses.sparse_softmax_cross_entropy(labels, logits)
+  if mode == tf.estimator.ModeKeys.TRAIN:
+    train_op = tf.train.AdamOptimizer().minimize(loss, tf.train.get_global_step())
+    return tf.estimator.EstimatorSpec(mode, loss=loss, train_op=train_op)
+  accuracy = tf.metrics.accuracy(labels, tf.argmax(logits, 1))
+  return tf.estimator.EstimatorSpec(mode, loss=loss, eval_metric_ops={'accuracy': accuracy})
+
+
+def model_fn(features, labels, mode, params):
+  training_logits = tf.layers.dense(features, 2, name='dense')
+  if mode == tf.estimator.ModeKeys.TRAIN:
+    return spec(training_logits, labels, mode)
+  return spec(tf.layers.dense(features, 2, name='dense', reuse=True), labels, mode)
+
+
+def input_fn(params):
+  data = tf.data.Dataset.from_tensors((tf.zeros([4]), 0)).repeat()
+  return data.batch(params['batch_size'], drop_remainder=True)
+
+
+estimator = tf.estimator.Estimator(model_fn)
+estimator.train(input_fn, max_steps=10)
+estimator.evaluate(input_fn, steps=2)
+'''
+
+
+def test_a_helper_model_fn_calls_in_training_first_is_read_in_evaluation_too(tmp_path):
+  """The spec helper is called in the TRAIN branch first and again, after it, for the other modes: its evaluation
+  spec (eval_metric_ops) is read as well, not only its training one (held-out-27's review-stars RNN)."""
+  (tmp_path / 'train.py').write_text(HELPER_IN_TWO_MODES)
+  report, found = findings_of([str(tmp_path / 'train.py')], str(tmp_path))
+  assert 10 in [line for path, line, code, severity in found if severity == R and codes.rule_of(code) == 5], found
