@@ -33,8 +33,25 @@ class Finding(collections.namedtuple('Finding', ['path', 'line', 'rule', 'severi
   def fix(self):
     """What to do, from the message: the part after ' -> ', up to its reason."""
     fix = self.message.split(' -> ', 1)[1] if ' -> ' in self.message else self.message
-    fix = fix.split(': ', 1)[0] if len(fix.split(': ', 1)[0]) > 30 else fix
+    reason = _reason_at(fix)
+    fix = fix[:reason] if reason is not None and reason > 30 else fix
     return fix.rstrip('.') + '.'
+
+
+def _reason_at(text):
+  """Where the first ': ' outside brackets and `code` is (the reason after a fix), else None: the colon of a
+  lambda or a dict the fix shows is part of its code."""
+  depth, quoted = 0, False
+  for index, char in enumerate(text):
+    if char == '`':
+      quoted = not quoted
+    elif not quoted and char in '([{':
+      depth += 1
+    elif not quoted and char in ')]}':
+      depth = max(0, depth - 1)
+    elif not quoted and depth == 0 and text.startswith(': ', index):
+      return index
+  return None
 
 EXIT_NOTHING_REQUIRED = 0
 EXIT_REQUIRED = 1
