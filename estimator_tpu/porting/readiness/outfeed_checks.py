@@ -87,7 +87,7 @@ def build_forward_step(model_fn, params, num_shards, batch, mode):
 
     def computation(*args):
       with tpu_function.tpu_shard_context(num_shards):
-        spec = model_fn(args[0], args[1] if len(args) > 1 else None, mode, params)
+        spec = step_checks.call_model_fn(model_fn, args[0], args[1] if len(args) > 1 else None, mode, params)
       tensors = outfed_tensors(spec, mode)
       # What leaves the TPU (outfeed) must run, and in evaluation the loss, which TPUEstimator's loop sums (without
       # predictions, the loss too).

@@ -9,6 +9,8 @@ fed one real batch from input_fn, and then
   * every tensor is checked for a static shape and a dtype the TPU has,
   * the step is compiled and run once with XLA on the CPU (xla.compile_and_run explains the one substitution).
 """
+import copy
+
 import tensorflow.compat.v1 as tf
 # TPUEstimator tells model code how many cores share the batch through this context; CrossShardOptimizer reads
 # it to average gradients over the cores (and warns when it is missing). There is no public API for it.
@@ -62,10 +64,20 @@ def build_tpu_step(model_fn, params, num_shards, batch):
   return TpuStep(graph, ops, feed, loss.name, dtypes[0], init.name, step_value.name)
 
 
+def call_model_fn(model_fn, features, labels, mode, params):
+  """model_fn called with a deep copy of params, as Estimator (and TPUEstimator) hand each call its own
+  (estimator.py's `params` property): a model_fn that writes into params or takes keys out builds again."""
+  try:
+    params = copy.deepcopy(params)
+  except Exception:  # pylint: disable=broad-except  (what cannot be copied is passed as it is)
+    pass
+  return model_fn(features, labels, mode, params)
+
+
 def train_step(model_fn, params, num_shards, features, labels=None):
   """Calls model_fn as TPUEstimator does on each core; returns (loss, train_op)."""
   with tpu_function.tpu_shard_context(num_shards):
-    spec = model_fn(features, labels, tf.estimator.ModeKeys.TRAIN, params)
+    spec = call_model_fn(model_fn, features, labels, tf.estimator.ModeKeys.TRAIN, params)
   # TPU training takes an EstimatorSpec's loss and train_op as it takes a TPUEstimatorSpec's, unless it carries
   # training_chief_hooks (tpu_estimator.py, _ModelFnWrapper._verify_estimator_spec); evaluation and prediction on a
   # TPU refuse it, which TensorFlow's own graph of those modes says (deployment_checks).

@@ -211,6 +211,15 @@ def test_only_the_programs_own_thread_is_watched_for_sleeps(tmp_path):
   assert result.passed('xla_compile') and result.passed('eval_step') and result.passed('predict'), result.stdout
 
 
+def test_each_model_fn_call_gets_its_own_copy_of_params(tmp_path):
+  """Estimator and TPUEstimator hand every model_fn call a deep copy of params: a model_fn that takes a key out of
+  params (`params.pop('units')`) builds again in the judge's every step (held-out-27's --write notes: a model_fn
+  that writes into params failed at the judge's second build)."""
+  result = run_variant(tmp_path, 'pops_params')
+  assert result.status == 0 and not result.failed(), result.stdout
+  assert result.passed('xla_compile') and result.passed('eval_step') and result.passed('predict'), result.stdout
+
+
 def test_a_slice_flag_plans_that_slice(tmp_path):
   """On a v3-32 (4 hosts) every host's input_fn would read the same examples (it never reads params['context']),
   and the program's evaluation and prediction batches (16, 8) do not split over 32 cores."""

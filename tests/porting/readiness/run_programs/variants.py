@@ -17,7 +17,7 @@ VARIANTS = ('ok', 'input_no_params', 'params_batch_size', 'plain_run_config', 'm
             'metric_dropped', 'unbatched_eval', 'dynamic_batch', 'crash', 'eval_metric_ops_spec', 'premade',
             'own_use_tpu', 'iterator_input', 'iterator_input_v2', 'export_in_model_dir', 'predictions_one_by_one',
             'plain_iterator_input', 'reads_model_dir', 'predictions_counted', 'premade_iterator_input',
-            'polls_checkpoints', 'background_sleeps')
+            'polls_checkpoints', 'background_sleeps', 'pops_params')
 
 
 def data(count=64):
@@ -52,6 +52,8 @@ def predict_input_fn(params):
 
 def model_fn(features, labels, mode, params):
   variant = params['variant']
+  if variant == 'pops_params':  # takes its settings out of params, as Estimator hands each call a copy of its own
+    assert params.pop('units') == 2
   logits = tf.layers.dense(features['x'], 2)
   if mode == tf.estimator.ModeKeys.PREDICT:
     return tf.estimator.tpu.TPUEstimatorSpec(mode, predictions={'class': tf.argmax(logits, 1)})
@@ -142,6 +144,8 @@ def main():
     params['batch_size'] = 16
   if variant == 'own_use_tpu':
     params['own_use_tpu'] = use_tpu
+  if variant == 'pops_params':
+    params['units'] = 2
   pipeline = tf.estimator.tpu.InputPipelineConfig
   config = tf.estimator.tpu.RunConfig(model_dir=args.model_dir, tpu_config=tf.estimator.tpu.TPUConfig(
       iterations_per_loop=2, per_host_input_for_training=pipeline.PER_HOST_V1 if variant == 'iterator_input' else
