@@ -203,18 +203,40 @@ def judged(program, folder, ported, run_dir, data, runs, python, timeout, hook=N
 
 
 def parse_metrics(log):
-  """Every evaluation the run logged: [(step, {name: value})] in order."""
+  """Every evaluation the run logged: [(step, {name: value})] in order. An array value (a confusion matrix, which
+  NumPy prints a row a line) is read to its last row, as one line of text."""
   found = []
-  for step, pairs in METRICS.findall(log):
+  lines = log.splitlines()
+  for index, line in enumerate(lines):
+    match = METRICS.search(line)
+    if not match:
+      continue
+    pairs, following = match.group(2), iter(lines[index + 1:])
+    while pairs.count('[') > pairs.count(']'):
+      more = next(following, None)
+      if more is None:
+        break
+      pairs += ' ' + more.strip()
     values = {}
-    for pair in pairs.split(', '):
+    for pair in _top_level_parts(pairs):
       name, _, value = pair.partition(' = ')
       try:
         values[name.strip()] = float(value)
       except ValueError:
-        values[name.strip()] = value.strip()
-    found.append((int(step), values))
+        values[name.strip()] = ' '.join(value.split())
+    found.append((int(match.group(1)), values))
   return found
+
+
+def _top_level_parts(text):
+  """text split at the ', ' that are outside brackets."""
+  parts, depth, start = [], 0, 0
+  for index, char in enumerate(text):
+    depth += {'[': 1, '(': 1, ']': -1, ')': -1}.get(char, 0)
+    if depth <= 0 and text.startswith(', ', index):
+      parts.append(text[start:index])
+      start = index + 2
+  return parts + [text[start:]]
 
 
 def write_hook(folder):

@@ -309,3 +309,14 @@ def test_the_judge_replays_the_program_with_its_tpu_flags_where_they_are_recorde
                              sys.executable, 300)
   first = open(judged['log']).readline()
   assert 'estimator_tpu.readiness --run -- train.py' in first and first.rstrip().endswith('/tpu_flags'), first
+
+
+def test_a_matrix_logged_over_several_lines_is_read_whole():
+  """Estimator logs an array metric as NumPy prints it, one row a line: every row is read and compared, not the first
+  alone (held-out-27's --write notes: a 5 x 5 confusion matrix said SAME on its first row)."""
+  log = ('INFO:tensorflow:Saving dict for global step 7: accuracy = 0.5, confusion_matrix = [[4 0 1]\n'
+         ' [0 %d 0]\n [1 0 2]], global_step = 7, loss = 0.25\nINFO:tensorflow:Loss for final step: 0.25\n')
+  [(step, one)] = write_runs.parse_metrics(log % 3)
+  assert step == 7 and one['confusion_matrix'] == '[[4 0 1] [0 3 0] [1 0 2]]' and one['loss'] == 0.25, one
+  original, port = {'metrics': write_runs.parse_metrics(log % 3)}, {'metrics': write_runs.parse_metrics(log % 2)}
+  assert write_runs.compare(original, port, tolerance=1e-4).startswith('DIFFER in confusion_matrix')
