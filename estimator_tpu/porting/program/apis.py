@@ -227,6 +227,10 @@ DYNAMIC_SHAPE_OPS = frozenset([
     'tensorflow.setdiff1d', 'tensorflow.sets.difference', 'tensorflow.image.non_max_suppression',
 ])
 WHERE_OPS = frozenset(['tensorflow.where', 'tensorflow.where_v2'])
+# contrib.seq2seq's scheduled-sampling helpers pick the sampled rows with a one-argument where and gather_nd /
+# scatter_nd (helper.py): a shape that depends on the data, which XLA refuses (test_report_facts.py).
+SAMPLING_HELPERS = frozenset(['tensorflow.contrib.seq2seq.ScheduledEmbeddingTrainingHelper',
+                              'tensorflow.contrib.seq2seq.ScheduledOutputTrainingHelper'])
 # Strings have no TPU type: string ops, parsing and table lookups belong in input_fn, on the host.
 _STRING_PREFIXES = ('tensorflow.strings.', 'tensorflow.lookup.', 'tensorflow.contrib.lookup.', 'tensorflow.io.decode_',
                     'tensorflow.image.decode_', 'tensorflow.io.parse_', 'tensorflow.string_',

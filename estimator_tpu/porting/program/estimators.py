@@ -27,7 +27,8 @@ BATCH_SIZE_KEYWORDS = ((TRAIN, 'train_batch_size'), (EVAL, 'eval_batch_size'), (
 METHOD_MODES = {'train': {TRAIN}, 'evaluate': {EVAL}, 'predict': {PREDICT}, 'export': {EXPORT},
                 'train_and_evaluate': {TRAIN, EVAL}, 'experiment': {TRAIN, EVAL}, 'fit': {TRAIN},
                 'partial_fit': {TRAIN}, 'predict_classes': {PREDICT}, 'predict_proba': {PREDICT},
-                'predict_scores': {PREDICT}}
+                'predict_scores': {PREDICT}, 'predict_cluster_index': {PREDICT}, 'predict_cluster_idx': {PREDICT},
+                'predict_assignments': {PREDICT}}
 # contrib.learn's estimators also take NumPy arrays (x=, y=) fed by its data feeder, without an input_fn.
 ARRAY_METHODS = ('fit', 'partial_fit', 'evaluate', 'predict', 'predict_classes', 'predict_proba', 'predict_scores')
 EXPORT_METHODS = ('export_savedmodel', 'export_saved_model', 'experimental_export_all_saved_models')
@@ -37,7 +38,11 @@ EXPORT_METHODS = ('export_savedmodel', 'export_saved_model', 'experimental_expor
 Method = collections.namedtuple('Method', ['mode', 'input_fn_at', 'steps_at', 'max_steps_at', 'hooks_at', 'hooks'])
 DRIVEN_METHODS = {'train': Method(TRAIN, 0, 2, 3, 1, 'hooks'), 'evaluate': Method(EVAL, 0, 1, None, 2, 'hooks'),
                   'predict': Method(PREDICT, 0, None, None, 3, 'hooks'),
-                  'fit': Method(TRAIN, None, 3, 6, 5, 'monitors')}
+                  'fit': Method(TRAIN, None, 3, 6, 5, 'monitors'),
+                  # the clustering estimators' predict(input_fn) under another name (k-means, GMM)
+                  'predict_cluster_index': Method(PREDICT, 0, None, None, None, 'hooks'),
+                  'predict_cluster_idx': Method(PREDICT, 0, None, None, None, 'hooks'),
+                  'predict_assignments': Method(PREDICT, 0, None, None, None, 'hooks')}
 BUILT, NAMED = 'built', 'named'
 
 Driver = collections.namedtuple('Driver', ['module', 'fn', 'call', 'method', 'receiver'])

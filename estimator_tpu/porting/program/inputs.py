@@ -20,7 +20,7 @@ from estimator_tpu.porting.program import reachable
 from estimator_tpu.porting.program import syntax
 from estimator_tpu.porting.program import values
 
-FOLLOW_DEPTH = 3
+FOLLOW_DEPTH = 6
 TRAIN, EVAL, PREDICT = 'train', 'evaluate', 'predict'
 DATASET_FUNCTION_METHODS = ('map', 'apply', 'filter', 'flat_map', 'interleave')
 # Where Dataset.batch / padded_batch take drop_remainder when it is passed by position.
@@ -985,7 +985,8 @@ def _returns(program, module, fn, depth):
   found = []
   for value in program.returned_values(fn):
     if isinstance(value, ast.Call) and depth < 3 and not apis.is_tf(program.canonical(module, fn, value.func)):
-      callees = [c for c in program.callables.called_defs(module, fn, value) if not c.bound_positional]
+      # (a method's bound self is no partial's bound argument: its returns are followed too)
+      callees = [c for c in program.callables.called_defs(module, fn, value) if not (c.bound_positional and c.partial)]
       for callee in callees:
         found += _returns(program, callee.module, callee.node, depth + 1)
       if callees:

@@ -528,6 +528,12 @@ class _DeviceWalk(object):
                    '`%s` inside model_fn returns a shape that depends on the data; XLA compiles '
                    'a TPU program for fixed shapes only -> keep shapes static (e.g. multiply by a 0/1 mask, or '
                    'tf.where(cond, x, y) with three arguments).' % short)
+    elif canonical in apis.SAMPLING_HELPERS:
+      add.required(module, call, 'dynamic-shape-op',
+                   '`%s` inside model_fn samples with a one-argument tf.where and gather_nd/scatter_nd of the rows it '
+                   'picks: shapes that depend on the data, which XLA does not compile -> TrainingHelper (teacher '
+                   'forcing), or sampling written with fixed shapes (tf.where(mask, sampled, given) over the whole '
+                   'batch).' % short)
     elif canonical in apis.SHAPE_ARGUMENTS and batch_bound:
       add.required(module, call, 'dynamic-shape-op',
                    '`%s(...)` inside model_fn with a size computed from the data (%s): XLA needs every shape, '
@@ -544,7 +550,7 @@ class _DeviceWalk(object):
                    'width changes with the data, and XLA needs it at compile time ("must be a compile-time '
                    'constant") -> a constant maxlen, the padded length of static-shaped input.'
                    % (short, batch_bound))
-    elif canonical in apis.DYNAMIC_DECODE and syntax.argument(call, 3, 'maximum_iterations') is None:
+    elif canonical in apis.DYNAMIC_DECODE and _none_given(syntax.argument(call, 3, 'maximum_iterations')):
       add.required(module, call, 'decode-without-maximum-iterations',
                    '`%s(...)` without maximum_iterations inside model_fn: it decodes until every sequence ends, '
                    'and XLA needs the loop\'s bound when it compiles ("maximum_iterations is required for XLA '
@@ -1127,3 +1133,8 @@ def _only_names(program, module, fn, node):
   name, such as 'Adam': optimize_loss and create_train_op then build a plain optimizer themselves."""
   found = values.origins(program, module, fn, node)
   return bool(found) and all(isinstance(syntax.literal(origin.node), str) for origin in found)
+
+
+def _none_given(node):
+  """An argument left out or written as None."""
+  return node is None or (syntax.is_literal(node) and syntax.literal(node) is None)

@@ -243,6 +243,33 @@ def test_a_seq2seq_decode_needs_maximum_iterations_on_xla():
 @pytest.mark.skipif(not tf.__version__.startswith('1.'),
                     reason='tf.contrib.seq2seq is TensorFlow 1 only (TensorFlow 2 has it in TensorFlow Addons, not '
                            'installed here)')
+def test_a_scheduled_sampling_decode_does_not_compile_on_xla():
+  """Rule 4 (dynamic-shape-op): ScheduledEmbeddingTrainingHelper picks the sampled rows with a one-argument where
+  (and gather_nd/scatter_nd); XLA refuses it even with a constant maximum_iterations, where the same decode with a
+  TrainingHelper compiles (test above)."""
+  import numpy as np
+  from tensorflow.contrib import seq2seq  # pylint: disable=g-import-not-at-top
+
+  def decode(inputs):
+    cell = tf.nn.rnn_cell.GRUCell(4)
+    helper = seq2seq.ScheduledEmbeddingTrainingHelper(inputs, tf.fill([3], 5), tf.ones([6, 2]), 0.5)
+    decoder = seq2seq.BasicDecoder(cell, helper, cell.zero_state(3, tf.float32))
+    outputs, _, _ = seq2seq.dynamic_decode(decoder, maximum_iterations=5)
+    return tf.reduce_sum(outputs.rnn_output)
+
+  with tf.Graph().as_default():
+    source = tf.placeholder(tf.float32, [3, 5, 2])
+    outputs = tf.xla.experimental.compile(decode, inputs=[source])
+    with tf.Session() as session:
+      session.run(tf.global_variables_initializer())
+      with pytest.raises(tf.errors.InvalidArgumentError, match='Where'):
+        session.run(outputs, {source: np.ones([3, 5, 2], np.float32)})
+  assert 'tensorflow.contrib.seq2seq.ScheduledEmbeddingTrainingHelper' in apis.SAMPLING_HELPERS
+
+
+@pytest.mark.skipif(not tf.__version__.startswith('1.'),
+                    reason='tf.contrib.seq2seq is TensorFlow 1 only (TensorFlow 2 has it in TensorFlow Addons, not '
+                           'installed here)')
 def test_a_beam_search_decode_has_no_xla_kernel_where_a_greedy_decode_compiles():
   """Rule 18: contrib.seq2seq's BeamSearchDecoder finishes with GatherTree, which XLA has no kernel for; the
   greedy decoder of the same cell compiles (the report's NO_XLA_KERNEL lists the beam search only)."""

@@ -5284,3 +5284,149 @@ def test_a_helper_model_fn_calls_in_training_first_is_read_in_evaluation_too(tmp
   (tmp_path / 'train.py').write_text(HELPER_IN_TWO_MODES)
   report, found = findings_of([str(tmp_path / 'train.py')], str(tmp_path))
   assert 10 in [line for path, line, code, severity in found if severity == R and codes.rule_of(code) == 5], found
+
+
+DEEP_INPUT = '''import tensorflow as tf
+
+
+class Reviews(object):
+
+  def __init__(self, path, batch_size):
+    self.path, self.batch_size = path, batch_size
+
+  def buckets(self, dataset):
+    def batching(window):
+      return window.padded_batch(self.batch_size, padded_shapes=[None])
+
+    def reduce_func(key, window):
+      return batching(window)
+    return dataset.apply(tf.data.experimental.group_by_window(lambda x: tf.size(x, tf.int64) // 10, reduce_func,
+                                                              window_size=self.batch_size))
+
+  def dataset(self):
+    return self.buckets(tf.data.TFRecordDataset(self.path).map(lambda r: tf.io.parse_tensor(r, tf.int32)))
+
+
+def reviews(path, batch_size):
+  return Reviews(path, batch_size).dataset()
+
+
+def input_fn(params):
+  return reviews('train.tfrecord', 32).repeat()
+
+
+def model_fn(features, labels, mode, params):
+  return tf.estimator.tpu.TPUEstimatorSpec(mode, loss=tf.reduce_sum(features), train_op=tf.no_op())
+
+
+tf.estimator.tpu.TPUEstimator(model_fn, train_batch_size=8).train(lambda params: input_fn(params), max_steps=1)
+'''
+
+
+def test_a_batch_six_calls_below_the_input_fn_is_read(tmp_path):
+  """The batch of a group_by_window's reduce_func, six calls below the input_fn the estimator gets (lambda, input_fn,
+  a builder, a method, the window's reduce_func, its batching helper), is the batch fed: its dynamic padding and its
+  short last batch are changes, and so is its size, the builder's 32 (held-out-27's review-stars RNN)."""
+  (tmp_path / 'train.py').write_text(DEEP_INPUT)
+  report, found = findings_of([str(tmp_path / 'train.py')], str(tmp_path))
+  assert [code for path, line, code, severity in found if line == 11 and severity == R] == [
+      'batch-size-not-params', 'batch-without-drop-remainder', 'padded-batch-dynamic-shapes'], found
+
+
+CLUSTER_PREDICTION = '''import tensorflow as tf
+
+
+def input_fn(path):
+  dataset = tf.data.TFRecordDataset(path).map(lambda r: tf.io.parse_tensor(r, tf.float32)).batch(64)
+  return dataset.make_one_shot_iterator().get_next()
+
+
+kmeans = tf.contrib.factorization.KMeansClustering(num_clusters=16, use_mini_batch=True)
+kmeans.train(lambda: input_fn('train.tfrecord'), steps=10)
+print(list(kmeans.predict_cluster_index(input_fn=lambda: input_fn('all.tfrecord'))))
+'''
+
+
+def test_predict_cluster_index_predicts_with_the_estimator(tmp_path):
+  """KMeansClustering.predict_cluster_index(input_fn) is its predict: the lambda needs params, and an input that
+  returns the iterator's tensors must return its Dataset for TPU prediction (held-out-27's MFCC k-means)."""
+  (tmp_path / 'train.py').write_text(CLUSTER_PREDICTION)
+  report, found = findings_of([str(tmp_path / 'train.py')], str(tmp_path))
+  assert [(line, code) for path, line, code, severity in found if code.startswith('input-fn')] == [
+      (6, 'input-fn-returns-tensors'), (10, 'input-fn-without-params'), (11, 'input-fn-without-params')], found
+
+
+METHOD_RETURNS_TENSORS = '''import tensorflow as tf
+
+
+class Pipeline(object):
+
+  def input_fn(self, path):
+    dataset = tf.data.TFRecordDataset(path).map(lambda r: tf.io.parse_tensor(r, tf.float32))
+    dataset = dataset.batch(8, drop_remainder=True)
+    features = dataset.make_one_shot_iterator().get_next()
+    return features
+
+
+class Manager(object):
+
+  def __init__(self):
+    self.pipeline = Pipeline()
+
+  def inputs(self, path):
+    return self.pipeline.input_fn(path)
+
+  def run(self, estimator):
+    return list(estimator.predict(input_fn=lambda: self.inputs('test.tfrecord')))
+
+
+def model_fn(features, labels, mode, params):
+  return tf.estimator.tpu.TPUEstimatorSpec(mode, predictions={'x': features})
+
+
+Manager().run(tf.estimator.tpu.TPUEstimator(model_fn, config=tf.estimator.tpu.RunConfig(), predict_batch_size=8))
+'''
+
+
+def test_the_tensors_a_method_returns_through_methods_are_the_input_s_return(tmp_path):
+  """A predict lambda returns a method's call, which returns another object's method's get_next() tensors: that
+  get_next is where the input must return its Dataset instead (held-out-27's review-stars RNN)."""
+  (tmp_path / 'train.py').write_text(METHOD_RETURNS_TENSORS)
+  report, found = findings_of([str(tmp_path / 'train.py')], str(tmp_path))
+  assert [line for path, line, code, severity in found if code == 'input-fn-returns-tensors'] == [9], found
+
+
+SCHEDULED_SAMPLING = '''import tensorflow as tf
+from tensorflow.contrib import seq2seq
+
+
+def model_fn(features, labels, mode, params):
+  cell = tf.nn.rnn_cell.GRUCell(8)
+  embedding = tf.get_variable('embedding', [100, 8])
+  inputs = tf.nn.embedding_lookup(embedding, features['tokens'])
+  helper = seq2seq.ScheduledEmbeddingTrainingHelper(inputs, features['length'], embedding, 0.25)
+  decoder = seq2seq.BasicDecoder(cell, helper, cell.zero_state(params['batch_size'], tf.float32))
+  outputs, _, _ = seq2seq.dynamic_decode(decoder, impute_finished=True, maximum_iterations=None)
+  loss = tf.reduce_mean(outputs.rnn_output)
+  train_op = tf.tpu.CrossShardOptimizer(tf.train.AdamOptimizer()).minimize(loss, tf.train.get_global_step())
+  return tf.estimator.tpu.TPUEstimatorSpec(mode, loss=loss, train_op=train_op)
+
+
+def input_fn(params):
+  data = tf.data.Dataset.from_tensors({'tokens': tf.zeros([20], tf.int32), 'length': 20}).repeat()
+  return data.batch(params['batch_size'], drop_remainder=True)
+
+
+tf.estimator.tpu.TPUEstimator(model_fn, config=tf.estimator.tpu.RunConfig(), train_batch_size=8).train(
+    input_fn, max_steps=10)
+'''
+
+
+def test_scheduled_sampling_and_a_decode_bound_written_as_none(tmp_path):
+  """ScheduledEmbeddingTrainingHelper samples with shapes that depend on the data (rule 4 at the helper, a library
+  class the program builds), and `maximum_iterations=None` written out is no bound (rule 18 at the decode):
+  held-out-27's question generator."""
+  (tmp_path / 'train.py').write_text(SCHEDULED_SAMPLING)
+  report, found = findings_of([str(tmp_path / 'train.py')], str(tmp_path))
+  assert [(line, code) for path, line, code, severity in found if severity == R] == [
+      (9, 'dynamic-shape-op'), (11, 'decode-without-maximum-iterations')], found
