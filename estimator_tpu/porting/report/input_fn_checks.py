@@ -9,9 +9,11 @@ tutorials' uint8 labels.
 import ast
 
 from estimator_tpu.porting.program import apis
+from estimator_tpu.porting.program import callables
 from estimator_tpu.porting.program import dtypes
 from estimator_tpu.porting.program import inputs
 from estimator_tpu.porting.program import syntax
+from estimator_tpu.porting.program import values
 from estimator_tpu.porting.report import checks
 from estimator_tpu.porting.report import findings
 
@@ -271,7 +273,7 @@ class _Checks(object):
     if bound is not None and self.modes and not grouped:  # the size written in the partial
       check_even_batches(self.collector, self.reading.target.partial[0], None, bound)
     elif size is not None and not site.from_params and self.modes and not grouped:
-      check_even_batches(self.collector, module, fn, size)
+      check_even_batches(self.collector, *self._size_on_this_path(site))
     if site.flattened:
       return  # unbatched by the function that called its input_fn (tpu_exact_eval_input): not the shape fed
     if self.modes is not None and not self.modes & set([TRAIN, EVAL]):
@@ -326,6 +328,22 @@ class _Checks(object):
                              'whether drop_remainder=`%s` of %s is True%s -> make it True where '
                              'the input trains or evaluates on a TPU (XLA compiles one static shape).'
                              % (syntax.render(drop), text, unseen))
+
+  def _size_on_this_path(self, site):
+    """(module, function, expression) of the batch size this input hands the batching call: a parameter of the
+    function that batches is what the call on the input's path passes (not what every caller of that function
+    passes: a preview that runs it in a plain Session feeds no TPU)."""
+    module, fn, size = site.module, site.fn, site.size
+    if isinstance(size, ast.Name) and site.chain and site.chain[-1].callee.node is fn and \
+        self.program.lookup(module, fn, size.id)[0] == 'param':
+      step = site.chain[-1]
+      given = callables.arguments(step.call, fn).get(size.id)
+      if given is not None:
+        return step.module, step.caller, given
+      default = values.default_of(fn, size.id)
+      if default is not None:
+        return module, fn, default
+    return module, fn, size
 
   def _rebatched(self):
     """Whether the input batches again with a queue batch of enqueue_many=True (tf.train.batch, shuffle_batch):

