@@ -106,6 +106,19 @@ def build_graph(sim, input_fn, mode):
   return calls, specs, None
 
 
+def _with_shape_cause(error, input_fn, calls, mode):
+  """(problem, fix) of TensorFlow's error building a mode's graph, with its cause where the input is not of static
+  shape (TensorFlow's own error then is a TypeError about None). In prediction TensorFlow pads a short batch
+  itself: a dynamic batch dimension is no cause there."""
+  problem, fix = error
+  dynamic = input_checks.dynamic_components(input_fn, calls[0].params) if (
+      calls and not fix and mode != topology.PREDICT) else []
+  if dynamic:
+    problem, fix = ('%s; the input is not of static shape: %s (see input_shapes).' % (
+        problem.rstrip('.'), ', '.join(dynamic)), input_checks.STATIC_FIX)
+  return problem, fix
+
+
 def report_training(plan, sim, input_fn):
   # Checks rule 3 (params).
   decision = topology.decide(sim, topology.TRAIN)
@@ -116,7 +129,8 @@ def report_training(plan, sim, input_fn):
     reason = error[0] if error else 'input_fn was not called.'
     return ModeReport(check_results.skipped('train_input', 'input_fn failed under TPUEstimator (see input_fn): %s'
                                       % reason), calls, specs, decision)
-  return ModeReport(check_train_input(plan, sim, calls), calls, specs, decision, error and error[0])
+  return ModeReport(check_train_input(plan, sim, calls), calls, specs, decision,
+                    error and _with_shape_cause(error, input_fn, calls, topology.TRAIN)[0])
 
 
 def with_graph_error(result, graph_error):
@@ -179,13 +193,7 @@ def report_mode(plan, sim, input_fn, mode, name, decision):
                                      % (where, per_host)), [], [], decision)
   calls, specs, error = build_graph(sim, input_fn, mode)
   if error is not None:
-    problem, fix = error
-    # (In prediction TensorFlow pads a short batch itself: a dynamic batch dimension is no cause there.)
-    dynamic = input_checks.dynamic_components(input_fn, calls[0].params) if (
-        calls and not fix and mode != topology.PREDICT) else []
-    if dynamic:
-      problem, fix = ('%s; the input is not of static shape: %s (see input_shapes).' % (
-          problem.rstrip('.'), ', '.join(dynamic)), input_checks.STATIC_FIX)
+    problem, fix = _with_shape_cause(error, input_fn, calls, mode)
     if specs and not fix:
       problem, fix = explain_outfeed(problem, specs[0], mode, decision.model_fn_batch_size)
     return ModeReport(check_results.failed(name, '%s. %s' % (where, problem),

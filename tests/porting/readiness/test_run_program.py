@@ -220,6 +220,15 @@ def test_each_model_fn_call_gets_its_own_copy_of_params(tmp_path):
   assert result.passed('xla_compile') and result.passed('eval_step') and result.passed('predict'), result.stdout
 
 
+def test_a_training_graph_tensorflow_refuses_for_a_dynamic_input_says_so_in_host_call(tmp_path):
+  """TensorFlow's own error building the training graph around an input of dynamic shape (a TypeError about None)
+  is quoted with its cause where host_call says it could not be read, as the evaluate line does (held-out-27's
+  --write notes: the review-stars model's [?, ?] words)."""
+  result = run_variant(tmp_path, 'dynamic_batch')
+  [host_call] = [line for line in result.lines if line.startswith('SKIP host_call')]
+  assert "the input is not of static shape: features['x'], labels (see input_shapes)" in host_call, host_call
+
+
 def test_a_slice_flag_plans_that_slice(tmp_path):
   """On a v3-32 (4 hosts) every host's input_fn would read the same examples (it never reads params['context']),
   and the program's evaluation and prediction batches (16, 8) do not split over 32 cores."""
