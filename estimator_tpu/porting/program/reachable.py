@@ -173,16 +173,23 @@ def _fixed_entry(program, module, scope, node):
   display holds is its default."""
   getting = isinstance(node, ast.Call)
   holder, key = (node.func.value, syntax.literal(node.args[0])) if getting else (node.value, syntax.subscript_key(node))
-  if key in _keys_written(program):
+  keys, opaque = _keys_written(program)
+  if key in keys:
     return _UNKNOWN
   displays = values.origins(program, module, scope, holder)
   if not displays or not all(isinstance(v.node, ast.Dict) and None not in v.node.keys for v in displays):
     return _UNKNOWN  # not only dict displays, or one with `**other` in it
+  shown_here = set(id(v.node) for v in displays)
+  for where_module, where_fn, receiver in opaque:  # a dict the program fills with keys not written out
+    if any(id(v.node) in shown_here for v in values.origins(program, where_module, where_fn, receiver)):
+      return _UNKNOWN
   found = []
   for display in displays:
     shown = containers.displayed_at(display.node, key)
-    if not shown and getting:
-      shown = [node.args[1] if len(node.args) == 2 else ast.NameConstant(value=None)]
+    if not shown and getting and len(node.args) == 1:
+      found.append(None)  # dict.get's own default
+      continue
+    shown = shown or ([node.args[1]] if getting else [])
     if len(shown) != 1 or not syntax.is_literal(shown[0]):
       return _UNKNOWN
     found.append(syntax.literal(shown[0]))
@@ -190,20 +197,30 @@ def _fixed_entry(program, module, scope, node):
 
 
 def _keys_written(program):
-  """The literal string keys the program stores into any dict: `x['key'] = ...`, x.update(key=...) or
-  x.update({'key': ...}), x.setdefault('key', ...)."""
+  """(keys, receivers): the literal string keys the program stores into any dict (`x['key'] = ...`,
+  x.update(key=...) or x.update({'key': ...}), x.setdefault('key', ...), x.pop('key')), and (module, function,
+  name) of each dict it stores keys into that are not written out (`x[name] = ...`, `x.update(overrides)`)."""
   if 'keys_written' not in program.memo:
-    keys = set()
+    keys, opaque = set(), []
     for module in program.modules:
       for node in ast.walk(module.tree):
         if isinstance(node, ast.Subscript) and isinstance(node.ctx, (ast.Store, ast.Del)):
-          keys.add(syntax.subscript_key(node))
+          key = syntax.subscript_key(node)
+          if isinstance(key, str):
+            keys.add(key)
+          elif isinstance(node.value, ast.Name):
+            opaque.append((module, program.enclosing_function(module, node), node.value))
         elif isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute) and \
             node.func.attr in ('update', 'setdefault', 'pop'):
-          keys.update(kw.arg for kw in node.keywords)
-          keys.update(syntax.literal(a) for a in node.args[:1])
-          keys.update(syntax.literal(k) for a in node.args if isinstance(a, ast.Dict) for k in a.keys if k is not None)
-    program.memo['keys_written'] = keys
+          named = [kw.arg for kw in node.keywords]
+          written = [syntax.literal(a) for a in node.args[:1]] if node.func.attr != 'update' else []
+          written += [syntax.literal(k) for a in node.args if isinstance(a, ast.Dict) for k in a.keys if k is not None]
+          keys.update(k for k in named + written if isinstance(k, str))
+          if None in named or any(not isinstance(k, str) for k in written) or (
+              node.func.attr == 'update' and any(not isinstance(a, ast.Dict) for a in node.args)):
+            if isinstance(node.func.value, ast.Name):
+              opaque.append((module, program.enclosing_function(module, node), node.func.value))
+    program.memo['keys_written'] = keys, opaque
   return program.memo['keys_written']
 
 

@@ -803,6 +803,10 @@ def model_fn(features, labels, mode, params):
   return tf.estimator.tpu.TPUEstimatorSpec(mode, loss=tf.reduce_mean(features), train_op=tf.no_op())
 
 
+def overrides():
+  return {}
+
+
 def build(settings):
   %s
   return tf.estimator.tpu.TPUEstimator(model_fn, train_batch_size=settings['batch_size'])
@@ -822,7 +826,8 @@ if __name__ == '__main__':
 
 
 @pytest.mark.parametrize('stored, taken', [('pass', False), ("settings['from_records'] = True", True),
-                                           ("settings.update(from_records=True)", True)])
+                                           ("settings.update(from_records=True)", True),
+                                           ("settings.update(overrides())", True)])
 def test_a_branch_on_a_settings_dict_s_literal_entry(tmp_path, stored, taken):
   """`if not SETTINGS.get('from_records'):` (or `SETTINGS['from_records']`) of a dict written out once with the
   literal False: the records branch never runs, and its batch needs no change; where the program stores another
