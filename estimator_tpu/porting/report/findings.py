@@ -53,6 +53,7 @@ def _reason_at(text):
       return index
   return None
 
+
 EXIT_NOTHING_REQUIRED = 0
 EXIT_REQUIRED = 1
 EXIT_BAD_INPUT = 2  # wins over EXIT_REQUIRED: a partial report must not look complete

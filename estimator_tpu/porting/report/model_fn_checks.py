@@ -96,7 +96,7 @@ def _schedules(fn, statement):
 def _given(call, name):
   """Whether a call passes the keyword `name` something other than None (`scaffold=None` asks nothing)."""
   value = syntax.keyword(call, name)
-  return value is not None and not _is_none(value)
+  return not _left_out_or_none(value)
 
 
 def _never_read(fn, statement):
@@ -550,7 +550,7 @@ class _DeviceWalk(object):
                    'width changes with the data, and XLA needs it at compile time ("must be a compile-time '
                    'constant") -> a constant maxlen, the padded length of static-shaped input.'
                    % (short, batch_bound))
-    elif canonical in apis.DYNAMIC_DECODE and _none_given(syntax.argument(call, 3, 'maximum_iterations')):
+    elif canonical in apis.DYNAMIC_DECODE and _left_out_or_none(syntax.argument(call, 3, 'maximum_iterations')):
       add.required(module, call, 'decode-without-maximum-iterations',
                    '`%s(...)` without maximum_iterations inside model_fn: it decodes until every sequence ends, '
                    'and XLA needs the loop\'s bound when it compiles ("maximum_iterations is required for XLA '
@@ -647,7 +647,7 @@ class _DeviceWalk(object):
       self._check_metric_tensors(module, fn, syntax.keyword(call, 'eval_metrics'))
     for name, mode in HOOK_ARGUMENTS:
       value = syntax.keyword(call, name)
-      if value is None or _is_none(value):
+      if _left_out_or_none(value):
         continue
       listed = hooks.hooks_in(self.program, module, fn, value)
       fetching = [h for h in listed if h.kind == hooks.FETCHES]
@@ -671,7 +671,7 @@ class _DeviceWalk(object):
     takes only tensors (tpu_estimator.py, _OutfeedHostCall: AttributeError on the int). One change where the pair
     is written."""
     # Checks rule 5 (TPUEstimatorSpec).
-    if node is None or _is_none(node):
+    if _left_out_or_none(node):
       return
     for origin in values.origins(self.program, module, fn, node):
       pair = origin.node
@@ -713,7 +713,7 @@ class _DeviceWalk(object):
     Estimator and TPUEstimator off the TPU take them. A second change at the spec's statement."""
     # Checks rule 5 (TPUEstimatorSpec).
     node = syntax.argument(call, 1, 'predictions')  # (mode, predictions, ...) in both specs
-    if node is None or _is_none(node):
+    if _left_out_or_none(node):
       return
     self._check_string_predictions(module, fn, node)
     found = [o for o in values.origins(self.program, module, fn, node) if not _is_none(o.node)]
@@ -1108,6 +1108,11 @@ def _is_none(node):
   return syntax.literal(node) is None
 
 
+def _left_out_or_none(node):
+  """An argument left out (syntax.argument's None) or written as None."""
+  return node is None or _is_none(node)
+
+
 def _settings_read(program, module, fn, node):
   """Whether an expression reads a setting: `FLAGS.optimizer`, `params['optimizer']`, `params.get('optimizer',
   'Adam')`, `Config.train.optimizer`, `self.params.optimizer` (an attribute chain or subscript of a name that is not
@@ -1133,8 +1138,3 @@ def _only_names(program, module, fn, node):
   name, such as 'Adam': optimize_loss and create_train_op then build a plain optimizer themselves."""
   found = values.origins(program, module, fn, node)
   return bool(found) and all(isinstance(syntax.literal(origin.node), str) for origin in found)
-
-
-def _none_given(node):
-  """An argument left out or written as None."""
-  return node is None or (syntax.is_literal(node) and syntax.literal(node) is None)
