@@ -51,7 +51,8 @@ JUDGMENTS = os.path.join(HERE, 'judgments')
 # before / the fourteenth to sixteenth, the same way, under the five protocol rows docs/PORT_REPORT.md added
 # before the fourteenth / the seventeenth to twenty-second, the same way / the twenty-third, the same way, under the
 # constant-splits row docs/PORT_REPORT.md added before it / the twenty-fourth to twenty-eighth, the same way
-# (the twenty-sixth to twenty-eighth under the three rows added after the twenty-fifth's first run).
+# (the twenty-sixth to twenty-eighth under the three rows added after the twenty-fifth's first run; the
+# twenty-eighth also under the spec-with-eval_metric_ops row added before it).
 SETS = ('development', 'held-out', 'held-out-2', 'held-out-3', 'held-out-4', 'held-out-5', 'held-out-6', 'held-out-7', 'held-out-8', 'held-out-9',
         'held-out-10', 'held-out-11', 'held-out-12', 'held-out-13', 'held-out-14',
         'held-out-15', 'held-out-16', 'held-out-17', 'held-out-18',
