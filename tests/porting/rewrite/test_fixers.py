@@ -531,9 +531,48 @@ def run(model_fn, config):
 """
 
 
+# rule 19: contrib.summary's record_summaries_every_n_global_steps (n, global_step) has no TF 2 name: the
+# condition it makes becomes record_if's, the step the global step where none is given
+EVERY_N_BEFORE = """
+import tensorflow as tf
+
+
+def host_call_fn(global_step, loss):
+  step = global_step[0]
+  with tf.contrib.summary.create_file_writer('/tmp/logs').as_default():
+    with tf.contrib.summary.record_summaries_every_n_global_steps(100, step):
+      tf.contrib.summary.scalar('loss', loss[0], step=step)
+    with tf.contrib.summary.record_summaries_every_n_global_steps(n=10 * 2):
+      tf.contrib.summary.scalar('loss', loss[0], step=step)
+    return tf.contrib.summary.all_summary_ops()
+
+
+def run(model_fn, config):
+  return tf.estimator.tpu.TPUEstimator(model_fn=model_fn, config=config, use_tpu=False, train_batch_size=8)
+"""
+EVERY_N_AFTER = """
+import tensorflow as tf
+
+
+def host_call_fn(global_step, loss):
+  step = global_step[0]
+  with tf.compat.v2.summary.create_file_writer('/tmp/logs').as_default():
+    with tf.compat.v2.summary.record_if(lambda: tf.math.equal(step % 100, 0)):
+      tf.compat.v2.summary.scalar('loss', loss[0], step=step)
+    with tf.compat.v2.summary.record_if(lambda: tf.math.equal(tf.train.get_or_create_global_step() % (10 * 2), 0)):
+      tf.compat.v2.summary.scalar('loss', loss[0], step=step)
+    return tf.summary.all_v2_summary_ops()
+
+
+def run(model_fn, config):
+  return tf.estimator.tpu.TPUEstimator(model_fn=model_fn, config=config, use_tpu=False, train_batch_size=8)
+"""
+
+
 @pytest.mark.parametrize('before, fixers, after', [
     (CONTRIB_NAMES_BEFORE, (contrib_names.fix,), CONTRIB_NAMES_AFTER),
     (SUMMARY_IMAGE_BEFORE, (contrib_names.fix,), SUMMARY_IMAGE_AFTER),
+    (EVERY_N_BEFORE, (contrib_names.fix,), EVERY_N_AFTER),
     (TPU_ESTIMATOR_BEFORE, (tpu_estimator.fix,), TPU_ESTIMATOR_AFTER),
     (INPUT_PARAMS_BEFORE, (input_params.give_params_and_batch, input_params.pin_static_batches), INPUT_PARAMS_AFTER),
     (EXACT_EVALUATION_BEFORE, (exact_evaluation.plan, exact_evaluation.pad), EXACT_EVALUATION_AFTER),
@@ -542,7 +581,7 @@ def run(model_fn, config):
     (EXAMPLE_WEIGHTS_BEFORE, (exact_evaluation.plan, model_fns.fix), EXAMPLE_WEIGHTS_AFTER),
     (TWO_MINIMIZE_BEFORE, (model_fns.fix,), TWO_MINIMIZE_AFTER),
     (OWN_DROP_BEFORE, (input_params.give_params_and_batch, input_params.pin_static_batches), OWN_DROP_BEFORE),
-], ids=['contrib_names', 'summary_image', 'tpu_estimator', 'input_params', 'exact_evaluation', 'infeed_dtypes', 'model_fn',
+], ids=['contrib_names', 'summary_image', 'every_n_steps', 'tpu_estimator', 'input_params', 'exact_evaluation', 'infeed_dtypes', 'model_fn',
         'example_weights', 'two_minimize', 'own_drop_remainder'])
 def test_each_fixer_writes_exactly_this(tmp_path, monkeypatch, before, fixers, after):
   assert ported(tmp_path, monkeypatch, before, fixers) == after
@@ -1108,3 +1147,79 @@ def test_a_branch_of_another_mode_is_never_pinned_to_full_batches(tmp_path, monk
   assert returns == ["return tpu_static_batch(dataset, params['batch_size'])", 'return dataset'], returns
   done = run_written(tmp_path, written)
   assert done.returncode == 0 and "'global_step': 2" in done.stdout, done.stdout[-3000:]
+
+
+# rule 3: an input_fn made by a maker that already takes params and hands params['batch_size'] on through a local
+# (`per_core = params['batch_size']`, then `make_dataset(files, per_core)`) is already ported: the report asks for
+# nothing there, and the port changes nothing (held-out-27's control had its call rewritten to the same value)
+ALREADY_HANDED_ON = """\
+import tensorflow.compat.v1 as tf
+
+
+def make_dataset(files, per_core):
+  dataset = tf.data.Dataset.from_tensor_slices(files)
+  return dataset.repeat().batch(per_core, drop_remainder=True)
+
+
+def get_input_fn(files):
+
+  def input_fn(params):
+    per_core = params['batch_size']
+    dataset = make_dataset(
+        files,
+        per_core=per_core,
+    )
+    return dataset
+
+  return input_fn
+
+
+def model_fn(features, labels, mode, params):
+  loss = tf.reduce_mean(features)
+  optimizer = tf.tpu.CrossShardOptimizer(tf.train.GradientDescentOptimizer(0.1))
+  train_op = optimizer.minimize(loss, tf.train.get_global_step())
+  return tf.estimator.tpu.TPUEstimatorSpec(mode, loss=loss, train_op=train_op)
+
+
+config = tf.estimator.tpu.RunConfig(tpu_config=tf.estimator.tpu.TPUConfig(iterations_per_loop=2, num_shards=8))
+estimator = tf.estimator.tpu.TPUEstimator(model_fn, config=config, use_tpu=False, train_batch_size=16)
+estimator.train(get_input_fn([1.0, 2.0]), max_steps=2)
+"""
+
+
+def test_an_input_fn_that_already_hands_params_batch_size_on_through_a_local_is_left_as_written(
+    tmp_path, monkeypatch):
+  assert ported(tmp_path, monkeypatch, ALREADY_HANDED_ON, [input_params.give_params_and_batch]) == ALREADY_HANDED_ON
+
+
+def _summaries_written(condition_of):
+  """Which of four steps a scalar summary records under the condition `condition_of(step)` makes, run in a graph."""
+  import tempfile
+  import tensorflow as tf_root
+  graph = tf.Graph()
+  with graph.as_default():
+    step = tf.train.get_or_create_global_step()
+    writer = tf_root.compat.v2.summary.create_file_writer(tempfile.mkdtemp())
+    with writer.as_default():
+      with condition_of(step):
+        written = tf_root.compat.v2.summary.scalar('x', 1.0, step=step)
+    increment = tf.assign_add(step, 1)
+    with tf.Session() as sess:
+      sess.run([tf.global_variables_initializer(), writer.init()])
+      recorded = []
+      for _ in range(4):
+        recorded.append(bool(sess.run(written)))
+        sess.run(increment)
+  return recorded
+
+
+def test_the_every_n_steps_condition_written_for_contrib_s_records_the_same_steps():
+  # What the port writes (EVERY_N_AFTER's form) records steps 0 and 2 of 0-3 at n=2, on this TensorFlow; on TF 1.15,
+  # where contrib is, exactly the steps contrib's own call records.
+  import tensorflow as tf_root
+  ported = _summaries_written(
+      lambda step: tf_root.compat.v2.summary.record_if(lambda: tf.math.equal(step % 2, 0)))
+  assert ported == [True, False, True, False]
+  if hasattr(tf_root, 'contrib'):
+    assert ported == _summaries_written(
+        lambda step: tf_root.contrib.summary.record_summaries_every_n_global_steps(2, step))

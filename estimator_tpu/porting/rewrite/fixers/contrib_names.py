@@ -44,6 +44,9 @@ BATCH_AND_DROP = ('.batch_and_drop_remainder', '.padded_batch_and_drop_remainder
 # tf.compat.v2.summary.image(max_outputs=)), and keywords it does not take there at all.
 KEYWORD_RENAMES = {'tensorflow.contrib.summary.image': {'max_images': 'max_outputs'}}
 KEYWORDS_WITHOUT_HOME = {'tensorflow.contrib.summary.image': ('bad_color',)}
+# contrib.summary.record_summaries_every_n_global_steps(n, global_step=None) is record_if(global_step % n == 0), the
+# step the global step when none is given (summary_ops_v2.py in TF 1.15); TF 2 has record_if only.
+EVERY_N_STEPS = 'tensorflow.contrib.summary.record_summaries_every_n_global_steps'
 
 
 def fix(port):
@@ -66,6 +69,8 @@ def _fix_file(port, f):
         edits.replace(f.node(node), lambda updated, code=code: edits_lib.expression(code))
         _done(port, f, node, 'tf.contrib.summary.always_record_summaries() -> %s' % code)
         replaced_roots.append(syntax.root_name(node.func))
+      elif canonical == EVERY_N_STEPS:
+        _every_n_steps(port, f, node, replaced_roots)
       continue
     if not isinstance(node, (ast.Attribute, ast.Name)) or isinstance(module.parents.get(id(node)), ast.Attribute):
       continue
@@ -83,8 +88,8 @@ def _fix_file(port, f):
           syntax.dotted(node), ' and '.join(k.arg + '=' for k in call.keywords
                                           if k.arg in KEYWORDS_WITHOUT_HOME[canonical]), canonical.rsplit('.', 1)[1]))
       continue
-    if canonical == 'tensorflow.contrib.summary.always_record_summaries':
-      continue  # the call was replaced above
+    if canonical in ('tensorflow.contrib.summary.always_record_summaries', EVERY_N_STEPS):
+      continue  # the call was replaced above (or left with a TODO)
     rename = _rename_for(canonical)
     if rename is None:
       continue  # the port report's advice stays; nothing required is left unmarked (the engine makes TODOs)
@@ -101,6 +106,30 @@ def _fix_file(port, f):
     _done(port, f, node, '%s -> %s' % (syntax.dotted(node), code))
     replaced_roots.append(syntax.root_name(node))
   _remove_unused_imports(port, f, replaced_roots)
+
+
+def _every_n_steps(port, f, call, replaced_roots):
+  # Ports rule 19 (contrib names): record every n steps, as a condition record_if takes.
+  n, step = syntax.argument(call, 0, 'n'), syntax.argument(call, 1, 'global_step')
+  if n is None or syntax.has_star_args(call) or len(call.args) > 2 or \
+      any(k.arg not in ('n', 'global_step') for k in call.keywords):
+    port.todo(f.module, call.func, CODES, RULE, '`%s` with these arguments: write '
+              'tf.compat.v2.summary.record_if(lambda: step %% n == 0)' % syntax.dotted(call.func))
+    return
+  n = _operand(f, n)
+  step = _operand(f, step) if step is not None else '%s.train.get_or_create_global_step()' % port.tf_v1(f)
+  code = '%s.summary.record_if(lambda: %s.math.equal(%s %% %s, 0))' % (port.tf_v2(f), port.tf_v1(f), step, n)
+  port.edits[f].replace(f.node(call), lambda updated, code=code: edits_lib.expression(code))
+  _done(port, f, call, '%s -> %s' % (syntax.dotted(call.func), code))
+  replaced_roots.append(syntax.root_name(call.func))
+
+
+def _operand(f, node):
+  """The source of an argument as an operand of `%`: parenthesised unless a name, an attribute, a number, a
+  subscript or a call."""
+  code = edits_lib.code_of(f.node(node))
+  simple = isinstance(node, (ast.Name, ast.Attribute, ast.Subscript, ast.Call)) or syntax.is_literal(node)
+  return code if simple else '(%s)' % code
 
 
 def _rename_for(canonical):

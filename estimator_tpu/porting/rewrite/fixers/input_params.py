@@ -110,8 +110,11 @@ def _fix_batch(port, batch):
       inputs.object_handed_by_lambda(port.program, batch.proper, batch.site)
   # (a partial that binds the batch size, the report's change: the def takes params and batches with them instead)
   bound = batch.proper is not None and inputs.size_bound_by_partial(batch.proper, batch.site) is not None
-  if not port.findings(module, batch.call, SIZE_CODES) and not handed_on and not held and not bound:
-    batch.how = 'params'  # the report asks for nothing about this batch size: it stays as it is
+  if batch.site.from_params or \
+      not port.findings(module, batch.call, SIZE_CODES) and not handed_on and not held and not bound:
+    # the report asks for nothing about this batch size (or the input_fn already hands params['batch_size'] on, through
+    # a local or an argument): it stays as it is
+    batch.how = 'params'
   elif batch.how == 'params':
     batch.how = None  # read from params, but not params['batch_size'] (params.train_batch_size): left to a human
   if not port.findings(module, batch.call, SHAPE_CODES):
