@@ -219,7 +219,8 @@ class Judge(object):
     # takes (features, labels) tensors in training and evaluation, and hands input_fn a host's batch
     tensors_ok = input_checks.tensors_accepted(TPU_RUN_CONFIG().tpu_config, call.mode)
     batch = max(1, global_batch // shape.num_hosts) if tensors_ok else per_core
-    results, _ = input_checks.check_input(input_fn, {'batch_size': batch}, tensors_ok=tensors_ok, per_core=per_core)
+    results, _ = input_checks.check_input(input_fn, {'batch_size': batch}, tensors_ok=tensors_ok, per_core=per_core,
+                                          cores=shape.num_cores // shape.num_hosts if tensors_ok else 1)
     skipped = check_results.skipped('xla_compile', 'a premade estimator\'s model_fn is TensorFlow\'s own, with no '
                                     'TPU version: nothing of it to compile (see estimator).')
     return [user_code.check_signatures(None, call.input_fn)] + results + [skipped]

@@ -16,7 +16,7 @@ def check_batch_split(plan, modes=('train', 'eval', 'infer')):
                                                    ('eval', plan.eval_batch_size, 'eval'),
                                                    ('predict', plan.predict_batch_size, 'infer'))
              if size is not None and mode in modes]
-  return questions.batch_split(batches, plan.num_shards, plan.per_shard_batch_size)
+  return questions.batch_split(batches, plan.num_shards)
 
 
 def check_checkpoint_cadence(plan):

@@ -28,11 +28,12 @@ def tensors_accepted(tpu_config, mode):
       tpu_config.per_host_input_for_training in (True, False, pipeline.PER_HOST_V1, pipeline.PER_SHARD_V1)
 
 
-def check_input(input_fn, params, batch_may_vary=False, tensors_ok=False, per_core=None):
+def check_input(input_fn, params, batch_may_vary=False, tensors_ok=False, per_core=None, cores=None):
   """Returns (results, batch): checks of input_fn's Dataset, and one (features, labels) batch as numpy (or None).
   `batch_may_vary`: prediction, where TPUEstimator pads a short batch itself. `tensors_ok`: the input pipeline
   takes (features, labels) tensors too (tensors_accepted), which are then checked as a Dataset's elements are.
-  `per_core`: one core's batch, where params['batch_size'] may be several cores' (PER_HOST_V1: a host's)."""
+  `per_core`: one core's batch, where params['batch_size'] may be several cores' (PER_HOST_V1: a host's); `cores`:
+  how many cores that batch feeds, where it is known (a batch they do not divide has no per-core size)."""
   # Checks rule 3 (params).
   with tf.Graph().as_default():
     try:
@@ -48,7 +49,7 @@ def check_input(input_fn, params, batch_may_vary=False, tensors_ok=False, per_co
                              'host from one (PER_HOST_V2 input).')], None
     components = _components(dataset, tensors)
     checks = [check_static_shapes(components, batch_may_vary),
-              check_batch_dimension(components, topology.param_value(params, 'batch_size'), per_core),
+              check_batch_dimension(components, topology.param_value(params, 'batch_size'), per_core, cores),
               check_dtypes(components)]
     batch, error = read_one_batch(dataset) if not tensors else _run_tensors(dataset)
   if error is not None:
@@ -104,12 +105,16 @@ def check_static_shapes(components, batch_may_vary=False):
   return questions.static_shapes('input_shapes', components, STATIC_FIX)
 
 
-def check_batch_dimension(components, batch_size, per_core=None):
+def check_batch_dimension(components, batch_size, per_core=None, cores=None):
   """On TPU, params['batch_size'] is the batch of the cores one input_fn call feeds (one core's with PER_HOST_V2,
   a host's with PER_HOST_V1: tpu_context.py, batch_size_for_input_fn); an input_fn that ignores it feeds the cores
   too much or too little."""
   # Checks rule 3 (params).
-  if not per_core or batch_size == per_core:
+  if cores and cores > 1 and batch_size % cores:
+    whose = 'for %d cores, which it does not divide over (see batch_split)' % cores
+  elif cores and cores > 1:
+    whose = "for %d cores of %d each, which TensorFlow splits it over" % (cores, batch_size // cores)
+  elif not per_core or batch_size == per_core:
     whose = 'per core'
   else:
     whose = "for %d cores of %d each, which TensorFlow splits it over" % (batch_size // per_core, per_core)

@@ -84,7 +84,7 @@ def check_keras_readiness(build_model, train_dataset, plan, eval_dataset=None, p
   dataset_checks, first_batches = check_datasets([entry for entry in datasets if entry[1] is not None])
   checks += dataset_checks
   checks.append(questions.batch_split([(kind, size) for kind, size in batches if size], plan.num_shards,
-                                      plan.per_replica_batch_size, 'replicas', 'num_replicas_in_sync'))
+                                      'replicas', 'num_replicas_in_sync'))
   checks += check_model(build_model, plan, first_batches, predict_input, callbacks)
   checks.append(config_checks.check_eval_coverage(plan))
   checks.append(config_checks.check_cloud_storage(plan))

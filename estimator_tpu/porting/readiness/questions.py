@@ -90,7 +90,7 @@ def infeed_dtypes(name, components, where='input_fn'):
       ', '.join(dtype.name for dtype in TPU_DTYPES)))
 
 
-def batch_split(batches, replicas, train_per_replica, cores='cores', count='num_shards'):
+def batch_split(batches, replicas, cores='cores', count='num_shards'):
   """Every global batch ((kind, size) pairs) splits evenly over the `replicas` TPU cores (TPUEstimator's
   num_shards; TPUStrategy's num_replicas_in_sync)."""
   # Checks rule 16 (even batches).
@@ -102,8 +102,9 @@ def batch_split(batches, replicas, train_per_replica, cores='cores', count='num_
         % (', '.join('%s batch %d' % pair for pair in uneven), count, replicas, replicas, cores),
         'use multiples of %d, e.g. %s.' % (replicas, ', '.join(
             '%s batch %d' % (kind, nearest_multiple(size, replicas)) for kind, size in uneven)))
-  return check_results.passed('batch_split', '%s split evenly over %d %s (%d train examples per %s).' % (
-      ', '.join('%s %d' % pair for pair in batches), replicas, cores, train_per_replica, cores[:-1]))
+  return check_results.passed('batch_split', '%s split evenly over %d %s (per %s: %s).' % (
+      ', '.join('%s %d' % pair for pair in batches), replicas, cores, cores[:-1],
+      ', '.join('%s %d' % (kind, size // replicas) for kind, size in batches)))
 
 
 def nearest_multiple(value, factor):

@@ -811,3 +811,27 @@ def test_a_host_call_tensorflow_never_built_blames_tensorflow_s_graph_not_the_ju
   assert 'built no training graph around model_fn (TPUEstimator could not build the training graph: X)' in \
       failed_graph.message and 'xla_compile' not in failed_graph.message
   assert '(see train_input)' in outfeed_checks.check_host_call(None, 8, 1).message
+
+
+def test_a_host_s_batch_the_cores_do_not_divide_is_not_told_as_a_split():
+  """A premade estimator's input judged with a host's batch of 20 on 8 cores (held-out-27's marbleinc): there is no
+  per-core size to name (it had said "for 10 cores of 2 each"); the batch_split line says what to change."""
+  def input_fn(params):
+    dataset = tf.data.Dataset.from_tensor_slices(np.zeros([64, 4], np.float32)).repeat()
+    return dataset.batch(params['batch_size'], drop_remainder=True)
+
+  results, _ = input_checks.check_input(input_fn, {'batch_size': 20}, per_core=20 // 8, cores=8)
+  [batch] = [line for line in results if line.name == 'input_batch']
+  assert batch.status == check_results.PASS
+  assert batch.message == "batches of params['batch_size'] = 20 (for 8 cores, which it does not divide over (see " \
+      "batch_split))."
+  results, _ = input_checks.check_input(input_fn, {'batch_size': 32}, per_core=4, cores=8)
+  assert "= 32 (for 8 cores of 4 each" in [line for line in results if line.name == 'input_batch'][0].message
+
+
+def test_the_batch_split_of_evaluation_alone_names_evaluation_s_share_per_core():
+  """batch_split for one mode's call says that mode's examples per core (it had named the training batch's in the
+  evaluate and predict lines of `readiness --run`)."""
+  plan = tiny_plan(num_shards=8, train_batch_size=64, eval_batch_size=32)
+  line = config_checks.check_batch_split(plan, modes=('eval',))
+  assert line.message == 'eval 32 split evenly over 8 cores (per core: eval 4).'
