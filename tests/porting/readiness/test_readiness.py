@@ -835,3 +835,27 @@ def test_the_batch_split_of_evaluation_alone_names_evaluation_s_share_per_core()
   plan = tiny_plan(num_shards=8, train_batch_size=64, eval_batch_size=32)
   line = config_checks.check_batch_split(plan, modes=('eval',))
   assert line.message == 'eval 32 split evenly over 8 cores (per core: eval 4).'
+
+
+def test_an_input_that_batches_at_its_own_size_without_drop_remainder_is_told_by_the_batch_it_reads():
+  """Its batch dimension is None, so the static check had nothing to compare and passed 'batches of
+  params['batch_size'] = 64' (held-out-26's and -27's --write notes: inputs batching at 16, 8, 4096); the batch read
+  says 16 rows. One that reads params passes; a short prediction batch is TPUEstimator's to pad."""
+  data = np.zeros([64, 4], np.float32)
+
+  def own_size(params):
+    del params
+    return tf.data.Dataset.from_tensor_slices(data).batch(16)
+
+  def from_params(params):
+    return tf.data.Dataset.from_tensor_slices(data).batch(params['batch_size'])
+
+  results, _ = input_checks.check_input(own_size, {'batch_size': 64})
+  [batch] = [line for line in results if line.name == 'input_batch']
+  assert batch.status == check_results.FAIL
+  assert batch.message == "the first batch read has 16 rows, but params['batch_size'] is 64: the input batches at a " \
+      "size of its own."
+  results, _ = input_checks.check_input(from_params, {'batch_size': 32})
+  assert [line.status for line in results if line.name == 'input_batch'] == [check_results.PASS]
+  results, _ = input_checks.check_input(own_size, {'batch_size': 64}, batch_may_vary=True)
+  assert [line.status for line in results if line.name == 'input_batch'] == [check_results.PASS]

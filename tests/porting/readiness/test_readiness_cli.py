@@ -115,8 +115,11 @@ def test_the_estimator_input_fn_fails_on_params_and_static_shapes(data_dir):
   input_fn = ("estimator_tpu.estimator.input_fn:train_input_fn_builder(%r, 32)" % data_dir)
   status, out, _ = run_cli(['--model_fn=' + PROJECT_MODEL_FN, '--input_fn=' + input_fn] + SMALL_PLAN)
   assert status == 1
-  assert [check for status, check in check_lines(out) if status == 'FAIL'] == ['signatures', 'input_shapes']
+  assert [check for status, check in check_lines(out) if status == 'FAIL'] == ['signatures', 'input_shapes',
+                                                                              'input_batch']
   assert 'FAIL signatures (rule 3): input_fn() takes no params' in out
+  # its batch dimension is None, so the batch read tells the size it batches at (its own 32)
+  assert "FAIL input_batch (rule 3): the first batch read has 32 rows, but params['batch_size'] is " in out
   assert "FAIL input_shapes (rule 4): features['image'] has shape [?, 784], labels has shape [?]" in out
 
 
