@@ -30,6 +30,9 @@ def read(paths):
   return Program(parsed), bad
 
 
+# Statements that bind names: what reading.assignments looks through.
+BINDING_NODES = (ast.Assign, ast.AnnAssign, ast.AugAssign, ast.For, ast.comprehension)
+
 class Program(object):
   """All scanned modules, with lookups across them."""
 
@@ -48,6 +51,8 @@ class Program(object):
     self._calls_by_name = None
     self._arguments_by_name = None
     self._module_of = None
+    self._binders = {}  # id(scope) -> the statements of a scope that can bind a name (assignments, for targets)
+    self._returns = {}  # id(fn) -> the expressions it returns
     self.memo = {}  # facts computed once per program (program/inputs.py's readings ...)
 
   def _star_imports(self, module):
@@ -237,13 +242,8 @@ class Program(object):
   def assignments(self, module, fn, name):
     """(value, path) of every assignment to `name` in a scope (fn None: module level), a tuple target giving the
     path of the name in it; `for name in values` gives (values, ('*',))."""
-    if fn is None:
-      statements = [n for s in modules_lib.module_statements(module.tree) if not isinstance(s, syntax.SCOPE_NODES)
-                    for n in ast.walk(s)]
-    else:
-      statements = [n for n, _ in syntax.walk_local(fn)]
     found = []
-    for node in statements:
+    for node in self._binding_statements(module, fn):
       if isinstance(node, ast.Assign):
         for target in node.targets:
           target_path = callables_lib.path_in(target, name)
@@ -255,6 +255,20 @@ class Program(object):
       elif isinstance(node, (ast.For, ast.comprehension)) and callables_lib.path_in(node.target, name) is not None:
         found.append((node.iter, ('*',)))
     return found
+
+  def _binding_statements(self, module, fn):
+    """The nodes of a scope (fn None: module level) that can bind a name, in order; read once per scope (the trees
+    are never changed)."""
+    scope = module.tree if fn is None else fn
+    cached = self._binders.get(id(scope))
+    if cached is None or cached[0] is not scope:  # (the scope kept beside its nodes: an id is only unique while alive)
+      if fn is None:
+        nodes = [n for s in modules_lib.module_statements(module.tree) if not isinstance(s, syntax.SCOPE_NODES)
+                 for n in ast.walk(s)]
+      else:
+        nodes = [n for n, _ in syntax.walk_local(fn)]
+      cached = self._binders[id(scope)] = (scope, [n for n in nodes if isinstance(n, BINDING_NODES)])
+    return cached[1]
 
   def passed_as_argument(self, name):
     """(module, calling function, call, argument) for every call that passes the name `name` as an argument."""
@@ -289,7 +303,11 @@ class Program(object):
     """The expressions a function returns (its own return statements, not nested functions')."""
     if isinstance(fn, ast.Lambda):
       return [fn.body]
-    return [node.value for node, _ in syntax.walk_local(fn) if isinstance(node, ast.Return) and node.value]
+    cached = self._returns.get(id(fn))
+    if cached is None or cached[0] is not fn:
+      cached = self._returns[id(fn)] = (fn, [node.value for node, _ in syntax.walk_local(fn)
+                                             if isinstance(node, ast.Return) and node.value])
+    return list(cached[1])
 
 
 def _in_folders(module, package):

@@ -132,6 +132,8 @@ class _DeviceWalk(object):
           self.params.add(key, *pair)
     self.own_batch_size = [where for where, _ in self.params.entries.get('batch_size', [])]
     self.global_batch_statements = set()
+    self._no_reduction = {}  # ids of (module, fn, node) -> (node, the most depth left with which
+    # _batch_reduction found no reduction there)
     self.visited = set()
     self.saw_optimizer = False
     self.saw_device = False
@@ -900,6 +902,16 @@ class _DeviceWalk(object):
     longest sequence), followed through names, `self.` attributes and arithmetic; None when it is not."""
     if node is None or depth > 4:
       return None
+    key = (id(module), id(fn), id(node))
+    seen = self._no_reduction.get(key)
+    if seen is not None and seen[0] is node and seen[1] >= 4 - depth:
+      return None  # already followed from here as far or further, and nothing found
+    found = self._reduction_through_origins(module, fn, node, depth)
+    if found is None:
+      self._no_reduction[key] = (node, 4 - depth)
+    return found
+
+  def _reduction_through_origins(self, module, fn, node, depth):
     for origin in values.origins(self.program, module, fn, node):
       for inner in self._walk_past_shapes(origin.module, origin.fn, origin.node):
         if isinstance(inner, ast.Call) and self.program.canonical(
