@@ -225,6 +225,8 @@ def is_initializer(name):
 DYNAMIC_SHAPE_OPS = frozenset([
     'tensorflow.unique', 'tensorflow.unique_with_counts', 'tensorflow.boolean_mask', 'tensorflow.dynamic_partition',
     'tensorflow.setdiff1d', 'tensorflow.sets.difference', 'tensorflow.image.non_max_suppression',
+    # a count per value up to the largest one seen (TF 1.15's Bincount has no XLA kernel at all)
+    'tensorflow.bincount', 'tensorflow.math.bincount',
 ])
 WHERE_OPS = frozenset(['tensorflow.where', 'tensorflow.where_v2'])
 # contrib.seq2seq's scheduled-sampling helpers pick the sampled rows with a one-argument where and gather_nd /
@@ -466,6 +468,8 @@ NO_XLA_KERNEL = frozenset([
     'tensorflow.nn.nce_loss', 'tensorflow.nn.sampled_softmax_loss',
     # TF 1's CTC loss of SparseTensor labels: the CTCLoss op
     'tensorflow.nn.ctc_loss',
+    # CTC decoding: the CTCBeamSearchDecoder and CTCGreedyDecoder ops
+    'tensorflow.nn.ctc_beam_search_decoder', 'tensorflow.nn.ctc_greedy_decoder',
     # printing from the graph: the Print and PrintV2 (with StringFormat) ops
     'tensorflow.Print', 'tensorflow.print', 'tensorflow.compat.v1.Print', 'tensorflow.compat.v1.print',
 ])
@@ -476,9 +480,12 @@ _FULL_SOFTMAX = ('a full softmax over the classes on the TPU (tf.nn.sparse_softm
                  'candidates sampled on the host (in input_fn) and handed in as sampled_values')
 _CTC = ('a CTC loss written with ops XLA compiles (dense, padded labels), or the CTC model trained on CPUs or GPUs; '
         'TensorFlow\'s CTCLoss op has no XLA kernel')
+_CTC_DECODE = ('decoding on the host: the TPU computes the logits, and the decoder runs on them in eval_metrics\' '
+               'metric_fn (on the host) or after predict returns them')
 _PRINT = ('print on the host (in input_fn, or in the host_call or eval metric_fn that receives the tensors), or only '
           'where the model runs on the CPU')
-NO_XLA_KERNEL_FIX = {'tensorflow.nn.ctc_loss': _CTC,
+NO_XLA_KERNEL_FIX = {'tensorflow.nn.ctc_loss': _CTC, 'tensorflow.nn.ctc_beam_search_decoder': _CTC_DECODE,
+                     'tensorflow.nn.ctc_greedy_decoder': _CTC_DECODE,
                      'tensorflow.Print': _PRINT, 'tensorflow.print': _PRINT, 'tensorflow.compat.v1.Print': _PRINT,
                      'tensorflow.compat.v1.print': _PRINT,
                      'tensorflow.contrib.seq2seq.BeamSearchDecoder': _GREEDY_DECODING,

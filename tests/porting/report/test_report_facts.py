@@ -881,3 +881,29 @@ def test_the_canned_estimators_named_outside_the_premade_scheme_are_estimators()
     assert issubclass(found, tuple(bases)), name
     checked.append(name)
   assert 'tensorflow.estimator.experimental.KMeans' in checked and len(checked) >= (11 if hasattr(tf, 'contrib') else 1)
+
+
+@pytest.mark.parametrize('decoder', [
+    lambda logits, lengths: tf.nn.ctc_beam_search_decoder(logits, lengths, beam_width=3),
+    lambda logits, lengths: tf.nn.ctc_greedy_decoder(logits, lengths),
+])
+def test_ctc_decoders_have_no_xla_kernel(decoder):
+  """Rule 18 (apis.NO_XLA_KERNEL): CTCBeamSearchDecoder and CTCGreedyDecoder have no XLA kernel in either TensorFlow
+  (held-out-28's solivr_crnn_ocr decodes in model_fn for its metrics)."""
+  xla.register_xla_kernels()
+  with tf.Graph().as_default() as graph:
+    decoder(tf.zeros([5, 2, 4]), tf.constant([5, 5]))
+    decoders = [op for op in graph.get_operations() if op.type.startswith('CTC')]
+    assert decoders and not any(xla.has_xla_kernel(op) for op in decoders)
+  assert {'tensorflow.nn.ctc_beam_search_decoder', 'tensorflow.nn.ctc_greedy_decoder'} <= apis.NO_XLA_KERNEL
+
+
+def test_a_bincount_s_length_is_the_data_s_largest_value():
+  """Rule 4 (apis.DYNAMIC_SHAPE_OPS): tf.math.bincount's output is as long as the largest value plus one, a shape
+  XLA cannot fix at compile time (TF 1.15's Bincount has no XLA kernel at all; TF 2.15's DenseBincount compiles only
+  a constant length)."""
+  import numpy as np
+  values = np.array([1, 2, 2, 5], np.int32)
+  with pytest.raises((tf.errors.InvalidArgumentError, tf.errors.NotFoundError, tf.errors.InternalError)):
+    compile_on_xla(lambda v: tf.cast(tf.reduce_sum(tf.math.bincount(v)), tf.float32), values)
+  assert 'tensorflow.math.bincount' in apis.DYNAMIC_SHAPE_OPS and 'tensorflow.bincount' in apis.DYNAMIC_SHAPE_OPS
