@@ -839,12 +839,18 @@ class _CallSite(object):
       return
     for origin in values.origins(self.program, self.module, self.fn, node):
       division = _division_in(origin.node)
+      rounded = _arithmetic_parts(origin.node, lambda part: isinstance(part, ast.Call) and self.program.canonical(
+          origin.module, origin.fn, part.func) in NUMPY_FLOAT_RESULTS)
       if division is not None and checks.true_division(origin.module):
         self.collector.required(origin.module, origin.node, 'steps-not-int',
                                 'the step count is computed with the true division `%s`, a float in Python 3: '
                                 'TPUEstimator refuses steps that are not ints (TypeError) -> divide with // (or '
                                 'int(...)).' % ('%s / %s' % (syntax.render(division.left),
                                                              syntax.render(division.right))))
+      elif rounded is not None:
+        self.collector.required(origin.module, origin.node, 'steps-not-int',
+                                'the step count is `%s`, a NumPy float: TPUEstimator refuses steps that are not ints '
+                                '(TypeError) -> int(...) around it.' % syntax.render(rounded))
 
   def _step_count(self, node, missing=None):
     """(NONE, SET or RUN_TIME, why) for a steps/max_steps argument. A literal or a value computed here is taken
@@ -942,13 +948,24 @@ def _surely_set(program, module, fn, node, depth=0, strategies=False):
 NONE, SET, RUN_TIME = 'none', 'set', 'run time'
 
 
+# NumPy functions that return a NumPy float for numbers (np.floor(n / b) is a numpy.float64, which TPUEstimator's
+# check_positive_integer refuses as a step count: test_report_facts.py).
+NUMPY_FLOAT_RESULTS = frozenset('numpy.' + name for name in (
+    'floor', 'ceil', 'rint', 'trunc', 'fix', 'true_divide', 'divide', 'sqrt', 'float32', 'float64'))
+
+
 def _division_in(node):
   """The true division in arithmetic that no call takes back to an int (`(size / batch) * epochs` is a float in
   Python 3, `int(size / batch) * epochs` is not), else None."""
+  return _arithmetic_parts(node, lambda part: isinstance(part, ast.BinOp) and isinstance(part.op, ast.Div))
+
+
+def _arithmetic_parts(node, wanted):
+  """The first part of arithmetic (binary and unary operations, not inside a call) that is `wanted`, else None."""
+  if wanted(node):
+    return node
   if isinstance(node, ast.BinOp):
-    if isinstance(node.op, ast.Div):
-      return node
-    return _division_in(node.left) or _division_in(node.right)
+    return _arithmetic_parts(node.left, wanted) or _arithmetic_parts(node.right, wanted)
   if isinstance(node, ast.UnaryOp):
-    return _division_in(node.operand)
+    return _arithmetic_parts(node.operand, wanted)
   return None

@@ -351,6 +351,8 @@ def test_a_tpu_run_refuses_a_step_count_that_is_a_float():
   with pytest.raises(TypeError, match='must be int'):
     tpu_util.check_positive_integer(1000 * 3 / 8, 'Train max_steps')
   tpu_util.check_positive_integer(1000 * 3 // 8, 'Train max_steps')
+  with pytest.raises(TypeError, match='must be int'):  # NUMPY_FLOAT_RESULTS: a NumPy float is no int either
+    tpu_util.check_positive_integer(np.floor(1000 * 3 // 8), 'Eval steps')
   source = inspect.getsource(tpu_estimator.TPUEstimator._convert_train_steps_to_hooks)
   assert "check_positive_integer(max_steps, 'Train max_steps')" in source
 
@@ -907,3 +909,16 @@ def test_a_bincount_s_length_is_the_data_s_largest_value():
   with pytest.raises((tf.errors.InvalidArgumentError, tf.errors.NotFoundError, tf.errors.InternalError)):
     compile_on_xla(lambda v: tf.cast(tf.reduce_sum(tf.math.bincount(v)), tf.float32), values)
   assert 'tensorflow.math.bincount' in apis.DYNAMIC_SHAPE_OPS and 'tensorflow.bincount' in apis.DYNAMIC_SHAPE_OPS
+
+
+def test_the_numpy_functions_the_report_calls_float_step_counts_return_numpy_floats_for_ints():
+  """estimator_checks.NUMPY_FLOAT_RESULTS: given ints, each returns a NumPy float, which TPUEstimator's
+  check_positive_integer refuses in both TensorFlows (TF 2.15's takes NumPy ints too, TF 1.15's does not)."""
+  from estimator_tpu.porting.report import estimator_checks
+  from tensorflow_estimator.python.estimator.tpu import util as tpu_util
+  for name in estimator_checks.NUMPY_FLOAT_RESULTS:
+    function = getattr(np, name.split('.', 1)[1])
+    value = function(7, 2) if name.endswith('divide') else function(7)
+    assert isinstance(value, np.floating), (name, type(value))
+    with pytest.raises(TypeError, match='must be int'):
+      tpu_util.check_positive_integer(value, 'Eval steps')
