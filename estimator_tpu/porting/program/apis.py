@@ -510,7 +510,9 @@ STRING_COLUMNS = frozenset([
     'sparse_column_with_hash_bucket', 'crossed_column',
 ])
 WRAPPING_COLUMNS = frozenset(['indicator_column', 'embedding_column', 'weighted_categorical_column',
-                              'shared_embedding_columns', 'shared_embedding_column', 'sequence_categorical_column'])
+                              'shared_embedding_columns', 'shared_embedding_column', 'sequence_categorical_column',
+                              # contrib.layers' own wrappers
+                              'one_hot_column', 'weighted_sparse_column'])
 COLUMN_APPLIERS = frozenset(['input_layer', 'linear_model', 'DenseFeatures', 'LinearModel',
                              'input_from_feature_columns', 'weighted_sum_from_feature_columns'])
 

@@ -37,6 +37,9 @@ def _is_id_column(program, module, fn, call, canonical):
                                           _over_numbers(program, module, fn, call, canonical))
 
 
+# The keywords a wrapping column takes its columns by (tf.feature_column's categorical_column(s); contrib.layers'
+# sparse_id_column(s): embedding_column, one_hot_column, weighted_sparse_column, shared_embedding_columns).
+WRAPPED_KEYWORDS = ('categorical_column', 'categorical_columns', 'sparse_id_column', 'sparse_id_columns')
 # Where a vocabulary column's vocabulary (its dtype) is passed: (position, keyword).
 _VOCABULARY = {'categorical_column_with_vocabulary_list': ((1, 'vocabulary_list'), (2, 'dtype')),
                'sparse_column_with_keys': ((1, 'keys'), (4, 'dtype'))}
@@ -164,8 +167,7 @@ def _from_origin(program, origin, predicate, params, depth):
     if predicate(program, module, fn, node, canonical):
       return [(module, node, apis.last(canonical))]
     if apis.is_wrapping_column(canonical):
-      inner += list(node.args[:1]) + [kw.value for kw in node.keywords if kw.arg in ('categorical_column',
-                                                                                      'categorical_columns')]
+      inner += list(node.args[:1]) + [kw.value for kw in node.keywords if kw.arg in WRAPPED_KEYWORDS]
     elif isinstance(node.func, ast.Name) and node.func.id in ('list', 'tuple', 'sorted') and node.args:
       inner.append(node.args[0])
     elif isinstance(node.func, ast.Name) and node.func.id == 'dict':

@@ -107,6 +107,7 @@ def _source(program, origin, depth):
   canonical = program.canonical(module, fn, node.func) or ''
   name = node.func.attr if isinstance(node.func, ast.Attribute) else getattr(node.func, 'id', '')
   cast_to = node.args[0] if name == 'astype' and node.args else (
+      syntax.argument(node, 1, 'dtype') if canonical in ('numpy.array', 'numpy.asarray') else
       syntax.keyword(node, 'dtype') if canonical not in apis.PANDAS_READERS else None)
   if cast_to is not None:  # a cast: to uint8 or float64 is where that dtype comes from, to anything else settles it
     return _cast_sources(program, module, fn, cast_to, origin)

@@ -42,7 +42,11 @@ DRIVEN_METHODS = {'train': Method(TRAIN, 0, 2, 3, 1, 'hooks'), 'evaluate': Metho
                   # the clustering estimators' predict(input_fn) under another name (k-means, GMM)
                   'predict_cluster_index': Method(PREDICT, 0, None, None, None, 'hooks'),
                   'predict_cluster_idx': Method(PREDICT, 0, None, None, None, 'hooks'),
-                  'predict_assignments': Method(PREDICT, 0, None, None, None, 'hooks')}
+                  'predict_assignments': Method(PREDICT, 0, None, None, None, 'hooks'),
+                  # contrib.learn's predictions by kind: (x, input_fn, ...), the input_fn by keyword
+                  'predict_scores': Method(PREDICT, None, None, None, None, 'hooks'),
+                  'predict_classes': Method(PREDICT, None, None, None, None, 'hooks'),
+                  'predict_proba': Method(PREDICT, None, None, None, None, 'hooks')}
 BUILT, NAMED = 'built', 'named'
 
 Driver = collections.namedtuple('Driver', ['module', 'fn', 'call', 'method', 'receiver'])

