@@ -142,8 +142,17 @@ def _tensors_fetched(program, call, found):
           part.attr in kept and kept[part.attr] not in fetched:
         fetched.append(kept[part.attr])
   bound = callables.arguments(call, init[1])
-  return [syntax.render(bound[name]) for name in fetched
-          if bound.get(name) is not None and not syntax.is_literal(bound[name])]
+  # (`{} if use_tpu else dict(loss=loss)`: on a TPU the hook is given nothing to fetch)
+  given = [syntax.on_tpu(bound[name]) for name in fetched if bound.get(name) is not None]
+  return [syntax.render(node) for node in given if not syntax.is_literal(node) and not _empty(node)]
+
+
+def _empty(node):
+  """An empty container written out: `{}`, `[]`, `()`, `dict()`, `list()`."""
+  if isinstance(node, (ast.Dict, ast.List, ast.Tuple, ast.Set)):
+    return not (node.keys if isinstance(node, ast.Dict) else node.elts)
+  return isinstance(node, ast.Call) and isinstance(node.func, ast.Name) and \
+      node.func.id in ('dict', 'list', 'tuple', 'set') and not node.args and not node.keywords
 
 
 def _literal_names(program, module, fn, node):

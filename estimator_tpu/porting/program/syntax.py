@@ -253,6 +253,16 @@ def _branch_of(test, in_body):
   return 'tpu' if in_body != negated else 'cpu'
 
 
+def on_tpu(node):
+  """The part of `a if use_tpu else b` (nested as written) a TPU run takes; the expression itself otherwise."""
+  while isinstance(node, ast.IfExp):
+    branch = _branch_of(node.test, True)
+    if branch is None:
+      return node
+    node = node.body if branch == 'tpu' else node.orelse
+  return node
+
+
 def tpu_branch(conditions):
   """'cpu' when code runs only off the TPU (under `if not use_tpu:` or the else of `if use_tpu:`), 'tpu' when
   only on it, None when it runs on both or static analysis cannot tell."""

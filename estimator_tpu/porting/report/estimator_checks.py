@@ -409,6 +409,27 @@ class _SiteCheck(object):
     return column_arguments(self.program, self.site)
 
 
+def _only_read(module, fn, call):
+  """Whether a call's value is assigned to a local name that the function then only reads attributes of
+  (`run_config = tf.estimator.RunConfig()` to read the TF_CONFIG it parsed: `run_config.task_type`): it is handed to
+  nothing. A method call on it (`.replace(...)`) or any other use hands it on."""
+  statement = module.parents.get(id(call))
+  if fn is None or not (isinstance(statement, ast.Assign) and statement.value is call and
+                        len(statement.targets) == 1 and isinstance(statement.targets[0], ast.Name)):
+    return False
+  name = statement.targets[0].id
+  for node in ast.walk(fn):
+    if isinstance(node, (ast.Global, ast.Nonlocal)) and name in node.names:
+      return False
+    if isinstance(node, ast.Name) and node.id == name and isinstance(node.ctx, ast.Load):
+      parent = module.parents.get(id(node))
+      if not (isinstance(parent, ast.Attribute) and parent.value is node and
+              not (isinstance(module.parents.get(id(parent)), ast.Call) and
+                   module.parents.get(id(parent)).func is parent)):
+        return False
+  return True
+
+
 def column_arguments(program, site):
   """The expressions a premade estimator gets its feature columns from, by keyword or by position."""
   canonical = program.canonical(site.module, site.fn, site.call.func) or ''
@@ -520,6 +541,8 @@ class _CallSite(object):
     if not apis.is_tpu_run_config(name):
       if self.index.off_the_tpu(self.module, self.call):
         return  # the config of the program's own CPU estimator
+      if _only_read(self.module, self.fn, self.call):
+        return  # a config only read (`config = RunConfig()`, then `config.task_type`): no estimator gets it
       what = '`%s` (a subclass of `%s`)' % (subclass, _short(name)) if subclass else '`%s`' % _short(name)
       # One change (docs/PORT_REPORT.md): the TPU RunConfig written here carries no strategy; and a RunConfig
       # written inside the call that builds an estimator the port changes is part of that estimator's change.

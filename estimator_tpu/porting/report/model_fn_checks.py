@@ -613,6 +613,12 @@ class _DeviceWalk(object):
       self.collector.required(module, call, 'id-columns-in-model-fn', checks.ID_COLUMNS_WHY % (
           '`%s` inside model_fn applies feature columns that' % short, columns.describe(found)))
 
+  def _empty_scaffold(self, module, fn, node):
+    """`scaffold=tf.train.Scaffold()` without arguments: Estimator's default, with nothing in it for a scaffold_fn
+    to carry (the spec written as a TPUEstimatorSpec leaves it out)."""
+    return isinstance(node, ast.Call) and not node.args and not node.keywords and \
+        apis.last(self.program.canonical(module, fn, node.func) or '') == 'Scaffold'
+
   def _check_spec(self, module, fn, call, canonical, runs):
     # Checks rule 5 (TPUEstimatorSpec), rule 8 (iterations per loop).
     add = self.collector
@@ -639,7 +645,8 @@ class _DeviceWalk(object):
         add.required(module, call, 'training-chief-hooks',
                      'training_chief_hooks= -> training_hooks=: TPUEstimator refuses chief hooks '
                      'in an EstimatorSpec.')
-      if runs & {mode_branches.TRAIN, mode_branches.EVAL} and _given(call, 'scaffold'):
+      if runs & {mode_branches.TRAIN, mode_branches.EVAL} and _given(call, 'scaffold') and \
+          not self._empty_scaffold(module, fn, syntax.keyword(call, 'scaffold')):
         add.required(module, call, 'scaffold', 'scaffold= is ignored by TPU training and evaluation -> '
                      'TPUEstimatorSpec(scaffold_fn=fn), fn returning the Scaffold (for example to '
                      'init_from_checkpoint).')
