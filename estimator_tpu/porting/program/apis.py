@@ -325,6 +325,15 @@ def is_sklearn_loader(name):
   return bool(name) and name.startswith('sklearn.datasets.load_')
 
 
+# contrib.learn's own toy datasets (datasets/base.py reads their CSVs with features_dtype=np.float): .data is
+# float64, and so is load_boston's .target (iris' is int64); load_dataset('iris') / ('boston') call them.
+CONTRIB_TOY_LOADERS = frozenset(
+    prefix + name for prefix in ('tensorflow.contrib.learn.datasets.', 'tensorflow.contrib.learn.datasets.base.',
+                                 'tensorflow.contrib.learn.python.learn.datasets.',
+                                 'tensorflow.contrib.learn.python.learn.datasets.base.')
+    for name in ('load_iris', 'load_boston', 'load_dataset'))
+
+
 # contrib.learn's CSV loaders (datasets/base.py): a Dataset(data, target) whose .data has the features_dtype and
 # .target the target_dtype the call names, (filename, target_dtype, features_dtype): attribute -> (position, keyword).
 CSV_DATASET_LOADERS = frozenset(['tensorflow.contrib.learn.datasets.base.load_csv_with_header',

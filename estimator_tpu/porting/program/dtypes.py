@@ -243,6 +243,14 @@ def _attribute_source(program, origin, depth):
           program.canonical(inner.module, inner.fn, inner.node.func)):
         return [(FLOAT64, origin, 'scikit-learn\'s %s() .%s are float64' % (
             apis.last(program.canonical(inner.module, inner.fn, inner.node.func)), node.attr))]
+  if node.attr in ('data', 'target'):
+    for inner in values.origins(program, module, fn, _chain_root(node)):
+      loader = program.canonical(inner.module, inner.fn, inner.node.func) if isinstance(inner.node, ast.Call) else None
+      if loader in apis.CONTRIB_TOY_LOADERS:
+        name = syntax.literal(syntax.argument(inner.node, 0, 'name')) if loader.endswith('load_dataset') else \
+            apis.last(loader)[len('load_'):]
+        if node.attr == 'data' or name == 'boston':
+          return [(FLOAT64, origin, 'contrib.learn\'s %s .%s is float64' % (name or 'toy dataset', node.attr))]
   if node.attr not in ('labels', 'images'):
     return []
   for inner in _root_origins(program, module, fn, _chain_root(node)):

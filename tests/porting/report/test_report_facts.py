@@ -570,6 +570,20 @@ def test_contrib_learn_csv_loaders_give_data_and_target_the_dtypes_they_are_give
 
 @pytest.mark.skipif(not tf.__version__.startswith('1.'),
                     reason='tf.contrib.learn exists in TensorFlow 1.x only (TF %s)' % tf.__version__)
+def test_contrib_learn_s_toy_datasets_are_float64_but_iris_targets():
+  """Rule 15 (apis.CONTRIB_TOY_LOADERS): contrib.learn's load_iris / load_boston (and load_dataset of their names)
+  read their CSVs with features_dtype=np.float: .data float64; iris' .target int64, boston's float64."""
+  import numpy as np
+  from tensorflow.contrib.learn.python.learn import datasets  # pylint: disable=g-import-not-at-top
+  iris, boston = datasets.load_dataset('iris'), datasets.base.load_boston()
+  assert (iris.data.dtype, iris.target.dtype, boston.data.dtype, boston.target.dtype) == (
+      np.float64, np.int64, np.float64, np.float64)
+  assert {'tensorflow.contrib.learn.datasets.load_iris', 'tensorflow.contrib.learn.datasets.load_dataset',
+          'tensorflow.contrib.learn.datasets.base.load_boston'} <= apis.CONTRIB_TOY_LOADERS
+
+
+@pytest.mark.skipif(not tf.__version__.startswith('1.'),
+                    reason='tf.contrib.learn exists in TensorFlow 1.x only (TF %s)' % tf.__version__)
 def test_contrib_learns_data_feeder_feeds_placeholders_without_a_static_batch():
   """Rule 4 (input-from-arrays-batch): fit/evaluate(x=arrays) feed placeholders of shape [None] + the array's own
   (data_feeder.py), whatever batch_size says, and keep the arrays' dtype (float64 from np.float, NumPy's old alias

@@ -5629,3 +5629,25 @@ def test_a_run_config_whose_attributes_alone_are_read_is_no_change(tmp_path):
   (tmp_path / 'train.py').write_text(CONFIG_READ_BACK)
   report, found = findings_of([str(tmp_path / 'train.py')], str(tmp_path))
   assert [line for path, line, code, severity in found if code == 'run-config-not-tpu'] == [20], found
+
+
+CONTRIB_IRIS = '''import tensorflow as tf
+from tensorflow.contrib import learn
+from sklearn.model_selection import train_test_split
+
+iris = learn.datasets.load_dataset('iris')
+x_train, x_test, y_train, y_test = train_test_split(iris.data, iris.target, test_size=0.2)
+columns = [tf.contrib.layers.real_valued_column('', dimension=4)]
+classifier = learn.DNNClassifier(hidden_units=[10], feature_columns=columns, n_classes=3)
+classifier.fit(x_train, y_train, steps=200)
+print(classifier.evaluate(x=x_test, y=y_test)['accuracy'])
+'''
+
+
+def test_contrib_learn_s_own_toy_datasets_hand_over_float64(tmp_path):
+  """contrib.learn's load_iris / load_dataset('iris') data is float64 (test_report_facts.py), and fit(x=) and
+  evaluate(x=) feed it on as it is: rule 15 at each (held-out-28's moonblood2 and held-out-14's Lesson_6)."""
+  (tmp_path / 'iris.py').write_text(CONTRIB_IRIS)
+  report, found = findings_of([str(tmp_path / 'iris.py')], str(tmp_path))
+  assert [line for path, line, code, severity in found if severity == R and code == 'in-memory-dtype'] == [9, 10], \
+      found
