@@ -5651,3 +5651,33 @@ def test_contrib_learn_s_own_toy_datasets_hand_over_float64(tmp_path):
   report, found = findings_of([str(tmp_path / 'iris.py')], str(tmp_path))
   assert [line for path, line, code, severity in found if severity == R and code == 'in-memory-dtype'] == [9, 10], \
       found
+
+
+COLUMNS_FROM_A_BUILDER = '''import tensorflow as tf
+
+CATEGORICAL = ['card']
+
+
+def columns_of(names):
+  found = []
+  for name in names:
+    if name in CATEGORICAL:
+      column = tf.feature_column.categorical_column_with_identity(key=name, num_buckets=4)
+      column = tf.feature_column.indicator_column(column)
+      found.append(column)
+    else:
+      found.append(tf.feature_column.numeric_column(key=name))
+  return found
+
+
+estimator = tf.estimator.DNNClassifier(feature_columns=columns_of(['card', 'amount']), hidden_units=[4])
+estimator.train(lambda: tf.data.Dataset.from_tensors(({'card': [1], 'amount': [1.0]}, [0])), steps=1)
+'''
+
+
+def test_columns_a_function_appends_to_the_list_it_returns_reach_the_estimator(tmp_path):
+  """A builder that makes `found = []`, appends columns in a loop and returns it (held-out-28's fraud model, wide_deep
+  and several earlier census programs): the estimator gets what was appended there (rule 4 for identity columns)."""
+  (tmp_path / 'train.py').write_text(COLUMNS_FROM_A_BUILDER)
+  report, found = findings_of([str(tmp_path / 'train.py')], str(tmp_path))
+  assert (18, 'premade-id-columns') in [(line, code) for path, line, code, severity in found if severity == R], found
