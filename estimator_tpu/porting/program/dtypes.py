@@ -9,6 +9,7 @@ gives uint8 labels (float64 with one_hot=True). A cast on the host (astype, dtyp
 import ast
 
 from estimator_tpu.porting.program import apis
+from estimator_tpu.porting.program import containers
 from estimator_tpu.porting.program import syntax
 from estimator_tpu.porting.program import values
 
@@ -374,13 +375,40 @@ def string_defaults(program, module, fn, node, depth=0):
       count += sum(string_defaults(program, origin.module, origin.fn, part, depth + 1)
                    for part in (origin.node.left, origin.node.right))
     elif isinstance(origin.node, (ast.List, ast.Tuple)):
-      for element in origin.node.elts:
-        inner = element.elts[0] if isinstance(element, (ast.List, ast.Tuple)) and element.elts else element
-        value = syntax.literal(inner)
-        canonical = program.canonical(origin.module, origin.fn, inner) if isinstance(inner, ast.Attribute) else None
-        if isinstance(value, (str, bytes)) or canonical == 'tensorflow.string':
-          count += 1
+      count += sum(_string_default(program, origin.module, origin.fn, element) for element in origin.node.elts)
+    elif isinstance(origin.node, ast.Call) and isinstance(origin.node.func, ast.Name) and \
+        origin.node.func.id in ('list', 'tuple') and len(origin.node.args) == 1 and depth < 3:
+      count += string_defaults(program, origin.module, origin.fn, origin.node.args[0], depth + 1)
+    elif isinstance(origin.node, ast.Call) and isinstance(origin.node.func, ast.Attribute) and \
+        origin.node.func.attr == 'values' and not origin.node.args and depth < 3:
+      # `defaults.values()` of a dict of one default per column (`defaults['city'] = ['']`, filled in a loop)
+      count += sum(_string_default(program, where_module, where_fn, value)
+                   for where_module, where_fn, value in _dict_values(program, origin.module, origin.fn,
+                                                                     origin.node.func.value))
   return count
+
+
+def _string_default(program, module, fn, element):
+  """Whether one column's record default ('' or [''] or tf.string) makes a string column."""
+  inner = element.elts[0] if isinstance(element, (ast.List, ast.Tuple)) and element.elts else element
+  value = syntax.literal(inner)
+  canonical = program.canonical(module, fn, inner) if isinstance(inner, ast.Attribute) else None
+  return isinstance(value, (str, bytes)) or canonical == 'tensorflow.string'
+
+
+def _dict_values(program, module, fn, node):
+  """(module, fn, value) of the values of the dicts an expression can be: a literal's, and what is stored into it
+  where it is made (`d = OrderedDict()`, then `d[key] = value`, also inside the function that returns it)."""
+  found = []
+  for origin in values.origins(program, module, fn, node):
+    if isinstance(origin.node, ast.Dict):
+      found += [(origin.module, origin.fn, value) for value in origin.node.values if value is not None]
+    statement = origin.module.parents.get(id(origin.node))
+    if isinstance(statement, ast.Assign) and len(statement.targets) == 1 and \
+        isinstance(statement.targets[0], ast.Name):
+      found += [(where_module, where_fn, value) for where_module, where_fn, _, _, value in containers.stored_into(
+          program, origin.module, origin.fn, statement.targets[0].id) if value is not None]
+  return found
 
 
 def names_dtype(program, module, fn, node, names, depth=0):

@@ -5681,3 +5681,52 @@ def test_columns_a_function_appends_to_the_list_it_returns_reach_the_estimator(t
   (tmp_path / 'train.py').write_text(COLUMNS_FROM_A_BUILDER)
   report, found = findings_of([str(tmp_path / 'train.py')], str(tmp_path))
   assert (18, 'premade-id-columns') in [(line, code) for path, line, code, severity in found if severity == R], found
+
+
+DEFAULTS_FILLED_IN_A_DICT = '''from collections import OrderedDict
+
+import tensorflow as tf
+
+NUMERIC = ['age', 'hours']
+
+
+def column_defaults(names):
+  defaults = OrderedDict()
+  defaults['label'] = [0]
+  for name in names:
+    if name in NUMERIC:
+      defaults[name] = [0.0]
+    else:
+      defaults[name] = ['']
+  return defaults
+
+
+def parse(line):
+  defaults = column_defaults(['age', 'city', 'hours'])
+  columns = tf.decode_csv(line, record_defaults=list(defaults.values()))
+  features = dict(zip(defaults.keys(), columns))
+  return features, features.pop('label')
+
+
+def input_fn(params):
+  dataset = tf.data.TextLineDataset('train.csv').map(parse)
+  return dataset.repeat().batch(params['batch_size'], drop_remainder=True)
+
+
+def model_fn(features, labels, mode, params):
+  loss = tf.reduce_mean(tf.layers.dense(tf.stack([features['age'], features['hours']], 1), 1))
+  optimizer = tf.tpu.CrossShardOptimizer(tf.train.AdamOptimizer())
+  return tf.estimator.tpu.TPUEstimatorSpec(mode, loss=loss, train_op=optimizer.minimize(loss))
+
+
+estimator = tf.estimator.tpu.TPUEstimator(model_fn, train_batch_size=8)
+estimator.train(input_fn, max_steps=10)
+'''
+
+
+def test_record_defaults_filled_into_a_dict_count_its_string_defaults(tmp_path):
+  """decode_csv(record_defaults=list(defaults.values())) of an OrderedDict a function fills with one default per
+  column (held-out-28's wide_deep, and held-out-21's coocaa copy of it): its [''] defaults make string columns."""
+  (tmp_path / 'train.py').write_text(DEFAULTS_FILLED_IN_A_DICT)
+  report, found = findings_of([str(tmp_path / 'train.py')], str(tmp_path))
+  assert 21 in [line for path, line, code, severity in found if severity == R and code == 'strings-to-the-device'], found
