@@ -5726,7 +5726,7 @@ estimator.train(input_fn, max_steps=10)
 
 def test_record_defaults_filled_into_a_dict_count_its_string_defaults(tmp_path):
   """decode_csv(record_defaults=list(defaults.values())) of an OrderedDict a function fills with one default per
-  column (held-out-28's wide_deep, and held-out-21's coocaa copy of it): its [''] defaults make string columns."""
+  column (held-out-28's wide_deep): its [''] defaults make string columns."""
   (tmp_path / 'train.py').write_text(DEFAULTS_FILLED_IN_A_DICT)
   report, found = findings_of([str(tmp_path / 'train.py')], str(tmp_path))
   assert 21 in [line for path, line, code, severity in found if severity == R and code == 'strings-to-the-device'], found
