@@ -229,6 +229,10 @@ DYNAMIC_SHAPE_OPS = frozenset([
     'tensorflow.bincount', 'tensorflow.math.bincount',
 ])
 WHERE_OPS = frozenset(['tensorflow.where', 'tensorflow.where_v2'])
+# A while loop whose body concatenates onto a loop variable grows it each iteration: XLA refuses a loop whose body
+# gives back other shapes than it was given (test_report_facts.py).
+WHILE_LOOPS = frozenset(['tensorflow.while_loop', 'tensorflow.compat.v1.while_loop'])
+CONCATS = frozenset(['tensorflow.concat', 'tensorflow.compat.v1.concat'])
 # contrib.seq2seq's scheduled-sampling helpers pick the sampled rows with a one-argument where and gather_nd /
 # scatter_nd (helper.py): a shape that depends on the data, which XLA refuses (test_report_facts.py).
 SAMPLING_HELPERS = frozenset(['tensorflow.contrib.seq2seq.ScheduledEmbeddingTrainingHelper',

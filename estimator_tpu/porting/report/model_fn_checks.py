@@ -530,6 +530,13 @@ class _DeviceWalk(object):
                    '`%s` inside model_fn returns a shape that depends on the data; XLA compiles '
                    'a TPU program for fixed shapes only -> keep shapes static (e.g. multiply by a 0/1 mask, or '
                    'tf.where(cond, x, y) with three arguments).' % short)
+    elif canonical in apis.WHILE_LOOPS and self._grown_by_loop(module, fn, call):
+      add.required(module, call, 'dynamic-shape-op',
+                   '`%s` inside model_fn grows `%s` each iteration (tf.concat onto it in the body): XLA compiles a '
+                   'loop only where the body gives back the shapes it was given ("Input and output shapes of loop '
+                   'body do not match") -> a fixed-size buffer written at the loop index (tf.TensorArray of a '
+                   'fixed size, or a one-hot update), or the batch computed at once without a loop.'
+                   % (short, self._grown_by_loop(module, fn, call)))
     elif canonical in apis.SAMPLING_HELPERS:
       add.required(module, call, 'dynamic-shape-op',
                    '`%s` inside model_fn samples with a one-argument tf.where and gather_nd/scatter_nd of the rows it '
@@ -612,6 +619,25 @@ class _DeviceWalk(object):
       # Checks rule 4 (static shapes).
       self.collector.required(module, call, 'id-columns-in-model-fn', checks.ID_COLUMNS_WHY % (
           '`%s` inside model_fn applies feature columns that' % short, columns.describe(found)))
+
+  def _grown_by_loop(self, module, fn, call):
+    """The loop variable (its parameter name) a tf.while_loop's body concatenates onto itself and gives back, so
+    that its shape grows each iteration; None when no body the call resolves to does."""
+    body = syntax.argument(call, 1, 'body')
+    for target in self.program.callables.resolve(module, fn, body) if body is not None else ():
+      if not isinstance(target, callables.Fn):
+        continue
+      names = syntax.positional_names(target.node)
+      for returned in self.program.returned_values(target.node):
+        parts = returned.elts if isinstance(returned, (ast.Tuple, ast.List)) else [returned]
+        for name, part in zip(names, parts):
+          for origin in values.origins(self.program, target.module, target.node, part):
+            if isinstance(origin.node, ast.Call) and self.program.canonical(
+                origin.module, origin.fn, origin.node.func) in apis.CONCATS and origin.node.args and \
+                isinstance(origin.node.args[0], (ast.List, ast.Tuple)) and \
+                any(isinstance(e, ast.Name) and e.id == name for e in origin.node.args[0].elts):
+              return name
+    return None
 
   def _empty_scaffold(self, module, fn, node):
     """`scaffold=tf.train.Scaffold()` without arguments: Estimator's default, with nothing in it for a scaffold_fn

@@ -936,3 +936,24 @@ def test_the_numpy_functions_the_report_calls_float_step_counts_return_numpy_flo
     assert isinstance(value, np.floating), (name, type(value))
     with pytest.raises(TypeError, match='must be int'):
       tpu_util.check_positive_integer(value, 'Eval steps')
+
+
+def test_a_while_loop_that_grows_a_loop_variable_does_not_compile_on_xla():
+  """Rule 4 (apis.WHILE_LOOPS, CONCATS): a body that concatenates onto a loop variable gives back another shape
+  than it was given, which XLA refuses; the same loop with a looser shape_invariant but a body that keeps the shape
+  compiles (held-out-28's word2vec CBOW)."""
+  import numpy as np
+
+  def looped(grow):
+    def computation(x):
+      def body(acc, i):
+        return (tf.concat([acc, tf.ones([1, 4])], 0) if grow else acc * 2.0), i + 1
+      acc, _ = tf.while_loop(lambda acc, i: i < 3, body, [x[:1], tf.constant(1)],
+                             shape_invariants=[tf.TensorShape([None, 4]), tf.TensorShape([])])
+      return tf.reduce_sum(acc)
+    return computation
+
+  with pytest.raises(tf.errors.InvalidArgumentError, match='shapes of loop body do not match'):
+    compile_on_xla(looped(True), np.ones([3, 4], np.float32))
+  assert compile_on_xla(looped(False), np.ones([3, 4], np.float32))[0] == 16.0
+  assert 'tensorflow.while_loop' in apis.WHILE_LOOPS and 'tensorflow.concat' in apis.CONCATS

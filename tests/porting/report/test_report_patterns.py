@@ -5730,3 +5730,46 @@ def test_record_defaults_filled_into_a_dict_count_its_string_defaults(tmp_path):
   (tmp_path / 'train.py').write_text(DEFAULTS_FILLED_IN_A_DICT)
   report, found = findings_of([str(tmp_path / 'train.py')], str(tmp_path))
   assert 21 in [line for path, line, code, severity in found if severity == R and code == 'strings-to-the-device'], found
+
+
+GROWING_LOOP = '''import tensorflow as tf
+
+
+def averaged(features, size):
+  def grow(acc, i):
+    mean = tf.reduce_mean(features[i], axis=0)
+    acc = tf.concat([acc, [mean]], axis=0)
+    return [acc, i + 1]
+
+  def keep(acc, i):
+    return [acc * 0.5, i + 1]
+
+  start = tf.zeros([0, size])
+  grown, _ = tf.while_loop(lambda acc, i: i < 4, grow, [start, 0],
+                           shape_invariants=[tf.TensorShape([None, size]), tf.TensorShape([])])
+  kept, _ = tf.while_loop(lambda acc, i: i < 4, keep, [features[0], 0],
+                          shape_invariants=[tf.TensorShape([None, size]), tf.TensorShape([])])
+  return grown + kept
+
+
+def model_fn(features, labels, mode, params):
+  loss = tf.reduce_mean(averaged(features, 4))
+  optimizer = tf.tpu.CrossShardOptimizer(tf.train.AdamOptimizer())
+  return tf.estimator.tpu.TPUEstimatorSpec(mode, loss=loss, train_op=optimizer.minimize(loss))
+
+
+def input_fn(params):
+  return tf.data.Dataset.from_tensors(tf.ones([4, 3, 4])).repeat().batch(params['batch_size'], drop_remainder=True)
+
+
+tf.estimator.tpu.TPUEstimator(model_fn, train_batch_size=8).train(input_fn, max_steps=1)
+'''
+
+
+def test_a_while_loop_whose_body_concatenates_onto_its_variable_grows_it(tmp_path):
+  """A tf.while_loop body that concatenates onto a loop variable and gives it back grows it each iteration, which
+  XLA refuses (test_report_facts.py): rule 4 at the loop; a loop with the same loose shape_invariants whose body
+  keeps the shape is no change."""
+  (tmp_path / 'loop.py').write_text(GROWING_LOOP)
+  report, found = findings_of([str(tmp_path / 'loop.py')], str(tmp_path))
+  assert [line for path, line, code, severity in found if code == 'dynamic-shape-op'] == [14], found
