@@ -575,7 +575,7 @@ class _DeviceWalk(object):
                    'cannot run it -> when params[\'use_tpu\'] is true, call it in a function returned as '
                    'TPUEstimatorSpec(scaffold_fn=...), which TPUEstimator runs on the host (keep the direct call '
                    'for the CPU).' % short)
-    elif apis.is_string_op(canonical):
+    elif apis.is_string_op(canonical) and not self._around_a_table(module, fn, call):
       self.collector.strings_on_device = True
       add.required(module, call, 'string-op-in-model-fn',
                    '`%s` inside model_fn: TPUs have no string type -> do string work (parsing, '
@@ -638,6 +638,29 @@ class _DeviceWalk(object):
                 any(isinstance(e, ast.Name) and e.id == name for e in origin.node.args[0].elts):
               return name
     return None
+
+  def _around_a_table(self, module, fn, call):
+    """Whether a string op only prepares what a table looks up (`codes = table.lookup(tf.string_split(labels).values)`)
+    or works on what it gave (`tf.reduce_join(table.lookup(ids).values)`): part of that table's change, which
+    docs/PORT_REPORT.md places at the table (ids made on the host, or the table moved there, take these with it)."""
+    if call.args and any(self._looked_up(origin.module, origin.fn, origin.node, 0)
+                         for origin in values.origins(self.program, module, fn, call.args[0])):
+      return True
+    statement = module.parents.get(id(call))
+    name = syntax.plain_target(statement) if isinstance(statement, ast.Assign) and statement.value is call else None
+    return name is not None and any(
+        isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute) and node.func.attr == 'lookup' and
+        any(isinstance(part, ast.Name) and part.id == name for argument in node.args for part in ast.walk(argument))
+        for node, _ in syntax.walk_local(fn))
+
+  def _looked_up(self, module, fn, node, depth):
+    """Whether an expression is (an attribute or a slice of) what a table's lookup gave."""
+    if depth > 3:
+      return False
+    if isinstance(node, (ast.Attribute, ast.Subscript)):
+      return any(self._looked_up(origin.module, origin.fn, origin.node, depth + 1)
+                 for origin in values.origins(self.program, module, fn, node.value))
+    return isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute) and node.func.attr == 'lookup'
 
   def _empty_scaffold(self, module, fn, node):
     """`scaffold=tf.train.Scaffold()` without arguments: Estimator's default, with nothing in it for a scaffold_fn
