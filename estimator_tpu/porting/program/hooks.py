@@ -122,21 +122,25 @@ def _classify(program, origin):
 def _tensors_fetched(program, call, found):
   """The arguments of a construction of a program's hook class that its before_run fetches
   (`SessionRunArgs([self.pred_tensor, ...])`, self.pred_tensor set from an __init__ parameter), rendered."""
-  before = program.callables.find_method(found[0], found[1], 'before_run')
+  runs = [program.callables.find_method(found[0], found[1], name) for name in ('before_run', 'after_run')]
+  runs = [method for method in runs if method is not None]
   init = program.callables.find_method(found[0], found[1], '__init__')
-  if before is None or init is None:
+  if not runs or init is None:
     return []
   parameters = set(syntax.positional_names(init[1]) + [a.arg for a in init[1].args.kwonlyargs])
-  kept = {}  # attribute -> the __init__ parameter it holds
+  kept = {}  # attribute -> the __init__ parameter it holds (`self.op = op`, or `self.op = op,` a tuple of it)
   for node in ast.walk(init[1]):
-    if isinstance(node, ast.Assign) and isinstance(node.value, ast.Name) and node.value.id in parameters:
-      for target in node.targets:
-        if isinstance(target, ast.Attribute) and isinstance(target.value, ast.Name) and target.value.id == 'self':
-          kept[target.attr] = node.value.id
+    held = node.value.elts if isinstance(node, ast.Assign) and isinstance(node.value, ast.Tuple) else \
+        [node.value] if isinstance(node, ast.Assign) else []
+    held = [value.id for value in held if isinstance(value, ast.Name) and value.id in parameters]
+    for target in node.targets if held else ():
+      if isinstance(target, ast.Attribute) and isinstance(target.value, ast.Name) and target.value.id == 'self':
+        kept[target.attr] = held[0]
   fetched = []
-  for node in ast.walk(before[1]):
-    fetches = syntax.argument(node, 0, 'fetches') if isinstance(node, ast.Call) and \
-        (syntax.dotted(node.func) or '').endswith('SessionRunArgs') else None
+  for node in (node for method in runs for node in ast.walk(method[1])):
+    # what before_run hands the session (SessionRunArgs), or runs in it itself (`run_context.session.run(op)`)
+    dotted = (syntax.dotted(node.func) or '') if isinstance(node, ast.Call) else ''
+    fetches = syntax.argument(node, 0, 'fetches') if dotted.endswith(('SessionRunArgs', 'session.run')) else None
     for part in ast.walk(fetches) if fetches is not None else ():
       if isinstance(part, ast.Attribute) and isinstance(part.value, ast.Name) and part.value.id == 'self' and \
           part.attr in kept and kept[part.attr] not in fetched:

