@@ -71,9 +71,7 @@ ESTIMATOR_EXPECTED = [
     ('input_fn', 'dataset = records.read_dataset(path).batch(batch_size)', 4, REQUIRED),
     ('input_fn', 'def predict_input_fn_builder(', 3, REQUIRED, 'def input_fn():'),
     ('input_fn', 'dataset = records.read_dataset(path).take(num_examples).batch(batch_size)', 3, REQUIRED),
-    ('distributed', 'run_config = tf.estimator.RunConfig()', 1, REQUIRED),
-    ('distributed', 'run_config = tf.estimator.RunConfig()', 2, ADVICE),
-    ('distributed', 'run_config = tf.estimator.RunConfig()', 8, ADVICE),
+    # (distributed's `run_config = tf.estimator.RunConfig()` only reads TF_CONFIG back: no estimator gets it)
     ('distributed', 'eval_spec = tf.estimator.EvalSpec(', 9, REQUIRED),
     ('distributed', 'tf.estimator.train_and_evaluate(estimator, train_spec, eval_spec)', 14, ADVICE),
     # On a TPU, one process: train_and_evaluate would evaluate from inside training, resetting the TPU under it.
