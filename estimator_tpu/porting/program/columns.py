@@ -130,19 +130,18 @@ def matching(program, module, fn, node, predicate, params=None, depth=0):
 
 def _matching(program, module, fn, node, predicate, params, depth):
   found = []
-  filled = [(module, fn, node.id)] if isinstance(node, ast.Name) else []
+  # A container filled after it is made: `columns = []` then `columns.append(...)` or `columns['age'] = ...`, also
+  # in the function that fills and returns it (`found = []`, `found.append(...)`, `return found`).
+  stored = _stored_into(program, module, fn, node.id) if isinstance(node, ast.Name) else []
   for origin in values.origins(program, module, fn, node):
     found += _from_origin(program, origin, predicate, params, depth)
-    # the container a function fills and returns (`found = []`, `found.append(...)`, `return found`), reached
-    # through its call: the name it was made under, in that function
-    statement = origin.module.parents.get(id(origin.node))
-    if isinstance(origin.node, (ast.List, ast.Dict)) and isinstance(statement, ast.Assign) and \
-        len(statement.targets) == 1 and isinstance(statement.targets[0], ast.Name) and \
-        (origin.module, origin.fn, statement.targets[0].id) not in filled:
-      filled.append((origin.module, origin.fn, statement.targets[0].id))
-  # A container filled after it is made: `columns = []` then `columns.append(...)` or `columns['age'] = ...`.
-  for where_module, where_fn, name in filled:
-    for owner_module, owner, value in _stored_into(program, where_module, where_fn, name):
+    if isinstance(origin.node, (ast.List, ast.Dict)):
+      stored += [(where_module, where_fn, value) for where_module, where_fn, _, _, value in
+                 containers.stored_where_made(program, origin) if value is not None]
+  seen = set()
+  for owner_module, owner, value in stored:
+    if id(value) not in seen:
+      seen.add(id(value))
       found += matching(program, owner_module, owner, value, predicate, params, depth + 1)
   unique = []
   for item in found:

@@ -17,6 +17,17 @@ def module_level(module):
           for n in ast.walk(s)]
 
 
+def stored_where_made(program, origin):
+  """stored_into of the container an origin is (a display or a call that makes one) under the one name its
+  statement assigns it in its own scope (`found = []` in the function that fills and returns it); [] when it is
+  not assigned so."""
+  statement = origin.module.parents.get(id(origin.node))
+  if not (isinstance(statement, ast.Assign) and statement.value is origin.node and len(statement.targets) == 1 and
+          isinstance(statement.targets[0], ast.Name)):
+    return []
+  return stored_into(program, origin.module, origin.fn, statement.targets[0].id)
+
+
 def mutations(program, module, fn, name):
   """Values stored into `name` after it is made: `name['key'] = value`, `name.append(v)`, `name.extend(vs)`,
   `name += vs`, `name.update(...)`, as (kind, key or None, value) with kind 'item', 'element' or 'update'."""

@@ -403,11 +403,8 @@ def _dict_values(program, module, fn, node):
   for origin in values.origins(program, module, fn, node):
     if isinstance(origin.node, ast.Dict):
       found += [(origin.module, origin.fn, value) for value in origin.node.values if value is not None]
-    statement = origin.module.parents.get(id(origin.node))
-    if isinstance(statement, ast.Assign) and len(statement.targets) == 1 and \
-        isinstance(statement.targets[0], ast.Name):
-      found += [(where_module, where_fn, value) for where_module, where_fn, _, _, value in containers.stored_into(
-          program, origin.module, origin.fn, statement.targets[0].id) if value is not None]
+    found += [(where_module, where_fn, value) for where_module, where_fn, _, _, value in
+              containers.stored_where_made(program, origin) if value is not None]
   return found
 
 
