@@ -162,11 +162,12 @@ def _frame_strings(collector, use, target):
     return  # (a frame of known dtypes is check_in_memory_arguments'; its cast is the one change the judges count)
   read = string_features(collector.program, use.sites)
   if read:
+    keys = ', '.join(repr(key) for key in sorted(read))
     collector.required(module, call, 'in-memory-dtype', '`%s` hands every column of its frame to the input, and the '
                        'estimator\'s feature columns read %s as strings (%s): the TPU infeed takes no strings -> turn '
-                       'them into integer ids (or embeddings) on the host before the frame is handed over.' % (
-                           _short(target.made_by), ', '.join(repr(key) for key in sorted(read)),
-                           ', '.join('%s(%r)' % (read[key], key) for key in sorted(read))))
+                       'the frame\'s %s into integer ids (or embeddings) on the host before it is handed over.' % (
+                           _short(target.made_by), keys,
+                           ', '.join('%s(%r)' % (read[key], key) for key in sorted(read)), keys))
 
 
 def _as_called(target, node):
