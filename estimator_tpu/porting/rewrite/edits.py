@@ -89,10 +89,15 @@ class Edits(object):
 
 def _tabbed(code, original_lines):
   """A tab-indented file's new lines indented with tabs: a continuation line's hanging indent of 4*k spaces (the
-  port writes its calls so) becomes k tabs; alignment with a bracket keeps its spaces."""
+  port writes its calls so) becomes k tabs; alignment with a bracket keeps its spaces. A new line above a line of
+  the file indented with spaces (a block of a file that mixes both) keeps its spaces, as that line does."""
   lines = code.splitlines(True)
   for index, line in enumerate(lines):
     if line.rstrip('\r\n') in original_lines:
+      continue
+    below = next((other for other in lines[index + 1:] if other.strip() and
+                  other.rstrip('\r\n') in original_lines), '')
+    if line.startswith(' ') and below.startswith(' '):
       continue
     body = line.lstrip('\t')
     tabs = len(line) - len(body)

