@@ -443,9 +443,11 @@ class _Checks(object):
       if sites:
         module, node = sites[0]
         self.collector.required(module, node, 'uncast-input-dtype',
-                                'the input makes %s data and never casts it: the TPU '
-                                'infeed takes %s -> cast on the host in input_fn (e.g. tf.cast(images, tf.float32)).'
-                                % (dtype, INFEED_DTYPES))
+                                'the input makes %s data (`%s`) and never casts it: the TPU '
+                                'infeed takes %s -> cast what the input hands on (tf.cast(x, %s)) on the host, in '
+                                'input_fn; %s that never reaches the features or labels needs nothing.'
+                                % (dtype, syntax.render(node), INFEED_DTYPES,
+                                   'tf.float32' if dtype == 'float64' else 'tf.float32 or tf.int32', dtype))
 
 
 def _converts(node, program, module, fn, depth=0):
