@@ -46,15 +46,16 @@ def message(kind, what, origin, detail, infeed_dtypes):
   """The finding's words; `what` is the expression, or a list of the arguments that hold the data."""
   where = '%s:%d' % (origin.module.path, origin.node.lineno)
   names = what if isinstance(what, list) else [what]
-  holds = ' and '.join('`%s`' % name for name in names) + (' hold' if len(names) > 1 else ' holds')
+  named = ' and '.join('`%s`' % name for name in names)
+  holds = named + (' hold' if len(names) > 1 else ' holds')
   if kind == STRINGS:
-    return ('%s strings (%s, %s): the TPU infeed takes no strings (it takes %s) -> turn them into integer '
-            'ids on the host (a vocabulary lookup in input_fn) and feed the ids.' % (holds, detail, where,
-                                                                                       infeed_dtypes))
+    return ('%s strings (%s, %s): the TPU infeed takes no strings (it takes %s) -> turn the strings of %s into '
+            'integer ids on the host (a vocabulary lookup in input_fn) and feed the ids.' % (
+                holds, detail, where, infeed_dtypes, named))
   if kind == UINT8:
-    return ('%s uint8 data (%s, %s): TensorFlow 1.15\'s TPU infeed refuses uint8 (it takes %s) -> cast on '
+    return ('%s uint8 data (%s, %s): TensorFlow 1.15\'s TPU infeed refuses uint8 (it takes %s) -> cast %s on '
             'the host, e.g. .astype(np.int32) for labels; a cast inside model_fn is on the TPU, too late.'
-            % (holds, detail, where, infeed_dtypes))
+            % (holds, detail, where, infeed_dtypes, named))
   if detail.startswith('pd.'):
     # A frame: astype(np.float32) of a frame with string columns raises; only its float64 columns are cast.
     return ('%s float64 data (%s, %s): the TPU infeed refuses float64 (it takes %s) -> cast the frame\'s float64 '
@@ -62,9 +63,9 @@ def message(kind, what, origin, detail, infeed_dtypes):
             'frame.select_dtypes(\'float64\')}), or dtype= when reading); string columns are not cast (what they '
             'need is a change of its own); a cast inside model_fn is on the TPU, too late.'
             % (holds, detail, where, infeed_dtypes))
-  return ('%s float64 data (%s, %s): the TPU infeed refuses float64 (it takes %s) -> cast it to float32 on '
+  return ('%s float64 data (%s, %s): the TPU infeed refuses float64 (it takes %s) -> cast %s to float32 on '
           'the host (.astype(np.float32), or dtype= when reading); a cast inside model_fn is on the TPU, too late.'
-          % (holds, detail, where, infeed_dtypes))
+          % (holds, detail, where, infeed_dtypes, named))
 
 
 def _sources(program, module, fn, node, depth):

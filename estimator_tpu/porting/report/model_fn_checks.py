@@ -713,7 +713,8 @@ class _DeviceWalk(object):
         add.required(module, call, 'spec-hooks-fetch-tensors',
                      '%s=`%s` holds %s (%s:%d), which fetches tensors made in model_fn: on a TPU '
                      'they are inside the TPU computation, where nothing can fetch them -> report them through '
-                     'host_call (or the loss TPUEstimator logs), and keep hooks for host-side work.' % (
+                     'host_call (or the loss TPUEstimator logs), make the ops it runs part of the train_op, and '
+                     'keep hooks for host-side work.' % (
                          name, syntax.render(value), fetching[0].detail, fetching[0].where.module.path,
                          fetching[0].where.node.lineno))
       else:
