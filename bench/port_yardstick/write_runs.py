@@ -138,6 +138,10 @@ def by_rule(numbers):
   return ', '.join('r%d:%d' % (rule, counts[rule]) for rule in sorted(counts)) or '-'
 
 
+# What `--write` says of a program the report requires nothing of (porting/cli.py).
+NOTHING_TO_PORT = 'Nothing to port: '
+
+
 def port(program, folder, out, python):
   """`--write` from the program's folder, as a user would run it; returns its exit status and what it printed."""
   shutil.rmtree(out, ignore_errors=True)
@@ -148,6 +152,12 @@ def port(program, folder, out, python):
   text = completed.stdout
   made = CHANGES.search(text)
   changed = [rule for rule, count in CHANGE_RULE.findall(made.group(2)) for _ in range(int(count))] if made else []
+  if completed.returncode == 0 and NOTHING_TO_PORT in text and not os.path.isdir(out):
+    # An already-ported program (a control): --write changes nothing and writes nothing; its port is the program
+    # as it is, replayed and judged like any other.
+    for path in program['paths']:
+      os.makedirs(os.path.dirname(os.path.join(out, path)), exist_ok=True)
+      shutil.copy2(os.path.join(folder, path), os.path.join(out, path))
   # A traceback exits 1 too, as a port with TODOs does: it wrote nothing, and is the tool's crash.
   crashed = 'Traceback (most recent call last)' in text or (completed.returncode in (0, 1) and not os.path.isdir(out))
   return {'exit': 'crash' if crashed else completed.returncode, 'changes': int(made.group(1)) if made else 0,

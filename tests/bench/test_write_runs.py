@@ -320,3 +320,15 @@ def test_a_matrix_logged_over_several_lines_is_read_whole():
   assert step == 7 and one['confusion_matrix'] == '[[4 0 1] [0 3 0] [1 0 2]]' and one['loss'] == 0.25, one
   original, port = {'metrics': write_runs.parse_metrics(log % 3)}, {'metrics': write_runs.parse_metrics(log % 2)}
   assert write_runs.compare(original, port, tolerance=1e-4).startswith('DIFFER in confusion_matrix')
+
+
+def test_a_program_with_nothing_to_port_is_its_own_port(tmp_path):
+  """--write on an already-ported program (a control) exits 0, says "Nothing to port" and writes nothing: the port
+  is the program as it is, copied to the port's folder to be replayed and judged (held-out-28's ELECTRA control had
+  been counted as a crash of the tool)."""
+  from support.paths import REPO_ROOT
+  written = write_runs.port({'paths': ['mnist_tpu.py']}, REPO_ROOT, str(tmp_path / 'port'), sys.executable)
+  assert written['exit'] == 0 and written['changes'] == 0 and written['todos'] == 0, written['output']
+  assert write_runs.NOTHING_TO_PORT in written['output']
+  with open(os.path.join(REPO_ROOT, 'mnist_tpu.py')) as original, open(str(tmp_path / 'port' / 'mnist_tpu.py')) as f:
+    assert f.read() == original.read()
