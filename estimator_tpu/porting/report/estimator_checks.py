@@ -424,9 +424,9 @@ def _only_read(module, fn, call):
       return False
     if isinstance(node, ast.Name) and node.id == name and isinstance(node.ctx, ast.Load):
       parent = module.parents.get(id(node))
-      if not (isinstance(parent, ast.Attribute) and parent.value is node and
-              not (isinstance(module.parents.get(id(parent)), ast.Call) and
-                   module.parents.get(id(parent)).func is parent)):
+      above = module.parents.get(id(parent))
+      method_called = isinstance(above, ast.Call) and above.func is parent
+      if not (isinstance(parent, ast.Attribute) and parent.value is node) or method_called:
         return False
   return True
 

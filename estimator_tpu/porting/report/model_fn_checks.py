@@ -132,8 +132,8 @@ class _DeviceWalk(object):
           self.params.add(key, *pair)
     self.own_batch_size = [where for where, _ in self.params.entries.get('batch_size', [])]
     self.global_batch_statements = set()
-    self._no_reduction = {}  # ids of (module, fn, node) -> (node, the most depth left with which
-    # _batch_reduction found no reduction there)
+    # ids of (module, fn, node) -> (node, the most depth left with which _batch_reduction found no reduction there)
+    self._no_reduction = {}
     self.visited = set()
     self.saw_optimizer = False
     self.saw_device = False
@@ -489,6 +489,7 @@ class _DeviceWalk(object):
     add = self.collector
     short = canonical.replace('tensorflow.', 'tf.', 1)
     batch_bound = None  # a mask width or decode bound computed from the batch: the reduction that computes it
+    grown = self._grown_by_loop(module, fn, call) if canonical in apis.WHILE_LOOPS else None
     if canonical in apis.SEQUENCE_MASK or canonical in apis.DYNAMIC_DECODE:
       batch_bound = self._batch_reduction(module, fn, syntax.argument(
           call, *((1, 'maxlen') if canonical in apis.SEQUENCE_MASK else (3, 'maximum_iterations'))))
@@ -530,13 +531,13 @@ class _DeviceWalk(object):
                    '`%s` inside model_fn returns a shape that depends on the data; XLA compiles '
                    'a TPU program for fixed shapes only -> keep shapes static (e.g. multiply by a 0/1 mask, or '
                    'tf.where(cond, x, y) with three arguments).' % short)
-    elif canonical in apis.WHILE_LOOPS and self._grown_by_loop(module, fn, call):
+    elif grown:
       add.required(module, call, 'dynamic-shape-op',
                    '`%s` inside model_fn grows `%s` each iteration (tf.concat onto it in the body): XLA compiles a '
                    'loop only where the body gives back the shapes it was given ("Input and output shapes of loop '
                    'body do not match") -> a fixed-size buffer written at the loop index (tf.TensorArray of a '
                    'fixed size, or a one-hot update), or the batch computed at once without a loop.'
-                   % (short, self._grown_by_loop(module, fn, call)))
+                   % (short, grown))
     elif canonical in apis.SAMPLING_HELPERS:
       add.required(module, call, 'dynamic-shape-op',
                    '`%s` inside model_fn samples with a one-argument tf.where and gather_nd/scatter_nd of the rows it '
