@@ -50,15 +50,15 @@ JUDGMENTS = os.path.join(HERE, 'judgments')
 # on) / the eighth to thirteenth, each chosen and judged the same way while the report was improved on the set
 # before / the fourteenth to sixteenth, the same way, under the five protocol rows docs/PORT_REPORT.md added
 # before the fourteenth / the seventeenth to twenty-second, the same way / the twenty-third, the same way, under the
-# constant-splits row docs/PORT_REPORT.md added before it / the twenty-fourth to twenty-eighth, the same way
-# (the twenty-sixth to twenty-eighth under the three rows added after the twenty-fifth's first run; the
-# twenty-eighth also under the spec-with-eval_metric_ops row added before it).
+# constant-splits row docs/PORT_REPORT.md added before it / the twenty-fourth to twenty-ninth, the same way
+# (the twenty-sixth to twenty-ninth under the three rows added after the twenty-fifth's first run; the
+# twenty-eighth and twenty-ninth also under the spec-with-eval_metric_ops row added before the twenty-eighth).
 SETS = ('development', 'held-out', 'held-out-2', 'held-out-3', 'held-out-4', 'held-out-5', 'held-out-6', 'held-out-7', 'held-out-8', 'held-out-9',
         'held-out-10', 'held-out-11', 'held-out-12', 'held-out-13', 'held-out-14',
         'held-out-15', 'held-out-16', 'held-out-17', 'held-out-18',
         'held-out-19', 'held-out-20', 'held-out-21', 'held-out-22', 'held-out-23',
         'held-out-24', 'held-out-25', 'held-out-26',
-        'held-out-27', 'held-out-28')
+        'held-out-27', 'held-out-28', 'held-out-29')
 # Rows of the report before the rule registry (commit 180b60a and earlier) -> rule numbers.
 LEGACY_ROWS = {'rule-dtypes': 15, 'rule-gcs': 17, 'version-contrib': 19, 'tool': 13}
 
