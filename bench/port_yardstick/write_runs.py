@@ -331,6 +331,25 @@ def _restored_nothing(run):
   return bool(run and run['metrics'] and run['metrics'][-1][0] == 0)
 
 
+def evaluate_checkpoint(evaluate, ported):
+  """Both evaluate the original's checkpoint (no training): the same weights, so the CPU's metrics must agree.
+  `evaluate(kind, source)` runs one evaluation (source None: the original). Where they differ, the original
+  evaluates its checkpoint a second time: a program whose evaluation draws at random (an unseeded shuffle or noise
+  op) differs from itself, and the row says so instead of calling the port's different numbers a change."""
+  row = {'original_eval': evaluate('original', None), 'ported_eval': evaluate('port', ported)}
+  row['checkpoint_compare'] = compare(row['original_eval'], row['ported_eval'], tolerance=1e-4)
+  if _restored_nothing(row['original_eval']):
+    # A model_dir the replay leaves nowhere to copy (tempfile.mkdtemp()): both evaluated fresh random weights.
+    row['checkpoint_compare'] = 'no checkpoint restored (global_step 0): ' + row['checkpoint_compare']
+  elif row['checkpoint_compare'].startswith('DIFFER'):
+    row['original_eval_again'] = evaluate('original-again', None)
+    itself = compare(row['original_eval'], row['original_eval_again'], tolerance=1e-4)
+    if itself.startswith('DIFFER'):
+      row['checkpoint_compare'] = "RANDOM (the original's own two evaluations differ too, %s): %s" % (
+          itself[len('DIFFER '):].split(':')[0], row['checkpoint_compare'])
+  return row
+
+
 def parse_args(argv):
   parser = argparse.ArgumentParser(description=__doc__.split('\n')[0])
   parser.add_argument('--checkouts', required=True, help='DIR/<owner>/<name>: the repositories at their commits')
@@ -374,15 +393,11 @@ def main(argv=None):
         not os.path.isdir(checkpoint_folder(program, saved)):
       row['checkpoint_compare'] = 'no checkpoint at %s' % checkpoint_folder(program, saved)
     elif ported and ported['exit'] == 0 and original['exit'] == 0:
-      # Both evaluate the original's checkpoint (no training): the same weights, so the CPU's metrics must agree.
-      row['original_eval'], row['ported_eval'] = [
-          replay(program, folder, source, os.path.join(base, 'eval-' + kind), data, os.path.abspath(args.runs),
-                 args.python, args.timeout, hook=hook, checkpoint_of=os.path.join(base, 'run-original'))
-          for kind, source in (('original', None), ('port', os.path.join(base, 'port')))]
-      row['checkpoint_compare'] = compare(row['original_eval'], row['ported_eval'], tolerance=1e-4)
-      if _restored_nothing(row['original_eval']):
-        # A model_dir the replay leaves nowhere to copy (tempfile.mkdtemp()): both evaluated fresh random weights.
-        row['checkpoint_compare'] = 'no checkpoint restored (global_step 0): ' + row['checkpoint_compare']
+      row.update(evaluate_checkpoint(
+          lambda kind, source: replay(program, folder, source, os.path.join(base, 'eval-' + kind), data,
+                                      os.path.abspath(args.runs), args.python, args.timeout, hook=hook,
+                                      checkpoint_of=os.path.join(base, 'run-original')),
+          os.path.join(base, 'port')))
     if args.judge and ported:
       row['judged'] = judged(program, folder, os.path.join(base, 'port'), os.path.join(base, 'judge-port'), data,
                              os.path.abspath(args.runs), args.python, args.timeout, hook=hook)

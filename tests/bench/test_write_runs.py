@@ -121,6 +121,39 @@ def test_the_checkpoint_evaluation_tells_a_changed_computation(tmp_path):
   assert not write_runs._restored_nothing(same)  # pylint: disable=protected-access
 
 
+def test_a_port_that_differs_only_as_much_as_the_original_differs_from_itself_is_random(tmp_path):
+  """An evaluation that draws at random (unseeded noise) differs between two runs of the same checkpoint: the
+  original is evaluated a second time, and the row says RANDOM rather than DIFFER; a changed computation whose
+  original evaluates the same twice stays DIFFER."""
+  hook = write_runs.write_hook(str(tmp_path / 'hook'))
+
+  def rows(text, ported_text):
+    folder = tmp_path / ('case%d' % len(list(tmp_path.iterdir())))
+    (folder / 'program').mkdir(parents=True)
+    (folder / 'port').mkdir()
+    (folder / 'program' / 'train.py').write_text(text)
+    (folder / 'port' / 'train.py').write_text(ported_text)
+    program = {'run': {'replay': '{py} train.py {out}/model'}}
+    trained = write_runs.replay(program, str(folder / 'program'), None, str(folder / 'run-original'), str(tmp_path),
+                                str(tmp_path), sys.executable, 300, hook=hook)
+    assert trained['exit'] == 0, open(trained['log']).read()[-3000:]
+    return write_runs.evaluate_checkpoint(
+        lambda kind, source: write_runs.replay(program, str(folder / 'program'), source, str(folder / ('eval-' + kind)),
+                                               str(tmp_path), str(tmp_path), sys.executable, 300, hook=hook,
+                                               checkpoint_of=str(folder / 'run-original')),
+        str(folder / 'port'))
+
+  noisy = PROGRAM.replace('* SCALE', '* SCALE + tf.random_uniform([])')
+  random = rows(noisy, noisy)
+  assert random['checkpoint_compare'].startswith("RANDOM (the original's own two evaluations differ too, in loss, mse)")
+  assert random['original_eval_again']['metrics'][-1][0] == 3
+  changed = rows(PROGRAM, PROGRAM.replace('SCALE = 1.0', 'SCALE = 2.0'))
+  assert changed['checkpoint_compare'].startswith('DIFFER in loss, mse'), changed['checkpoint_compare']
+  assert changed['original_eval_again']['metrics'][-1][0] == 3
+  same = rows(PROGRAM, PROGRAM)
+  assert same['checkpoint_compare'].startswith('SAME') and 'original_eval_again' not in same
+
+
 def test_an_evaluation_at_step_0_restored_no_checkpoint():
   """A replay whose checkpoints live in a temporary folder leaves nothing to copy: its 'evaluation of the original's
   checkpoint' is of fresh random weights, which the row says instead of a DIFFER between two random models."""
