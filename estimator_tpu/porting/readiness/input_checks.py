@@ -50,14 +50,15 @@ def check_input(input_fn, params, batch_may_vary=False, tensors_ok=False, per_co
                              'host from one (PER_HOST_V2 input).')], None
     components = _components(dataset, tensors)
     batch_size = topology.param_value(params, 'batch_size')
-    checks = [check_static_shapes(components, batch_may_vary),
-              check_batch_dimension(components, batch_size, per_core, cores),
-              check_dtypes(components)]
+    shapes, batch_dimension, dtypes = (check_static_shapes(components, batch_may_vary),
+                                       check_batch_dimension(components, batch_size, per_core, cores),
+                                       check_dtypes(components))
     batch, error = read_one_batch(dataset) if not tensors else _run_tensors(dataset)
+  if error is None and batch_dimension.status == check_results.PASS:
+    batch_dimension = check_rows_read(batch_dimension, batch, batch_size, batch_may_vary)
+  checks = [shapes, batch_dimension, dtypes]
   if error is not None:
     checks.append(input_fn_error('reading one batch failed: %s' % error))
-  elif checks[1].status == check_results.PASS:
-    checks[1] = check_rows_read(checks[1], batch, batch_size, batch_may_vary)
   return checks, batch
 
 
