@@ -686,16 +686,47 @@ class _CallSite(object):
                               'initialises the TPU system when it starts and shuts it down when it ends '
                               '(tpu_estimator.py, TPUInfeedOutfeedSessionHook) -> call the TPUEstimator\'s '
                               'train(max_steps=...) and evaluate(steps=...) directly, in turns.')
-    if syntax.has_star_args(self.call):
-      return  # the steps may come in **kwargs
-    if _unset(syntax.keyword(self.call, 'train_steps'), missing_is_none=True):
+    # A step count that is None is one change per call (docs/PORT_REPORT.md), both counts of one Experiment too.
+    unbounded = [self._unbounded(name, missing) for name, missing in (('train_steps', NONE), ('eval_steps', SET))]
+    if unbounded[0] is not None:
       self.collector.required(self.module, self.call, 'experiment-without-train-steps',
-                              'Experiment without train_steps trains until the input '
-                              'ends -> set train_steps: on a TPU, training needs a bound.')
-    if _unset(syntax.keyword(self.call, 'eval_steps'), missing_is_none=False):
+                              'Experiment without train_steps%s trains until the input ends%s -> set train_steps: on '
+                              'a TPU, training needs a bound.' % (unbounded[0], '' if unbounded[1] is None else (
+                                  ', and its eval_steps is None%s, reading evaluation input until it ends'
+                                  % unbounded[1])))
+    elif unbounded[1] is not None:
       self.collector.required(self.module, self.call, 'experiment-eval-steps-none',
-                              'Experiment(eval_steps=None) reads until the input ends -> '
-                              'set eval_steps to the number of full batches: evaluation on a TPU refuses steps=None.')
+                              'Experiment(eval_steps=None)%s reads until the input ends -> set eval_steps to the '
+                              'number of full batches: evaluation on a TPU refuses steps=None.' % unbounded[1])
+
+  def _unbounded(self, name, missing):
+    """Why an Experiment's step-count keyword is None (its flag's default, ...), or None when it is not."""
+    for module, fn, node in self._experiment_argument(name):
+      state, why = self._step_count(node, missing, where=(module, fn))
+      if state == NONE:
+        return why
+    return None
+
+  def _experiment_argument(self, name):
+    """(module, function, argument or None) for an Experiment keyword: the call's own, or, where the call hands on
+    the **kwargs of a def it is written in (Cloud ML Engine's `generate_experiment_fn(**experiment_args)`), what
+    each scanned call of that def passes; nothing where *args or unscanned calls hide it."""
+    given = syntax.keyword(self.call, name)
+    if given is not None or not syntax.has_star_args(self.call):
+      return [(self.module, self.fn, given)]
+    if any(type(arg).__name__ == 'Starred' for arg in self.call.args):
+      return []
+    hidden = [kw.value for kw in self.call.keywords if kw.arg is None]
+    if len(hidden) != 1 or not isinstance(hidden[0], ast.Name):
+      return []
+    outer = self.program.enclosing_function(self.module, self.call)
+    while outer is not None and not (isinstance(outer, ast.FunctionDef) and outer.args.kwarg is not None and
+                                     outer.args.kwarg.arg == hidden[0].id):
+      outer = self.program.enclosing_function(self.module, outer)
+    sites = self.program.callables.call_sites(outer) if outer is not None else []
+    if not sites or any(syntax.has_star_args(call) for _, _, call in sites):
+      return []
+    return [(module, caller, syntax.keyword(call, name)) for module, caller, call in sites]
 
   def _metric_spec(self):
     """contrib.learn's MetricSpec (for Experiment(eval_metrics=) or evaluate(metrics=)): metrics computed outside
@@ -920,18 +951,20 @@ class _CallSite(object):
                                 'the step count is `%s`, a NumPy float: TPUEstimator refuses steps that are not ints '
                                 '(TypeError) -> int(...) around it.' % syntax.render(rounded))
 
-  def _step_count(self, node, missing=None):
+  def _step_count(self, node, missing=None, where=None):
     """(NONE, SET or RUN_TIME, why) for a steps/max_steps argument. A literal or a value computed here is taken
     as it is; a flag read (`FLAGS.eval_steps`, `fv.eval_steps`, argparse's `args.eval_steps`, `vars(args)['x']`)
     is its flag's default when the scanned files define that flag, and only known at run time when they do not; a
-    name is what it was assigned (`EVAL_STEPS = args.eval_steps`)."""
+    name is what it was assigned (`EVAL_STEPS = args.eval_steps`). `where`: the (module, function) the argument is
+    written in, where it is not the call's."""
     if node is None:
       return (NONE if missing is None else missing), ''
-    found = [self._step_value(self.module, self.fn, node)]
+    module, fn = where or (self.module, self.fn)
+    found = [self._step_value(module, fn, node)]
     if isinstance(node, ast.Name):
       # Only the flags a name was given count: `eval_steps = None` then `if use_tpu: eval_steps = n` (BERT) is set
       # where it matters; a name that is only ever None (EVAL_STEPS = None, a module's constant) is None.
-      origins = values.origins(self.program, self.module, self.fn, node)
+      origins = values.origins(self.program, module, fn, node)
       if origins and all(syntax.is_literal(o.node) and syntax.literal(o.node) is None for o in origins):
         return NONE, ' (`%s` is None: %s:%d)' % (node.id, origins[0].module.path, origins[0].node.lineno)
       found = [self._step_value(o.module, o.fn, o.node) for o in origins
@@ -970,12 +1003,6 @@ def _evaluates_on_tpu(sites):
 
 def _short(name):
   return name.replace('tensorflow.', 'tf.', 1)
-
-
-def _unset(node, missing_is_none):
-  if node is None:
-    return missing_is_none
-  return syntax.literal(node) is None
 
 
 def _string_value(program, module, fn, node):

@@ -860,6 +860,41 @@ def test_a_train_spec_s_max_steps_from_an_option_without_default_is_none(tmp_pat
   assert rule_9(True) == []  # required=True: always given
 
 
+def test_an_experiment_s_steps_handed_on_through_kwargs_are_what_its_maker_is_called_with(tmp_path):
+  """Cloud ML Engine's template: generate_experiment_fn(**experiment_args) returns a function that builds the
+  Experiment with **experiment_args; the steps are the keywords of the maker's call, here options without a default
+  (None: training unbounded, evaluation to the end of the input), found at the Experiment."""
+  source = '''
+      import argparse
+      import tensorflow as tf
+      from tensorflow.contrib.learn import learn_runner
+
+      def generate_experiment_fn(**experiment_args):
+        def _experiment_fn(run_config, hparams):
+          estimator = tf.contrib.learn.Estimator(model_fn=None, config=run_config)
+          return tf.contrib.learn.Experiment(estimator, train_input_fn=None, eval_input_fn=None,
+                                             **experiment_args)
+        return _experiment_fn
+
+      parser = argparse.ArgumentParser()
+      parser.add_argument('--train-steps', type=int%s)
+      parser.add_argument('--eval-steps', type=int, default=%s)
+      args = parser.parse_args()
+      learn_runner.run(generate_experiment_fn(min_eval_frequency=1, train_steps=args.train_steps,
+                                              eval_steps=args.eval_steps),
+                       run_config=tf.contrib.learn.RunConfig())
+      '''
+  def rule_9(train_default, eval_default):
+    path = write(tmp_path, 'experiment_kwargs.py', source % (train_default, eval_default))
+    return [(f.line, f.code) for f in scan_paths([path]).findings if f.rule == 9]
+  assert rule_9('', 'None') == [(9, 'experiment-without-train-steps')]  # one change per call, both counts
+  assert rule_9(', default=1000', '100') == []
+  assert rule_9(', required=True', 'None') == [(9, 'experiment-eval-steps-none')]
+  without = write(tmp_path, 'experiment_unseen.py', (source % ('', 'None')).replace(
+      'generate_experiment_fn(min_eval_frequency=1,', 'generate_experiment_fn(**extra, min_eval_frequency=1,'))
+  assert [f for f in scan_paths([without]).findings if f.rule == 9] == []  # the maker's own call hides its keywords
+
+
 def test_keras_datasets_are_uint8_and_pixels_over_255_are_float64(tmp_path):
   # NumPy: uint8 / 255.0 is float64 (checked in both venvs); the read that reaches numpy_input_fn is the last one.
   path = write(tmp_path, 'keras_data.py', '''
