@@ -59,6 +59,19 @@ def reaching(module, found, use):
   return reached[::-1]
 
 
+def entry_value_reaches(program, module, fn, use):
+  """Whether a parameter of `fn` read there can still hold what the caller passed: `fn` binds the name as a
+  parameter, and no assignment above the read in `fn` surely ran (`if multi_gpu: model_fn = wrap(model_fn)`, then
+  Estimator(model_fn=model_fn): the caller's model_fn or the wrapped one; the read inside the wrapping call too)."""
+  bindings = program.local_bindings(module, fn).get(use.id, []) if fn is not None else []
+  if not any(kind == 'param' for kind, _ in bindings) or not getattr(use, 'lineno', None):
+    return False
+  around = _ancestors(module, use)
+  return all(isinstance(module.parents.get(id(value)), ast.AugAssign) or _in_branch_without(module, value, around)
+             for value, _ in program.assignments(module, fn, use.id)
+             if getattr(value, 'lineno', 0) <= use.lineno and id(value) not in around)
+
+
 def reaching_assignments(program, module, fn, use, owner_module, owner, with_defs=False):
   """(value, path) of the assignments to the name `use` reads (bound in `owner` of `owner_module`): in the scope
   that assigns it, those that can reach the read (see reaching); from another scope, all of them. `with_defs`: a
@@ -186,12 +199,17 @@ class Callables(object):
       return [Fn(owner_module, target)]
     if kind in ('value', 'other'):
       found = reaching_assignments(self.program, module, fn, node, owner_module, owner, with_defs=True)
-      results = []
+      entry = owner_module is module and owner is fn and entry_value_reaches(self.program, module, fn, node)
+      if entry:
+        found = [(value, path) for value, path in found if id(value) not in _ancestors(module, node)]
+      results = self._resolve_parameter(node.id, fn, depth) if entry else []
       for value, path in found:
         if isinstance(value, (ast.FunctionDef, ast.AsyncFunctionDef)):
           results.append(Fn(owner_module, value))  # `if fast: def input_fn(): ...` / `else: input_fn = ...`
           continue
         results += self._resolve_path(owner_module, owner, value, path, depth + 1)
+      if entry:  # the wrapped and the unwrapped function are one function
+        results = [r for i, r in enumerate(results) if r not in results[:i]]
       if results or kind == 'value':
         return results or [Unresolved('`%s` is computed at run time' % node.id)]
     if kind == 'import':

@@ -895,6 +895,33 @@ def test_an_experiment_s_steps_handed_on_through_kwargs_are_what_its_maker_is_ca
   assert [f for f in scan_paths([without]).findings if f.rule == 9] == []  # the maker's own call hides its keywords
 
 
+def test_a_model_fn_parameter_wrapped_only_in_a_branch_is_still_the_caller_s_model_fn(tmp_path):
+  """`if multi_gpu: model_fn = replicate_model_fn(model_fn)` (TF's official resnet loop): the estimator gets the
+  caller's model_fn or the wrapped one, both the same function, whose spec and optimizer are checked (the read
+  inside the wrapping call is the parameter too, not the assignment it is part of)."""
+  path = write(tmp_path, 'wrapped_loop.py', '''
+      import tensorflow as tf
+
+      def model_fn(features, labels, mode, params):
+        logits = tf.layers.dense(features, 2)
+        loss = tf.losses.sparse_softmax_cross_entropy(labels, logits)
+        train_op = tf.train.AdamOptimizer().minimize(loss, global_step=tf.train.get_global_step())
+        return tf.estimator.EstimatorSpec(mode, loss=loss, train_op=train_op)
+
+      def main(flags, model_function, input_fn):
+        if flags.multi_gpu:
+          model_function = tf.contrib.estimator.replicate_model_fn(model_function)
+        estimator = tf.estimator.Estimator(model_fn=model_function, config=tf.estimator.RunConfig())
+        estimator.train(input_fn, max_steps=10)
+        estimator.evaluate(input_fn, steps=10)
+
+      main(None, model_fn, None)
+      ''')
+  findings = scan_paths([path]).findings
+  assert [(f.line, f.rule) for f in findings if f.rule in (5, 6) and f.severity == 'required'] == [(7, 6), (8, 5)]
+  assert not [f for f in findings if f.severity == 'cannot tell statically' and f.rule == 5]
+
+
 def test_keras_datasets_are_uint8_and_pixels_over_255_are_float64(tmp_path):
   # NumPy: uint8 / 255.0 is float64 (checked in both venvs); the read that reaches numpy_input_fn is the last one.
   path = write(tmp_path, 'keras_data.py', '''
