@@ -685,7 +685,15 @@ class Callables(object):
     if isinstance(call.func, ast.Lambda):
       return []
     targets = self.resolve(module, fn, call.func, depth=MAX_DEPTH - 3)
-    return [t for t in targets if isinstance(t, Fn) and not isinstance(t.node, ast.Lambda)]
+    found = [t for t in targets if isinstance(t, Fn) and not isinstance(t.node, ast.Lambda)]
+    if not found and isinstance(call.func, ast.Name):
+      # `model = model_class(...)` then `model(inputs, training)`: the instance's class's __call__ (its own or a
+      # scanned base's: official/resnet's Model, the Keras-less model classes of TF 1 programs)
+      made = self.class_of(module, fn, call.func)
+      method = self.find_method(made[0], made[1], '__call__') if made else None
+      if method is not None:
+        found = [Fn(method[0], method[1], bound_positional=1)]
+    return found
 
   def constructs(self, module, fn, call, predicate, depth=0):
     """True when a call builds something `predicate(canonical name)` accepts, directly or via a project function

@@ -922,6 +922,39 @@ def test_a_model_fn_parameter_wrapped_only_in_a_branch_is_still_the_caller_s_mod
   assert not [f for f in findings if f.severity == 'cannot tell statically' and f.rule == 5]
 
 
+def test_a_model_instance_called_in_model_fn_runs_its_class_s_call_method(tmp_path):
+  """`model = model_class(...)` then `model(features, training)` (official/resnet's pattern, here with the class
+  handed in by the caller and __call__ inherited from a base): what __call__ builds is inside model_fn."""
+  path = write(tmp_path, 'model_class.py', '''
+      import tensorflow as tf
+
+      class Model(object):
+        def __init__(self, units):
+          self.units = units
+
+        def __call__(self, inputs, training):
+          tf.summary.histogram('inputs', inputs)
+          return tf.layers.dense(inputs, self.units)
+
+      class SmallModel(Model):
+        pass
+
+      def model_fn(features, labels, mode, params, model_class):
+        model = model_class(2)
+        logits = model(features, mode == tf.estimator.ModeKeys.TRAIN)
+        loss = tf.losses.sparse_softmax_cross_entropy(labels, logits)
+        return tf.estimator.tpu.TPUEstimatorSpec(mode, loss=loss)
+
+      def small_model_fn(features, labels, mode, params):
+        return model_fn(features, labels, mode, params, SmallModel)
+
+      estimator = tf.estimator.tpu.TPUEstimator(small_model_fn, config=tf.estimator.tpu.RunConfig(),
+                                                train_batch_size=8, eval_batch_size=8)
+      estimator.evaluate(lambda params: None, steps=1)
+      ''')
+  assert [(f.line, f.rule) for f in scan_paths([path]).findings if f.rule == 7] == [(9, 7)]
+
+
 def test_keras_datasets_are_uint8_and_pixels_over_255_are_float64(tmp_path):
   # NumPy: uint8 / 255.0 is float64 (checked in both venvs); the read that reaches numpy_input_fn is the last one.
   path = write(tmp_path, 'keras_data.py', '''
