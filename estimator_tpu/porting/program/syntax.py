@@ -248,9 +248,31 @@ def _branch_of(test, in_body):
     if tpu_and:
       return 'tpu' if in_body else 'cpu'
     return None
-  if isinstance(inner, ast.Compare) or not mentions_tpu(inner):
+  if isinstance(inner, ast.Compare):
+    truth = _tpu_comparison(inner)
+    if truth is None:
+      return None
+    return 'tpu' if in_body != (negated != (truth == 'cpu')) else 'cpu'
+  if not mentions_tpu(inner):
     return None
   return 'tpu' if in_body != negated else 'cpu'
+
+
+def _tpu_comparison(test):
+  """'tpu' when a comparison holds only on a TPU, 'cpu' when only off it, else None: `tpu_name is not None` /
+  `params['tpu'] != ''` (a TPU named), `... is None` / `== ''` (none named), `device == 'tpu'` / `!= 'tpu'`."""
+  if len(test.ops) != 1:
+    return None
+  op, right = test.ops[0], literal(test.comparators[0])
+  if isinstance(op, (ast.Is, ast.IsNot)) and right is None and mentions_tpu(test.left):
+    return 'cpu' if isinstance(op, ast.Is) else 'tpu'
+  if not isinstance(op, (ast.Eq, ast.NotEq)) or not isinstance(right, str):
+    return None
+  if right.lower() == 'tpu':
+    return 'tpu' if isinstance(op, ast.Eq) else 'cpu'
+  if right == '' and mentions_tpu(test.left):
+    return 'cpu' if isinstance(op, ast.Eq) else 'tpu'
+  return None
 
 
 def on_tpu(node):

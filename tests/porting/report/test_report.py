@@ -955,6 +955,42 @@ def test_a_model_instance_called_in_model_fn_runs_its_class_s_call_method(tmp_pa
   assert [(f.line, f.rule) for f in scan_paths([path]).findings if f.rule == 7] == [(9, 7)]
 
 
+@pytest.mark.parametrize('on_tpu, off_tpu', [
+    ('tpu_name is not None', 'tpu_name is None'),
+    ("params['tpu_name'] != ''", "params['tpu_name'] == ''"),
+    ("device == 'tpu'", "device != 'tpu'")])
+def test_a_comparison_naming_the_tpu_chooses_the_program_s_own_cpu_branch(tmp_path, on_tpu, off_tpu):
+  """An already-ported program that keeps a plain Estimator, RunConfig and EstimatorSpec where no TPU is named
+  (`if tpu_name is not None: TPUEstimator ... else: Estimator ...`, google-research's task_adaptation) needs no
+  change: the comparison tells its CPU branch, both ways round; a comparison that names no TPU tells nothing."""
+  source = '''
+      import tensorflow as tf
+
+      def model_fn(features, labels, mode, params):
+        tpu_name, device = params['tpu_name'], params['device']
+        loss = tf.reduce_mean(tf.layers.dense(features, 1))
+        if %s:
+          return tf.estimator.tpu.TPUEstimatorSpec(mode, loss=loss)
+        else:
+          return tf.estimator.EstimatorSpec(mode, loss=loss)
+
+      def build(tpu_name, device, params):
+        if %s:
+          return tf.estimator.Estimator(model_fn, params=params, config=tf.estimator.RunConfig())
+        else:
+            return tf.estimator.tpu.TPUEstimator(model_fn, params=params, train_batch_size=8, eval_batch_size=8,
+                                               config=tf.estimator.tpu.RunConfig())
+
+      FLAGS = tf.flags.FLAGS
+      build(FLAGS.tpu_name, FLAGS.device, {}).evaluate(lambda params: None, steps=1)
+      '''
+  path = write(tmp_path, 'tpu_named.py', source % (on_tpu, off_tpu))
+  assert [f for f in scan_paths([path]).findings if f.severity == 'required'] == []
+  unclear = write(tmp_path, 'tpu_unnamed.py', source % ('loss is not None', 'device is None'))
+  assert sorted((f.line, f.rule) for f in scan_paths([unclear]).findings if f.severity == 'required' and
+                f.rule in (1, 5)) == [(10, 5), (14, 1)]
+
+
 def test_keras_datasets_are_uint8_and_pixels_over_255_are_float64(tmp_path):
   # NumPy: uint8 / 255.0 is float64 (checked in both venvs); the read that reaches numpy_input_fn is the last one.
   path = write(tmp_path, 'keras_data.py', '''
