@@ -363,6 +363,11 @@ TENSOR_MAKERS = frozenset(['tensorflow.constant', 'tensorflow.convert_to_tensor'
 # TensorFlow functions that return a model_fn calling the one they are given (replicate_model_fn: once per GPU tower).
 MODEL_FN_WRAPPERS = frozenset(['tensorflow.contrib.estimator.replicate_model_fn'])
 
+# TensorFlow's makers of an input_fn() without params that feeds queues: (x, y or target_key, batch_size,
+# num_epochs, ...) in that order, and dequeue_up_to when num_epochs is set (numpy_io.py, pandas_io.py, contrib.learn's
+# generator_io.py).
+QUEUE_INPUT_FN_MAKERS = ('numpy_input_fn', 'pandas_input_fn', 'generator_input_fn')
+
 # tf.contrib modules and where each went (longest prefix wins), for version-contrib.
 CONTRIB_REPLACEMENTS = [
     ('tensorflow.contrib.tpu.CrossShardOptimizer', 'tf.tpu.CrossShardOptimizer (tf.compat.v1.tpu.CrossShardOptimizer '

@@ -395,7 +395,7 @@ def passes_a_function(program, module, fn, node):
 
 def made_by_tf_input_fn(target):
   made_by = getattr(target, 'made_by', None)
-  return bool(made_by) and apis.last(made_by) in ('numpy_input_fn', 'pandas_input_fn')
+  return bool(made_by) and apis.last(made_by) in apis.QUEUE_INPUT_FN_MAKERS
 
 
 def wrapped(program, module, fn, node):

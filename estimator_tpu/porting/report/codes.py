@@ -42,7 +42,7 @@ CODES = (
     # How the program drives the estimator.
     Code('metric-spec', 5, 'contrib.learn\'s MetricSpec: a metric computed outside model_fn, which a TPUEstimator '
          'takes only as eval_metrics'),
-    Code('input-fn-from-queue-maker', 3, 'an input_fn made by numpy_input_fn/pandas_input_fn'),
+    Code('input-fn-from-queue-maker', 3, 'an input_fn made by numpy_input_fn/pandas_input_fn/generator_input_fn'),
     Code('input-fn-unresolved', 3, 'the input_fn could not be followed'),
     Code('input-from-arrays', 3, 'contrib.learn fit/evaluate/predict given arrays, not an input_fn'),
     Code('train-spec-without-max-steps', 9, 'a TrainSpec without max_steps'),

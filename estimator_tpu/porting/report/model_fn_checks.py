@@ -93,10 +93,33 @@ def _schedules(fn, statement):
   return any(SCHEDULE_NAME.search(name) for name in names)
 
 
-def _given(call, name):
-  """Whether a call passes the keyword `name` something other than None (`scaffold=None` asks nothing)."""
-  value = syntax.keyword(call, name)
+def _given(call, name, program=None, module=None, fn=None):
+  """Whether a call passes the keyword `name` something other than None (`scaffold=None` asks nothing), also
+  through `**specs` of a dict the function builds (with the program, module and function)."""
+  value = syntax.keyword(call, name) if program is None else _spec_keyword(program, module, fn, call, name)
   return not _left_out_or_none(value)
+
+
+def _spec_keyword(program, module, fn, call, name):
+  """A call's keyword `name`, or, where the call is handed `**specs`, the value a dict the function assigns to that
+  name holds at that key (`specs = dict(mode=mode, loss=loss, eval_metric_ops=...)` in one branch, then
+  `EstimatorSpec(**specs)`): the first such dict that holds it."""
+  value = syntax.keyword(call, name)
+  if value is not None or fn is None:
+    return value
+  for kw in call.keywords:
+    if kw.arg is None and isinstance(kw.value, ast.Name):
+      for assigned, path in program.assignments(module, fn, kw.value.id):
+        held = None
+        if path:
+          continue
+        if isinstance(assigned, ast.Call) and syntax.render(assigned.func) == 'dict':
+          held = syntax.keyword(assigned, name)
+        elif isinstance(assigned, ast.Dict):
+          held = next((v for k, v in zip(assigned.keys, assigned.values) if syntax.literal(k) == name), None)
+        if held is not None:
+          return held
+  return None
 
 
 def _never_read(fn, statement):
@@ -672,7 +695,7 @@ class _DeviceWalk(object):
   def _check_spec(self, module, fn, call, canonical, runs):
     # Checks rule 5 (TPUEstimatorSpec), rule 8 (iterations per loop).
     add = self.collector
-    train_op = syntax.keyword(call, 'train_op')
+    train_op = _spec_keyword(self.program, module, fn, call, 'train_op')
     if train_op is not None:
       self.train_ops.append((module, call, train_op))
     if apis.is_estimator_spec(canonical):
@@ -687,16 +710,16 @@ class _DeviceWalk(object):
                    '`%s(...)` returned in training only, which TPUEstimator accepts on a TPU -> '
                    'tf.estimator.tpu.TPUEstimatorSpec all the same, to report through host_call (evaluation and '
                    'prediction on a TPU refuse an EstimatorSpec).' % short)
-      if mode_branches.EVAL in runs and _given(call, 'eval_metric_ops'):
+      if mode_branches.EVAL in runs and _given(call, 'eval_metric_ops', self.program, module, fn):
         add.required(module, call, 'eval-metric-ops',
                      'eval_metric_ops= -> eval_metrics=(metric_fn, tensors): metric ops cannot '
                      'run on the TPU; TPUEstimator calls metric_fn on the host with the (batch-major) tensors.')
-      if mode_branches.TRAIN in runs and _given(call, 'training_chief_hooks'):
+      if mode_branches.TRAIN in runs and _given(call, 'training_chief_hooks', self.program, module, fn):
         add.required(module, call, 'training-chief-hooks',
                      'training_chief_hooks= -> training_hooks=: TPUEstimator refuses chief hooks '
                      'in an EstimatorSpec.')
-      if runs & {mode_branches.TRAIN, mode_branches.EVAL} and _given(call, 'scaffold') and \
-          not self._empty_scaffold(module, fn, syntax.keyword(call, 'scaffold')):
+      if runs & {mode_branches.TRAIN, mode_branches.EVAL} and _given(call, 'scaffold', self.program, module, fn) \
+          and not self._empty_scaffold(module, fn, _spec_keyword(self.program, module, fn, call, 'scaffold')):
         add.required(module, call, 'scaffold', 'scaffold= is ignored by TPU training and evaluation -> '
                      'TPUEstimatorSpec(scaffold_fn=fn), fn returning the Scaffold (for example to '
                      'init_from_checkpoint).')

@@ -991,6 +991,41 @@ def test_a_comparison_naming_the_tpu_chooses_the_program_s_own_cpu_branch(tmp_pa
                 f.rule in (1, 5)) == [(10, 5), (14, 1)]
 
 
+def test_contrib_learn_s_generator_input_fn_is_a_queue_maker_and_a_spec_s_keywords_may_come_in_a_dict(tmp_path):
+  """generator_input_fn (contrib.learn's learn_io) makes an input_fn() without params batching at its own size, as
+  numpy_input_fn does: one change at the call. `EstimatorSpec(**specs)`, specs a dict(...) with eval_metric_ops
+  in the evaluation branch: the spec's two changes, and the train_op the dict holds is the one checked."""
+  path = write(tmp_path, 'generator_specs.py', '''
+      import tensorflow as tf
+      from tensorflow.contrib.learn.python.learn.learn_io.generator_io import generator_input_fn
+
+      def model_fn(features, labels, mode, params):
+        logits = tf.layers.dense(features['x'], 2)
+        loss = tf.losses.sparse_softmax_cross_entropy(labels, logits)
+        if mode == tf.estimator.ModeKeys.TRAIN:
+          train_op = tf.train.AdamOptimizer().minimize(loss, global_step=tf.train.get_global_step())
+          specs = dict(mode=mode, loss=loss, train_op=train_op)
+        else:
+          specs = dict(mode=mode, loss=loss,
+                       eval_metric_ops={'acc': tf.metrics.accuracy(labels, tf.argmax(logits, 1))})
+        return tf.estimator.EstimatorSpec(**specs)
+
+      def examples():
+        for i in range(100):
+          yield {'x': [float(i)], 'y': i % 2}
+
+      estimator = tf.estimator.Estimator(model_fn)
+      estimator.train(generator_input_fn(examples, target_key='y', batch_size=16, num_epochs=None), max_steps=10)
+      estimator.evaluate(generator_input_fn(examples, target_key='y', batch_size=16), steps=2)
+      ''')
+  found = [(f.line, f.rule, f.code) for f in scan_paths([path]).findings if f.severity == 'required']
+  assert (9, 6, 'optimizer-not-cross-shard') in found
+  assert [(line, code) for line, rule, code in found if rule == 5] == [(14, 'estimator-spec'), (14, 'eval-metric-ops')]
+  assert [(line, code) for line, rule, code in found if rule == 3] == [
+      (21, 'input-fn-from-queue-maker'), (22, 'input-fn-from-queue-maker')]
+  assert (22, 4, 'queue-input') in found  # num_epochs left at 1: dequeue_up_to
+
+
 def test_keras_datasets_are_uint8_and_pixels_over_255_are_float64(tmp_path):
   # NumPy: uint8 / 255.0 is float64 (checked in both venvs); the read that reaches numpy_input_fn is the last one.
   path = write(tmp_path, 'keras_data.py', '''
