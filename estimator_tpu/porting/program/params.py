@@ -187,9 +187,17 @@ def _add_unpacked(program, call, module, fn, params, depth):
           params.add(key, *pair)
 
 
-def _add_mutations(program, module, fn, name, params):
+def _add_mutations(program, module, fn, name, params, depth=0):
   for owner_module, owner, what, where, value in containers.stored_into(program, module, fn, name):
-    if what == 'item':
+    if what == 'update' and depth < 3:
+      # `params.update(DEFAULT_PARAMS)`: the keys of the mapping it is updated with (its kind stays the dict's)
+      inner = Params()
+      for origin in values.origins(program, owner_module, owner, value):
+        _describe(program, origin, inner, depth + 1)
+      for key, pairs in inner.entries.items():
+        for pair in pairs:
+          params.add(key, *pair)
+    elif what == 'item':
       key = syntax.literal(where.slice.value if type(where.slice).__name__ == 'Index' else where.slice)
       if isinstance(key, str):
         params.add(key, values.Value(owner_module, owner, where), values.Value(owner_module, owner, value))

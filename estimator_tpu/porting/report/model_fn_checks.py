@@ -13,6 +13,7 @@ import re
 from estimator_tpu.porting.program import apis
 from estimator_tpu.porting.program import callables
 from estimator_tpu.porting.program import columns
+from estimator_tpu.porting.program import containers
 from estimator_tpu.porting.program import dtypes
 from estimator_tpu.porting.program import hooks
 from estimator_tpu.porting.program import mode_branches
@@ -96,30 +97,9 @@ def _schedules(fn, statement):
 def _given(call, name, program=None, module=None, fn=None):
   """Whether a call passes the keyword `name` something other than None (`scaffold=None` asks nothing), also
   through `**specs` of a dict the function builds (with the program, module and function)."""
-  value = syntax.keyword(call, name) if program is None else _spec_keyword(program, module, fn, call, name)
+  value = syntax.keyword(call, name) if program is None else containers.keyword_given(program, module, fn, call,
+                                                                                        name)
   return not _left_out_or_none(value)
-
-
-def _spec_keyword(program, module, fn, call, name):
-  """A call's keyword `name`, or, where the call is handed `**specs`, the value a dict the function assigns to that
-  name holds at that key (`specs = dict(mode=mode, loss=loss, eval_metric_ops=...)` in one branch, then
-  `EstimatorSpec(**specs)`): the first such dict that holds it."""
-  value = syntax.keyword(call, name)
-  if value is not None or fn is None:
-    return value
-  for kw in call.keywords:
-    if kw.arg is None and isinstance(kw.value, ast.Name):
-      for assigned, path in program.assignments(module, fn, kw.value.id):
-        held = None
-        if path:
-          continue
-        if isinstance(assigned, ast.Call) and syntax.render(assigned.func) == 'dict':
-          held = syntax.keyword(assigned, name)
-        elif isinstance(assigned, ast.Dict):
-          held = next((v for k, v in zip(assigned.keys, assigned.values) if syntax.literal(k) == name), None)
-        if held is not None:
-          return held
-  return None
 
 
 def _never_read(fn, statement):
@@ -695,7 +675,7 @@ class _DeviceWalk(object):
   def _check_spec(self, module, fn, call, canonical, runs):
     # Checks rule 5 (TPUEstimatorSpec), rule 8 (iterations per loop).
     add = self.collector
-    train_op = _spec_keyword(self.program, module, fn, call, 'train_op')
+    train_op = containers.keyword_given(self.program, module, fn, call, 'train_op')
     if train_op is not None:
       self.train_ops.append((module, call, train_op))
     if apis.is_estimator_spec(canonical):
@@ -719,7 +699,8 @@ class _DeviceWalk(object):
                      'training_chief_hooks= -> training_hooks=: TPUEstimator refuses chief hooks '
                      'in an EstimatorSpec.')
       if runs & {mode_branches.TRAIN, mode_branches.EVAL} and _given(call, 'scaffold', self.program, module, fn) \
-          and not self._empty_scaffold(module, fn, _spec_keyword(self.program, module, fn, call, 'scaffold')):
+          and not self._empty_scaffold(module, fn, containers.keyword_given(self.program, module, fn, call,
+                                                                            'scaffold')):
         add.required(module, call, 'scaffold', 'scaffold= is ignored by TPU training and evaluation -> '
                      'TPUEstimatorSpec(scaffold_fn=fn), fn returning the Scaffold (for example to '
                      'init_from_checkpoint).')

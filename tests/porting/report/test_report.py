@@ -1026,6 +1026,48 @@ def test_contrib_learn_s_generator_input_fn_is_a_queue_maker_and_a_spec_s_keywor
   assert (22, 4, 'queue-input') in found  # num_epochs left at 1: dequeue_up_to
 
 
+def test_queue_batching_through_a_dict_and_params_updated_from_defaults(tmp_path):
+  """tf.train.batch(**batch_args), batch_args holding allow_smaller_final_batch=True: a short last batch (rule 4
+  at each batching call). The prediction input returns the queue's tensors: the change is placed at the batching
+  call prediction reads (the one that keeps order), not at the return. `params.update(DEFAULT_PARAMS)`: the
+  defaults' batch_size is a reserved key, and its 25 does not divide over 8 cores."""
+  path = write(tmp_path, 'queue_defaults.py', '''
+      import numpy as np
+      import tensorflow as tf
+
+      DEFAULT_PARAMS = {'batch_size': 25, 'units': 4}
+
+      def generic_input_fn(data, shuffle, batch_size):
+        limited = tf.train.limit_epochs(tf.constant(data), num_epochs=1)
+        batch_args = {'tensors': [limited], 'batch_size': batch_size, 'enqueue_many': True,
+                      'allow_smaller_final_batch': True, 'capacity': 100}
+        if shuffle:
+          batch_args['min_after_dequeue'] = 10
+          (images,) = tf.train.shuffle_batch(**batch_args)
+        else:
+          (images,) = tf.train.batch(**batch_args)
+        return {'x': images}, None
+
+      def model_fn(features, labels, mode, params):
+        predictions = tf.layers.dense(features['x'], params['units'])
+        return tf.estimator.tpu.TPUEstimatorSpec(mode, predictions={'y': predictions})
+
+      def run(data):
+        params = {}
+        params.update(DEFAULT_PARAMS)
+        estimator = tf.estimator.tpu.TPUEstimator(model_fn, params=params, train_batch_size=8, predict_batch_size=8,
+                                                  config=tf.estimator.tpu.RunConfig())
+        estimator.train(lambda params: generic_input_fn(data, True, params['batch_size']), max_steps=1)
+        list(estimator.predict(lambda params: generic_input_fn(data, False, params['batch_size'])))
+
+      run(np.zeros([80, 3], np.float32))
+      ''')
+  found = [(f.line, f.rule, f.code) for f in scan_paths([path]).findings if f.severity == 'required']
+  assert (5, 3, 'params-reserved-key') in found and (5, 16, 'batch-not-divisible') in found
+  assert [(line, code) for line, rule, code in found if rule == 3 and line != 5] == [(15, 'input-fn-returns-tensors')]
+  assert [line for line, rule, _ in found if rule == 4] == [13]  # training shuffles; prediction pads its own
+
+
 def test_keras_datasets_are_uint8_and_pixels_over_255_are_float64(tmp_path):
   # NumPy: uint8 / 255.0 is float64 (checked in both venvs); the read that reaches numpy_input_fn is the last one.
   path = write(tmp_path, 'keras_data.py', '''
