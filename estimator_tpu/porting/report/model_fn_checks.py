@@ -916,6 +916,14 @@ class _DeviceWalk(object):
       for value, _ in values.assignments(self.program, module, fn, func.id):
         if not isinstance(value, ast.Call) or params_lib.key_read(value) is not None:
           candidates.append(values.Value(module, fn, value))
+    elif isinstance(func, ast.Subscript) and isinstance(func.value, ast.Name) and depth < 3:
+      # `optimizers[params.optimizer]` of `optimizers = {'adam': tf.train.AdamOptimizer, ...}`: the class at the
+      # key read, or any of them for a key only known at run time
+      key = syntax.subscript_key(func)
+      for value, _ in values.assignments(self.program, module, fn, func.value.id):
+        if isinstance(value, ast.Dict):
+          held = value.values if key is syntax.NO_VALUE else containers.displayed_at(value, key)
+          candidates += [values.Value(module, fn, each) for each in held]
     kinds = []
     for candidate in candidates:
       if isinstance(candidate.node, (ast.Call, ast.Subscript)):

@@ -1068,6 +1068,29 @@ def test_queue_batching_through_a_dict_and_params_updated_from_defaults(tmp_path
   assert [line for line, rule, _ in found if rule == 4] == [13]  # training shuffles; prediction pads its own
 
 
+def test_an_optimizer_class_picked_from_a_dict_of_tf_optimizers_is_a_plain_optimizer(tmp_path):
+  """`optimizers = {'adam': tf.train.AdamOptimizer, 'sgd': ...}` then `optimizers[params['optimizer']](lr)`: a plain
+  TF optimizer whatever the key, so each minimize of one statement is its own rule-6 change."""
+  path = write(tmp_path, 'optimizer_dict.py', '''
+      import tensorflow as tf
+
+      def model_fn(features, labels, mode, params):
+        loss_a = tf.reduce_mean(tf.layers.dense(features, 1, name='a'))
+        loss_b = tf.reduce_mean(tf.layers.dense(features, 1, name='b'))
+        optimizers = {'adam': tf.train.AdamOptimizer, 'sgd': tf.train.GradientDescentOptimizer}
+        first = optimizers[params['optimizer']](0.1)
+        second = optimizers['sgd'](0.1)
+        train_op = tf.group(first.minimize(loss_a, global_step=tf.train.get_global_step()), second.minimize(loss_b))
+        return tf.estimator.tpu.TPUEstimatorSpec(mode, loss=loss_a + loss_b, train_op=train_op)
+
+      estimator = tf.estimator.tpu.TPUEstimator(model_fn, params={'optimizer': 'adam'}, train_batch_size=8,
+                                                config=tf.estimator.tpu.RunConfig())
+      estimator.train(lambda params: None, max_steps=1)
+      ''')
+  findings = [(f.line, f.rule, f.severity) for f in scan_paths([path]).findings if f.rule == 6]
+  assert findings == [(10, 6, 'required'), (10, 6, 'required')]
+
+
 def test_keras_datasets_are_uint8_and_pixels_over_255_are_float64(tmp_path):
   # NumPy: uint8 / 255.0 is float64 (checked in both venvs); the read that reaches numpy_input_fn is the last one.
   path = write(tmp_path, 'keras_data.py', '''
