@@ -72,6 +72,12 @@ def entry_value_reaches(program, module, fn, use):
              if getattr(value, 'lineno', 0) <= use.lineno and id(value) not in around)
 
 
+def without_the_assignment_around(module, use, found):
+  """The (value, path) assignments of `found` other than the one whose value holds the read `use`."""
+  around = _ancestors(module, use)
+  return [(value, path) for value, path in found if id(value) not in around]
+
+
 def reaching_assignments(program, module, fn, use, owner_module, owner, with_defs=False):
   """(value, path) of the assignments to the name `use` reads (bound in `owner` of `owner_module`): in the scope
   that assigns it, those that can reach the read (see reaching); from another scope, all of them. `with_defs`: a
@@ -201,7 +207,7 @@ class Callables(object):
       found = reaching_assignments(self.program, module, fn, node, owner_module, owner, with_defs=True)
       entry = owner_module is module and owner is fn and entry_value_reaches(self.program, module, fn, node)
       if entry:
-        found = [(value, path) for value, path in found if id(value) not in _ancestors(module, node)]
+        found = without_the_assignment_around(module, node, found)
       results = self._resolve_parameter(node.id, fn, depth) if entry else []
       for value, path in found:
         if isinstance(value, (ast.FunctionDef, ast.AsyncFunctionDef)):

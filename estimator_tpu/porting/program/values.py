@@ -120,6 +120,10 @@ def _name_origins(program, module, fn, node, path, depth):
   # Read in the scope that assigns it: the assignments that can reach this read (x = load(); x = x / 255.0).
   found = callables.reaching_assignments(program, module, fn, node, owner_module, owner)
   results = []
+  if owner_module is module and owner is fn and callables.entry_value_reaches(program, module, fn, node):
+    # `def clean(df): ... df = df.dropna()`: the read inside is the caller's frame, not the assignment it is in
+    found = callables.without_the_assignment_around(module, node, found)
+    results = _parameter_origins(program, fn, name, path, depth)
   for value, value_path in found:
     results += origins(program, owner_module, owner, value, tuple(value_path) + tuple(path), depth + 1)
   return results

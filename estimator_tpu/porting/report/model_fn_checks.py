@@ -1002,8 +1002,8 @@ class _DeviceWalk(object):
     pending = [node]
     while pending:
       current = pending.pop()
-      if current is not node and self._static_size(module, fn, current, shallow=True):
-        continue
+      if self._static_size(module, fn, current, shallow=True):
+        continue  # (the expression itself too: `shape = np.array(tensor).shape`, an origin of a size)
       yield current
       pending.extend(ast.iter_child_nodes(current))
 

@@ -1091,6 +1091,50 @@ def test_an_optimizer_class_picked_from_a_dict_of_tf_optimizers_is_a_plain_optim
   assert findings == [(10, 6, 'required'), (10, 6, 'required')]
 
 
+def test_a_parameter_read_in_its_own_reassignment_is_what_the_caller_passed(tmp_path):
+  """`def clean(df): ... df = df.dropna(); return df`: the df read in that statement is the caller's frame (read
+  by pd.read_csv without dtype=: float64 columns), not the assignment it is part of; and a size taken from a
+  tensor's shape (`np.array(t).shape`, a shape helper of the program's own) is static on a TPU, whatever the
+  tensor the caller passed is computed from."""
+  path = write(tmp_path, 'reassigned.py', '''
+      import numpy as np
+      import pandas as pd
+      import tensorflow as tf
+
+      def clean(df):
+        df['total'] = pd.to_numeric(df['total'], errors='coerce')
+        df = df.dropna()
+        return df
+
+      def shape_of(tensor):
+        if isinstance(tensor, np.ndarray):
+          shape = np.array(tensor).shape
+        else:
+          shape = tensor.shape.as_list()
+        return shape
+
+      def gather(sequence, positions):
+        batch, length = shape_of(sequence)
+        if len(shape_of(sequence)) == 2:
+          sequence = tf.expand_dims(sequence, -1)
+        shift = tf.expand_dims(length * tf.range(batch), -1)
+        return tf.gather(tf.reshape(sequence, [-1, 1]), tf.reshape(positions + shift, [-1]))
+
+      def model_fn(features, labels, mode, params):
+        weights = tf.reduce_sum(features['x'], axis=1, keepdims=True) * tf.ones([1, 4])
+        picked = gather(weights, tf.zeros([8, 2], tf.int32))
+        loss = tf.reduce_mean(picked)
+        return tf.estimator.tpu.TPUEstimatorSpec(mode, loss=loss)
+
+      frame = clean(pd.read_csv('data.csv'))
+      estimator = tf.estimator.tpu.TPUEstimator(model_fn, train_batch_size=8, config=tf.estimator.tpu.RunConfig())
+      estimator.train(tf.estimator.inputs.pandas_input_fn(frame, batch_size=8, num_epochs=None), max_steps=1)
+      ''')
+  found = [(f.line, f.rule, f.code) for f in scan_paths([path]).findings if f.severity == 'required']
+  assert (33, 15, 'in-memory-dtype') in found
+  assert [entry for entry in found if entry[1] == 4 and entry[0] < 30] == []
+
+
 def test_keras_datasets_are_uint8_and_pixels_over_255_are_float64(tmp_path):
   # NumPy: uint8 / 255.0 is float64 (checked in both venvs); the read that reaches numpy_input_fn is the last one.
   path = write(tmp_path, 'keras_data.py', '''
