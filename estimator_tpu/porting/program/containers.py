@@ -96,31 +96,6 @@ def displayed_at(display, key):
           if dict_key is not None and syntax.literal(dict_key) == key]
 
 
-def keyword_given(program, module, fn, call, name):
-  """A call's keyword `name`, or, where the call is handed `**kwargs`, what a dict the function assigns to that
-  name holds at that key (`specs = dict(mode=mode, eval_metric_ops=...)` in one branch, then
-  `EstimatorSpec(**specs)`; `batch_args = {'allow_smaller_final_batch': True, ...}` then
-  `tf.train.batch(**batch_args)`): the first such dict that holds it, else None."""
-  value = syntax.keyword(call, name)
-  if value is not None or fn is None:
-    return value
-  for unpacked in call.keywords:
-    if unpacked.arg is not None or not isinstance(unpacked.value, ast.Name):
-      continue
-    for assigned, path in program.assignments(module, fn, unpacked.value.id):
-      if path:
-        continue
-      if isinstance(assigned, ast.Call) and syntax.render(assigned.func) == 'dict':
-        held = syntax.keyword(assigned, name)
-      elif isinstance(assigned, ast.Dict):
-        held = next(iter(displayed_at(assigned, name)), None)
-      else:
-        held = None
-      if held is not None:
-        return held
-  return None
-
-
 def stored_at(program, module, fn, subscript):
   """(module, function, value) of what the program stores into `name[...]` that `name[key]` (the subscript, read in
   `fn`) can read: items stored at that key, or at a key not written out (a loop's `inputs[split] = ...`), or any

@@ -574,9 +574,8 @@ class _InputWalk(object):
     if canonical in apis.QUEUE_BATCHING:
       reading.queues.append((module, call, canonical))
       # tf.train.batch(tensors, batch_size, ...): a static batch unless allow_smaller_final_batch=True.
-      smaller = containers.keyword_given(self.program, module, fn, call, 'allow_smaller_final_batch')
-      size = syntax.argument(call, 1, 'batch_size') or containers.keyword_given(self.program, module, fn, call,
-                                                                                'batch_size')
+      smaller = values.keyword_given(module, fn, call, 'allow_smaller_final_batch')
+      size = syntax.argument(call, 1, 'batch_size') or values.keyword_given(module, fn, call, 'batch_size')
       self._batch(module, fn, call, canonical, size, smaller, None, tainted, chain,
                   drops=_static_unless_smaller(smaller))
     elif canonical in apis.EPOCH_READERS:

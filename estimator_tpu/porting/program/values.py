@@ -145,8 +145,8 @@ def _parameter_origins(program, fn, name, path, depth):
 
 def star_keyword(module, fn, call, name):
   """The expression a `**kwargs` dict gives the call's keyword `name` when the call's own function (or script)
-  fills that dict (`keys = {}; keys['model_fn'] = build.model_fn; Estimator(**keys)`, or `{'model_fn': ...}`),
-  else None: the last such assignment written before the call."""
+  fills that dict (`keys = {}; keys['model_fn'] = build.model_fn; Estimator(**keys)`, `{'model_fn': ...}` or
+  `dict(model_fn=...)`), else None: the last such assignment written before the call."""
   dicts = [kw.value.id for kw in call.keywords if kw.arg is None and isinstance(kw.value, ast.Name)]
   if not dicts:
     return None
@@ -165,7 +165,17 @@ def star_keyword(module, fn, call, name):
         for key, value in zip(node.value.keys, node.value.values):
           if key is not None and syntax.literal(key) == name:
             found = value
+      elif isinstance(target, ast.Name) and target.id in dicts and isinstance(node.value, ast.Call) and \
+          syntax.render(node.value.func) == 'dict' and syntax.keyword(node.value, name) is not None:
+        found = syntax.keyword(node.value, name)
   return found
+
+
+def keyword_given(module, fn, call, name):
+  """A call's keyword `name`, else what a `**kwargs` dict the function fills gives it (star_keyword):
+  `EstimatorSpec(**specs)`, `tf.train.batch(**batch_args)`."""
+  given = syntax.keyword(call, name)
+  return given if given is not None else star_keyword(module, fn, call, name)
 
 
 def default_of(fn, name):

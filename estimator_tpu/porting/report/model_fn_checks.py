@@ -94,11 +94,10 @@ def _schedules(fn, statement):
   return any(SCHEDULE_NAME.search(name) for name in names)
 
 
-def _given(call, name, program=None, module=None, fn=None):
+def _given(call, name, where):
   """Whether a call passes the keyword `name` something other than None (`scaffold=None` asks nothing), also
-  through `**specs` of a dict the function builds (with the program, module and function)."""
-  value = syntax.keyword(call, name) if program is None else containers.keyword_given(program, module, fn, call,
-                                                                                        name)
+  through `**specs` of a dict the function builds (`where`: the call's module and function)."""
+  value = values.keyword_given(where[0], where[1], call, name)
   return not _left_out_or_none(value)
 
 
@@ -675,7 +674,7 @@ class _DeviceWalk(object):
   def _check_spec(self, module, fn, call, canonical, runs):
     # Checks rule 5 (TPUEstimatorSpec), rule 8 (iterations per loop).
     add = self.collector
-    train_op = containers.keyword_given(self.program, module, fn, call, 'train_op')
+    train_op = values.keyword_given(module, fn, call, 'train_op')
     if train_op is not None:
       self.train_ops.append((module, call, train_op))
     if apis.is_estimator_spec(canonical):
@@ -690,17 +689,16 @@ class _DeviceWalk(object):
                    '`%s(...)` returned in training only, which TPUEstimator accepts on a TPU -> '
                    'tf.estimator.tpu.TPUEstimatorSpec all the same, to report through host_call (evaluation and '
                    'prediction on a TPU refuse an EstimatorSpec).' % short)
-      if mode_branches.EVAL in runs and _given(call, 'eval_metric_ops', self.program, module, fn):
+      if mode_branches.EVAL in runs and _given(call, 'eval_metric_ops', (module, fn)):
         add.required(module, call, 'eval-metric-ops',
                      'eval_metric_ops= -> eval_metrics=(metric_fn, tensors): metric ops cannot '
                      'run on the TPU; TPUEstimator calls metric_fn on the host with the (batch-major) tensors.')
-      if mode_branches.TRAIN in runs and _given(call, 'training_chief_hooks', self.program, module, fn):
+      if mode_branches.TRAIN in runs and _given(call, 'training_chief_hooks', (module, fn)):
         add.required(module, call, 'training-chief-hooks',
                      'training_chief_hooks= -> training_hooks=: TPUEstimator refuses chief hooks '
                      'in an EstimatorSpec.')
-      if runs & {mode_branches.TRAIN, mode_branches.EVAL} and _given(call, 'scaffold', self.program, module, fn) \
-          and not self._empty_scaffold(module, fn, containers.keyword_given(self.program, module, fn, call,
-                                                                            'scaffold')):
+      if runs & {mode_branches.TRAIN, mode_branches.EVAL} and _given(call, 'scaffold', (module, fn)) \
+          and not self._empty_scaffold(module, fn, values.keyword_given(module, fn, call, 'scaffold')):
         add.required(module, call, 'scaffold', 'scaffold= is ignored by TPU training and evaluation -> '
                      'TPUEstimatorSpec(scaffold_fn=fn), fn returning the Scaffold (for example to '
                      'init_from_checkpoint).')
