@@ -488,6 +488,8 @@ NO_XLA_KERNEL = frozenset([
     'tensorflow.nn.ctc_loss',
     # CTC decoding: the CTCBeamSearchDecoder and CTCGreedyDecoder ops
     'tensorflow.nn.ctc_beam_search_decoder', 'tensorflow.nn.ctc_greedy_decoder',
+    # contrib.image's projective warp: the ImageProjectiveTransform(V2) op
+    'tensorflow.contrib.image.transform',
     # printing from the graph: the Print and PrintV2 (with StringFormat) ops
     'tensorflow.Print', 'tensorflow.print', 'tensorflow.compat.v1.Print', 'tensorflow.compat.v1.print',
 ])
@@ -496,6 +498,8 @@ _GREEDY_DECODING = ('decode greedily on the TPU (GreedyEmbeddingHelper with a Ba
                     'maximum_iterations), or predict with the beam search on the CPU')
 _FULL_SOFTMAX = ('a full softmax over the classes on the TPU (tf.nn.sparse_softmax_cross_entropy_with_logits), or '
                  'candidates sampled on the host (in input_fn) and handed in as sampled_values')
+_WARP = ('the warp written with ops XLA compiles (a bilinear tf.gather_nd of the transformed pixel coordinates), or '
+         'the images warped in input_fn on the host')
 _CTC = ('a CTC loss written with ops XLA compiles (dense, padded labels), or the CTC model trained on CPUs or GPUs; '
         'TensorFlow\'s CTCLoss op has no XLA kernel')
 _CTC_DECODE = ('decoding on the host: the TPU computes the logits, and the decoder runs on them in eval_metrics\' '
@@ -508,7 +512,8 @@ NO_XLA_KERNEL_FIX = {'tensorflow.nn.ctc_loss': _CTC, 'tensorflow.nn.ctc_beam_sea
                      'tensorflow.compat.v1.print': _PRINT,
                      'tensorflow.contrib.seq2seq.BeamSearchDecoder': _GREEDY_DECODING,
                      'tensorflow.contrib.seq2seq.gather_tree': _GREEDY_DECODING,
-                     'tensorflow.nn.nce_loss': _FULL_SOFTMAX, 'tensorflow.nn.sampled_softmax_loss': _FULL_SOFTMAX}
+                     'tensorflow.nn.nce_loss': _FULL_SOFTMAX, 'tensorflow.nn.sampled_softmax_loss': _FULL_SOFTMAX,
+                     'tensorflow.contrib.image.transform': _WARP}
 
 
 def no_xla_kernel(name, call=None):

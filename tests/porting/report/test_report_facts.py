@@ -858,6 +858,20 @@ def test_the_resizes_the_input_reading_takes_for_casts_return_float32_except_by_
     assert tf_root.compat.v2.image.resize(pixels, [2, 2], method='nearest').dtype == tf.uint8
 
 
+@pytest.mark.skipif(not tf.__version__.startswith('1.'),
+                    reason='tf.contrib.image exists in TensorFlow 1.x only (TF %s)' % tf.__version__)
+def test_contrib_image_transform_has_no_xla_kernel():
+  """Rule 18 (apis.NO_XLA_KERNEL): tf.contrib.image.transform makes ImageProjectiveTransform(V2), which has no XLA
+  kernel in TF 1.15 (held-out-29's face-alignment model warps its images with it inside model_fn)."""
+  from tensorflow.contrib import image  # pylint: disable=g-import-not-at-top
+  xla.register_xla_kernels()
+  with tf.Graph().as_default() as graph:
+    image.transform(tf.zeros([1, 8, 8, 1]), tf.constant([[1., 0., 0., 0., 1., 0., 0., 0.]]), 'BILINEAR')
+    warps = [op for op in graph.get_operations() if op.type.startswith('ImageProjectiveTransform')]
+    assert warps and not any(xla.has_xla_kernel(op) for op in warps)
+  assert 'tensorflow.contrib.image.transform' in apis.NO_XLA_KERNEL
+
+
 @pytest.mark.parametrize('predict_batch, refused', [(1, True), (10, True), (16, False)])
 def test_tpu_prediction_refuses_a_predict_batch_size_the_cores_do_not_divide(predict_batch, refused):
   """Why a prediction input's literal batch size (one question: `batch(1)`) is a rule-16 change when the cores do
