@@ -562,7 +562,8 @@ class _DeviceWalk(object):
                    'width changes with the data, and XLA needs it at compile time ("must be a compile-time '
                    'constant") -> a constant maxlen, the padded length of static-shaped input.'
                    % (short, batch_bound))
-    elif canonical in apis.DYNAMIC_DECODE and _left_out_or_none(syntax.argument(call, 3, 'maximum_iterations')):
+    elif canonical in apis.DYNAMIC_DECODE and self._may_be_none(module, fn, syntax.argument(call, 3,
+                                                                                          'maximum_iterations')):
       add.required(module, call, 'decode-without-maximum-iterations',
                    '`%s(...)` without maximum_iterations inside model_fn: it decodes until every sequence ends, '
                    'and XLA needs the loop\'s bound when it compiles ("maximum_iterations is required for XLA '
@@ -993,6 +994,15 @@ class _DeviceWalk(object):
           if found:
             return found
     return None
+
+  def _may_be_none(self, module, fn, node):
+    """An argument left out or None, also where it is a parameter some scanned call leaves at its None default
+    (`def decode(..., maximum_length=None)` called without it)."""
+    if _left_out_or_none(node):
+      return True
+    if not isinstance(node, ast.Name):
+      return False
+    return any(_is_none(origin.node) for origin in values.origins(self.program, module, fn, node))
 
   def _walk_past_shapes(self, module, fn, node):
     """The nodes of an expression, not those inside a tensor's shape (tf.shape(x)[2], x.shape[1]): a TPU's

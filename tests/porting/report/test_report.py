@@ -1135,6 +1135,35 @@ def test_a_parameter_read_in_its_own_reassignment_is_what_the_caller_passed(tmp_
   assert [entry for entry in found if entry[1] == 4 and entry[0] < 30] == []
 
 
+def test_a_decode_bound_left_at_a_parameter_s_none_default_by_a_caller_is_no_bound(tmp_path):
+  """`def decode(..., maximum_length=None)` hands maximum_iterations=maximum_length to dynamic_decode; the training
+  call leaves it out, so that decode has no bound XLA can compile ("maximum_iterations is required for XLA
+  compilation"); where every call passes a number, nothing."""
+  source = '''
+      import tensorflow as tf
+      from tensorflow.contrib import seq2seq
+
+      def decode(cell, helper, state, maximum_length=None):
+        decoder = seq2seq.BasicDecoder(cell=cell, helper=helper, initial_state=state)
+        return seq2seq.dynamic_decode(decoder=decoder, maximum_iterations=maximum_length)
+
+      def model_fn(features, labels, mode, params):
+        cell = tf.nn.rnn_cell.GRUCell(8)
+        helper = seq2seq.TrainingHelper(features, tf.fill([8], 5))
+        outputs = decode(cell, helper, cell.zero_state(8, tf.float32)%s)
+        loss = tf.reduce_mean(outputs[0].rnn_output)
+        return tf.estimator.tpu.TPUEstimatorSpec(mode, loss=loss)
+
+      estimator = tf.estimator.tpu.TPUEstimator(model_fn, train_batch_size=8, config=tf.estimator.tpu.RunConfig())
+      estimator.train(lambda params: None, max_steps=1)
+      '''
+  def rule_18(bound):
+    path = write(tmp_path, 'decode_bound.py', source % bound)
+    return [(f.line, f.code) for f in scan_paths([path]).findings if f.rule == 18]
+  assert rule_18('') == [(7, 'decode-without-maximum-iterations')]
+  assert rule_18(', maximum_length=5') == []
+
+
 def test_keras_datasets_are_uint8_and_pixels_over_255_are_float64(tmp_path):
   # NumPy: uint8 / 255.0 is float64 (checked in both venvs); the read that reaches numpy_input_fn is the last one.
   path = write(tmp_path, 'keras_data.py', '''
