@@ -72,10 +72,15 @@ def entry_value_reaches(program, module, fn, use):
              if getattr(value, 'lineno', 0) <= use.lineno and id(value) not in around)
 
 
-def without_the_assignment_around(module, use, found):
-  """The (value, path) assignments of `found` other than the one whose value holds the read `use`."""
-  around = _ancestors(module, use)
-  return [(value, path) for value, path in found if id(value) not in around]
+def reaching_from_entry(program, module, fn, use, owner_module, owner, with_defs=False):
+  """(assignments, entry): reaching_assignments, and whether the parameter's entry value can reach the read too
+  (entry_value_reaches; then the assignment the read is part of is left out of the assignments)."""
+  found = reaching_assignments(program, module, fn, use, owner_module, owner, with_defs)
+  entry = owner_module is module and owner is fn and entry_value_reaches(program, module, fn, use)
+  if entry:
+    around = _ancestors(module, use)
+    found = [(value, path) for value, path in found if id(value) not in around]
+  return found, entry
 
 
 def reaching_assignments(program, module, fn, use, owner_module, owner, with_defs=False):
@@ -204,10 +209,7 @@ class Callables(object):
     if kind == 'def':
       return [Fn(owner_module, target)]
     if kind in ('value', 'other'):
-      found = reaching_assignments(self.program, module, fn, node, owner_module, owner, with_defs=True)
-      entry = owner_module is module and owner is fn and entry_value_reaches(self.program, module, fn, node)
-      if entry:
-        found = without_the_assignment_around(module, node, found)
+      found, entry = reaching_from_entry(self.program, module, fn, node, owner_module, owner, with_defs=True)
       results = self._resolve_parameter(node.id, fn, depth) if entry else []
       for value, path in found:
         if isinstance(value, (ast.FunctionDef, ast.AsyncFunctionDef)):

@@ -118,12 +118,10 @@ def _name_origins(program, module, fn, node, path, depth):
   if kind not in ('value', 'other'):
     return []
   # Read in the scope that assigns it: the assignments that can reach this read (x = load(); x = x / 255.0).
-  found = callables.reaching_assignments(program, module, fn, node, owner_module, owner)
-  results = []
-  if owner_module is module and owner is fn and callables.entry_value_reaches(program, module, fn, node):
-    # `def clean(df): ... df = df.dropna()`: the read inside is the caller's frame, not the assignment it is in
-    found = callables.without_the_assignment_around(module, node, found)
-    results = _parameter_origins(program, fn, name, path, depth)
+  # A parameter's entry value too where no assignment above surely ran (`def clean(df): ... df = df.dropna()`:
+  # the read inside is the caller's frame, not the assignment it is part of).
+  found, entry = callables.reaching_from_entry(program, module, fn, node, owner_module, owner)
+  results = _parameter_origins(program, fn, name, path, depth) if entry else []
   for value, value_path in found:
     results += origins(program, owner_module, owner, value, tuple(value_path) + tuple(path), depth + 1)
   return results

@@ -16,6 +16,7 @@ import contextlib
 import os
 import runpy
 import shutil
+import signal
 import sys
 import threading
 import time
@@ -158,7 +159,7 @@ def run_program(path, argv, program_dir, judge, steps):
   interceptor = interception.Interceptor(judge, program_dir, steps)
   module = _module_name(path, program_dir)
   try:
-    with interceptor, _long_sleeps_skipped(program_dir):
+    with interceptor, _long_sleeps_skipped(program_dir), _cleaned_up_when_terminated():
       try:
         if module:
           runpy.run_module(module, run_name='__main__', alter_sys=True)
@@ -186,11 +187,36 @@ def run_program(path, argv, program_dir, judge, steps):
         raise
       except Exception as e:  # noqa: BLE001 -- the user's program raised: one FAIL line, never a traceback
         judge.crash(e, interception.program_frames(sys.exc_info()[2], program_dir))
+  except _Terminated:
+    raise SystemExit(128 + signal.SIGTERM)  # (after the finally below: the scratch folder is gone)
   finally:
     sys.argv[:] = saved_argv
     sys.path[:] = saved_path
     shutil.rmtree(interceptor.scratch, ignore_errors=True)  # the redirected model_dirs and exports
   return _judged_something(interceptor, argv) if not judge.counts else None
+
+
+class _Terminated(BaseException):
+  """SIGTERM while the program runs (a `timeout` or a scheduler stopping it): raised where the program is, past its
+  own handlers (not an Exception, not SystemExit), so the scratch folder of model_dirs and exports is removed."""
+
+
+@contextlib.contextmanager
+def _cleaned_up_when_terminated():
+  """SIGTERM raises _Terminated while the program runs (Python's default would end the process at once and leave
+  the scratch folder, gigabytes of checkpoints for a large model, behind); the previous handler after it."""
+  if threading.current_thread() is not threading.main_thread():
+    yield
+    return
+
+  def terminated(signum, frame):  # pylint: disable=unused-argument
+    raise _Terminated()
+
+  previous = signal.signal(signal.SIGTERM, terminated)
+  try:
+    yield
+  finally:
+    signal.signal(signal.SIGTERM, previous)
 
 
 @contextlib.contextmanager

@@ -201,6 +201,40 @@ def test_a_program_that_keeps_waiting_for_a_checkpoint_is_stopped_with_one_line(
   assert result.passed('xla_compile')  # the training call before the wait was judged
 
 
+def test_a_run_stopped_by_sigterm_removes_its_scratch_folder(tmp_path):
+  """`timeout` (or a scheduler) stops a judged run with SIGTERM: the scratch folder of model_dirs and exports, which
+  can hold gigabytes of checkpoints, is removed and the run exits 143 without a traceback (Python's default
+  SIGTERM ends the process at once and had left /tmp/readiness-run-* behind: held-out-29's --write notes)."""
+  import signal
+  import time
+  program, scratch_parent = tmp_path / 'forever.py', tmp_path / 'tmp'
+  scratch_parent.mkdir()
+  program.write_text(u"""import time
+import tensorflow.compat.v1 as tf
+
+tf.estimator.Estimator(model_fn=lambda features, labels, mode: None, model_dir='model')
+open('started', 'w').close()
+while True:
+  time.sleep(0.1)
+""")
+  env = dict(os.environ, TMPDIR=str(scratch_parent), PYTHONPATH=os.pathsep.join([REPO_ROOT] + [
+      p for p in os.environ.get('PYTHONPATH', '').split(os.pathsep) if p]))
+  running = subprocess.Popen([sys.executable, '-m', 'estimator_tpu.readiness', '--run', '--', 'forever.py'],
+                             cwd=str(tmp_path), env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+                             universal_newlines=True)
+  deadline = time.time() + 120
+  while not (tmp_path / 'started').exists() and running.poll() is None and time.time() < deadline:
+    time.sleep(0.2)
+  assert (tmp_path / 'started').exists(), running.communicate(timeout=60)
+  assert [p.name for p in scratch_parent.iterdir() if p.name.startswith('readiness-run-')]
+  running.send_signal(signal.SIGTERM)
+  stdout, stderr = running.communicate(timeout=120)
+  assert running.returncode == 128 + signal.SIGTERM, (stdout, stderr[-3000:])
+  assert 'Traceback' not in stderr, stderr[-3000:]
+  assert not [p.name for p in scratch_parent.iterdir() if p.name.startswith('readiness-run-')]
+  assert not (tmp_path / 'model').exists()
+
+
 def test_only_the_programs_own_thread_is_watched_for_sleeps(tmp_path):
   """Another thread's long sleeps (a library's poll) are its own business: they neither count as the program waiting
   nor stop it; the program's one evaluation delay is skipped and every call is judged."""
