@@ -179,24 +179,23 @@ def _add_unpacked(program, call, module, fn, params, depth):
     return
   for keyword in call.keywords:
     if keyword.arg is None:
-      inner = Params()
-      for origin in values.origins(program, module, fn, keyword.value):
-        _describe(program, origin, inner, depth + 1)
-      for key, pairs in inner.entries.items():
-        for pair in pairs:
-          params.add(key, *pair)
+      _add_keys_of(program, module, fn, keyword.value, params, depth)
 
 
-def _add_mutations(program, module, fn, name, params, depth=0):
+def _add_keys_of(program, module, fn, mapping, params, depth):
+  """The keys (and values) of a mapping expression, added to params; the kind stays params' own."""
+  inner = Params()
+  for origin in values.origins(program, module, fn, mapping):
+    _describe(program, origin, inner, depth + 1)
+  for key, pairs in inner.entries.items():
+    for pair in pairs:
+      params.add(key, *pair)
+
+
+def _add_mutations(program, module, fn, name, params):
   for owner_module, owner, what, where, value in containers.stored_into(program, module, fn, name):
-    if what == 'update' and depth < 3:
-      # `params.update(DEFAULT_PARAMS)`: the keys of the mapping it is updated with (its kind stays the dict's)
-      inner = Params()
-      for origin in values.origins(program, owner_module, owner, value):
-        _describe(program, origin, inner, depth + 1)
-      for key, pairs in inner.entries.items():
-        for pair in pairs:
-          params.add(key, *pair)
+    if what == 'update':
+      _add_keys_of(program, owner_module, owner, value, params, 0)  # `params.update(DEFAULT_PARAMS)`
     elif what == 'item':
       key = syntax.literal(where.slice.value if type(where.slice).__name__ == 'Index' else where.slice)
       if isinstance(key, str):

@@ -719,11 +719,10 @@ class _CallSite(object):
     hidden = [kw.value for kw in self.call.keywords if kw.arg is None]
     if len(hidden) != 1 or not isinstance(hidden[0], ast.Name):
       return []
-    outer = self.program.enclosing_function(self.module, self.call)
-    while outer is not None and not (isinstance(outer, ast.FunctionDef) and outer.args.kwarg is not None and
-                                     outer.args.kwarg.arg == hidden[0].id):
-      outer = self.program.enclosing_function(self.module, outer)
-    sites = self.program.callables.call_sites(outer) if outer is not None else []
+    kind, outer, _, _ = self.program.lookup(self.module, self.fn, hidden[0].id)
+    is_kwargs = kind == 'param' and isinstance(outer, ast.FunctionDef) and outer.args.kwarg is not None and \
+        outer.args.kwarg.arg == hidden[0].id
+    sites = self.program.callables.call_sites(outer) if is_kwargs else []
     if not sites or any(syntax.has_star_args(call) for _, _, call in sites):
       return []
     return [(module, caller, syntax.keyword(call, name)) for module, caller, call in sites]

@@ -698,8 +698,9 @@ class _DeviceWalk(object):
         add.required(module, call, 'training-chief-hooks',
                      'training_chief_hooks= -> training_hooks=: TPUEstimator refuses chief hooks '
                      'in an EstimatorSpec.')
-      if runs & {mode_branches.TRAIN, mode_branches.EVAL} and _given(call, 'scaffold', (module, fn)) \
-          and not self._empty_scaffold(module, fn, values.keyword_given(module, fn, call, 'scaffold')):
+      scaffold = values.keyword_given(module, fn, call, 'scaffold')
+      if runs & {mode_branches.TRAIN, mode_branches.EVAL} and not _left_out_or_none(scaffold) and \
+          not self._empty_scaffold(module, fn, scaffold):
         add.required(module, call, 'scaffold', 'scaffold= is ignored by TPU training and evaluation -> '
                      'TPUEstimatorSpec(scaffold_fn=fn), fn returning the Scaffold (for example to '
                      'init_from_checkpoint).')
